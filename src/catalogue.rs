@@ -1,0 +1,239 @@
+//! The rule catalogue: rule metadata read from `cases/*.json`, one file per area of the contract.
+//!
+//! A rule's id, title, citation, level and operation are data a reviewer can read without Rust;
+//! `check` names the Rust check that implements it and `params` parameterise that check.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::contract::Operation;
+
+/// The case files, in the order their rules are run and reported.
+pub const CASE_FILES: [&str; 6] = [
+    "auth.json",
+    "list-pets.json",
+    "create-pet.json",
+    "get-pet.json",
+    "deprecation.json",
+    "responses.json",
+];
+
+fn embedded(file: &str) -> &'static str {
+    match file {
+        "auth.json" => include_str!("../cases/auth.json"),
+        "list-pets.json" => include_str!("../cases/list-pets.json"),
+        "create-pet.json" => include_str!("../cases/create-pet.json"),
+        "get-pet.json" => include_str!("../cases/get-pet.json"),
+        "deprecation.json" => include_str!("../cases/deprecation.json"),
+        "responses.json" => include_str!("../cases/responses.json"),
+        _ => "",
+    }
+}
+
+/// Whether the contract states what a rule checks, or HTTP practice suggests it where the
+/// contract is silent. The default gate fails a run only on `required` rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Required,
+    Recommended,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Required => "required",
+            Level::Recommended => "recommended",
+        }
+    }
+}
+
+/// Where in the contract a rule's statement is, and the sentence it checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Citation {
+    pub section: String,
+    pub quote: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub id: String,
+    pub title: String,
+    pub level: Level,
+    pub operation: Operation,
+    pub citation: Citation,
+    /// Name of the Rust check that implements the rule.
+    pub check: String,
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// Whether the rule creates pets on the target (false rules are safe on production).
+    pub writes: bool,
+    /// Why the level is what it is, where that is not obvious from the citation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Rule {
+    pub fn param_str(&self, name: &str) -> Option<&str> {
+        self.params.get(name).and_then(Value::as_str)
+    }
+
+    /// The strings of a list param; empty when absent.
+    pub fn param_list(&self, name: &str) -> Vec<&str> {
+        self.params
+            .get(name)
+            .and_then(Value::as_array)
+            .map(|items| items.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseFile {
+    area: String,
+    #[allow(dead_code)]
+    description: String,
+    rules: Vec<Rule>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogueError {
+    #[error("case file {file}: cannot read: {reason}")]
+    Unreadable { file: PathBuf, reason: String },
+    #[error("case file {file}: {reason}")]
+    Invalid { file: PathBuf, reason: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct Catalogue {
+    pub rules: Vec<Rule>,
+    pub source: String,
+}
+
+impl Catalogue {
+    /// Loads from `dir`, or `./cases` when it exists, or else the built-in copies.
+    pub fn load(dir: Option<&Path>) -> Result<Catalogue, CatalogueError> {
+        match dir {
+            Some(dir) => Self::load_dir(dir),
+            None if Path::new("cases").join(CASE_FILES[0]).is_file() => {
+                Self::load_dir(Path::new("cases"))
+            }
+            None => Self::built_in(),
+        }
+    }
+
+    pub fn built_in() -> Result<Catalogue, CatalogueError> {
+        let files = CASE_FILES
+            .iter()
+            .map(|name| (PathBuf::from("cases").join(name), embedded(name).to_string()));
+        Self::from_texts(files, "built-in copy of cases/".into())
+    }
+
+    pub fn load_dir(dir: &Path) -> Result<Catalogue, CatalogueError> {
+        let mut files = Vec::new();
+        for name in CASE_FILES {
+            let file = dir.join(name);
+            let text = std::fs::read_to_string(&file).map_err(|e| CatalogueError::Unreadable {
+                file: file.clone(),
+                reason: e.to_string(),
+            })?;
+            files.push((file, text));
+        }
+        Self::from_texts(files, dir.display().to_string())
+    }
+
+    fn from_texts(
+        files: impl IntoIterator<Item = (PathBuf, String)>,
+        source: String,
+    ) -> Result<Catalogue, CatalogueError> {
+        let mut rules = Vec::new();
+        let mut seen = BTreeSet::new();
+        for (file, text) in files {
+            let parsed: CaseFile =
+                serde_json::from_str(&text).map_err(|e| CatalogueError::Invalid {
+                    file: file.clone(),
+                    reason: e.to_string(),
+                })?;
+            for rule in parsed.rules {
+                let invalid = |reason: String| CatalogueError::Invalid {
+                    file: file.clone(),
+                    reason: format!("rule {:?}: {reason}", rule.id),
+                };
+                if !is_path_like(&rule.id) {
+                    return Err(invalid(
+                        "id must be path-like: lowercase words joined by '-' and '/'".into(),
+                    ));
+                }
+                if !rule.id.starts_with(&format!("{}/", parsed.area)) {
+                    return Err(invalid(format!(
+                        "id must start with the file's area \"{}/\"",
+                        parsed.area
+                    )));
+                }
+                if !seen.insert(rule.id.clone()) {
+                    return Err(invalid("id is used twice".into()));
+                }
+                if rule.citation.quote.trim().is_empty() {
+                    return Err(invalid("citation.quote is empty".into()));
+                }
+                rules.push(rule);
+            }
+        }
+        Ok(Catalogue { rules, source })
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Rule> {
+        self.rules.iter().find(|rule| rule.id == id)
+    }
+}
+
+fn is_path_like(id: &str) -> bool {
+    !id.is_empty()
+        && id.split('/').all(|segment| {
+            !segment.is_empty()
+                && segment
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_catalogue_loads_with_unique_path_like_ids() {
+        let catalogue = Catalogue::built_in().expect("catalogue loads");
+        assert!(catalogue.rules.len() > 50, "{}", catalogue.rules.len());
+        assert!(catalogue.get("list-pets/limit/above-maximum").is_some());
+    }
+
+    #[test]
+    fn committed_cases_match_the_built_in_copy() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+        let from_disk = Catalogue::load_dir(&dir).expect("cases/ loads");
+        assert_eq!(from_disk.rules, Catalogue::built_in().unwrap().rules);
+    }
+
+    #[test]
+    fn bad_case_files_name_the_file_and_rule() {
+        let text = r#"{"area":"auth","description":"x","rules":[{"id":"auth/Bad","title":"t",
+            "level":"required","operation":"listPets","citation":{"section":"s","quote":"q"},
+            "check":"c","writes":false}]}"#;
+        let err = Catalogue::from_texts([(PathBuf::from("cases/auth.json"), text.into())], "t".into())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cases/auth.json") && err.contains("auth/Bad"), "{err}");
+        let text = r#"{"area":"auth","description":"x","rules":[{"id":"auth/x","level":"must"}]}"#;
+        let err = Catalogue::from_texts([(PathBuf::from("cases/auth.json"), text.into())], "t".into())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cases/auth.json"), "{err}");
+    }
+}

@@ -1,0 +1,13 @@
+//! The contract as data: the JSON Schemas in `schemas/` and the model of operations.
+//!
+//! Schemas are read at run time (so a vendor can read and diff the very files we validate
+//! against); each validator is compiled once per run.
+
+mod operations;
+mod schemas;
+
+pub use operations::{
+    CONTRACT_TITLE, CONTRACT_VERSION, DEPRECATED_SINCE_UNIX, Operation, PET_STATUSES,
+    SUNSET_HTTP_DATE, SUNSET_UNIX,
+};
+pub use schemas::{Contract, SchemaError, SchemaName, SchemaSource};

@@ -1,0 +1,77 @@
+//! The operations of the contract, with their methods, paths and what they are called.
+
+use serde::{Deserialize, Serialize};
+
+pub const CONTRACT_TITLE: &str = "Pet Store Service Interface";
+/// "The interface description is at version 1.0.0."
+pub const CONTRACT_VERSION: &str = "1.0.0";
+/// The allowed values of PetStatus, in contract order.
+pub const PET_STATUSES: [&str; 3] = ["available", "pending", "sold"];
+/// "`GET /pets/{petId}` is deprecated and is to be removed on 5 December 2030."
+pub const SUNSET_HTTP_DATE: &str = "Thu, 05 Dec 2030 00:00:00 GMT";
+pub const SUNSET_UNIX: u64 = 1_922_659_200;
+/// When the reference server says getPet was deprecated (1 January 2025); the contract names no
+/// date, so this is only the reference's choice.
+pub const DEPRECATED_SINCE_UNIX: u64 = 1_735_689_600;
+
+/// An operation of the contract, named as the contract names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Operation {
+    #[serde(rename = "listPets")]
+    ListPets,
+    #[serde(rename = "createPet")]
+    CreatePet,
+    #[serde(rename = "getPet")]
+    GetPet,
+    /// "A listing of store orders at `GET /store/orders` is named as existing."
+    #[serde(rename = "listStoreOrders")]
+    ListStoreOrders,
+    /// A rule that looks at every response of the run rather than at one operation.
+    #[serde(rename = "any")]
+    Any,
+}
+
+impl Operation {
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::ListPets => "listPets",
+            Operation::CreatePet => "createPet",
+            Operation::GetPet => "getPet",
+            Operation::ListStoreOrders => "listStoreOrders",
+            Operation::Any => "any",
+        }
+    }
+
+    pub fn method(self) -> &'static str {
+        match self {
+            Operation::CreatePet => "POST",
+            _ => "GET",
+        }
+    }
+
+    /// Path template relative to the base address (which ends in `/v1`).
+    pub fn path_template(self) -> &'static str {
+        match self {
+            Operation::ListPets | Operation::CreatePet => "/pets",
+            Operation::GetPet => "/pets/{petId}",
+            Operation::ListStoreOrders => "/store/orders",
+            Operation::Any => "*",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sunset_constants_agree() {
+        let parsed = httpdate::parse_http_date(SUNSET_HTTP_DATE).expect("valid HTTP-date");
+        let secs = parsed
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after epoch")
+            .as_secs();
+        assert_eq!(secs, SUNSET_UNIX);
+        assert!(DEPRECATED_SINCE_UNIX < SUNSET_UNIX);
+    }
+}

@@ -1,0 +1,263 @@
+//! Loading the contract's JSON Schemas and compiling one validator per schema.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use jsonschema::{Registry, Validator};
+use serde_json::Value;
+
+/// The schemas the harness validates against, by file stem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SchemaName {
+    PetStatus,
+    NewPet,
+    Pet,
+    Pets,
+    Error,
+}
+
+impl SchemaName {
+    pub const ALL: [SchemaName; 5] = [
+        SchemaName::PetStatus,
+        SchemaName::NewPet,
+        SchemaName::Pet,
+        SchemaName::Pets,
+        SchemaName::Error,
+    ];
+
+    pub fn file_name(self) -> &'static str {
+        match self {
+            SchemaName::PetStatus => "PetStatus.json",
+            SchemaName::NewPet => "NewPet.json",
+            SchemaName::Pet => "Pet.json",
+            SchemaName::Pets => "Pets.json",
+            SchemaName::Error => "Error.json",
+        }
+    }
+
+    fn embedded(self) -> &'static str {
+        match self {
+            SchemaName::PetStatus => include_str!("../../schemas/PetStatus.json"),
+            SchemaName::NewPet => include_str!("../../schemas/NewPet.json"),
+            SchemaName::Pet => include_str!("../../schemas/Pet.json"),
+            SchemaName::Pets => include_str!("../../schemas/Pets.json"),
+            SchemaName::Error => include_str!("../../schemas/Error.json"),
+        }
+    }
+}
+
+/// Where the schemas were read from; recorded in the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaSource {
+    /// A directory given by the user (or `./schemas` when it exists).
+    Directory(PathBuf),
+    /// The copies compiled into the binary, for a binary run outside the repository.
+    BuiltIn,
+}
+
+impl std::fmt::Display for SchemaSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SchemaSource::Directory(dir) => write!(f, "{}", dir.display()),
+            SchemaSource::BuiltIn => f.write_str("built-in copy of schemas/"),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    #[error("schema {file}: cannot read: {reason}")]
+    Unreadable { file: PathBuf, reason: String },
+    #[error("schema {file}: not valid JSON: {reason}")]
+    Malformed { file: PathBuf, reason: String },
+    #[error("schema {file}: {reason}")]
+    Invalid { file: PathBuf, reason: String },
+}
+
+/// The compiled contract: one validator per schema, compiled once for the run.
+pub struct Contract {
+    source: SchemaSource,
+    documents: BTreeMap<SchemaName, Value>,
+    validators: BTreeMap<SchemaName, Validator>,
+}
+
+impl std::fmt::Debug for Contract {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Contract").field("source", &self.source).finish()
+    }
+}
+
+impl Contract {
+    /// Loads from `dir`, or from `./schemas` when it exists, or else from the built-in copies.
+    pub fn load(dir: Option<&Path>) -> Result<Contract, SchemaError> {
+        match dir {
+            Some(dir) => Self::load_dir(dir),
+            None if Path::new("schemas").join("Pet.json").is_file() => {
+                Self::load_dir(Path::new("schemas"))
+            }
+            None => Self::built_in(),
+        }
+    }
+
+    pub fn built_in() -> Result<Contract, SchemaError> {
+        let mut documents = BTreeMap::new();
+        for name in SchemaName::ALL {
+            let file = PathBuf::from("schemas").join(name.file_name());
+            documents.insert(name, parse(&file, name.embedded())?);
+        }
+        Self::compile(SchemaSource::BuiltIn, documents)
+    }
+
+    pub fn load_dir(dir: &Path) -> Result<Contract, SchemaError> {
+        let mut documents = BTreeMap::new();
+        for name in SchemaName::ALL {
+            let file = dir.join(name.file_name());
+            let text = std::fs::read_to_string(&file).map_err(|e| SchemaError::Unreadable {
+                file: file.clone(),
+                reason: e.to_string(),
+            })?;
+            documents.insert(name, parse(&file, &text)?);
+        }
+        Self::compile(SchemaSource::Directory(dir.to_path_buf()), documents)
+    }
+
+    fn compile(
+        source: SchemaSource,
+        documents: BTreeMap<SchemaName, Value>,
+    ) -> Result<Contract, SchemaError> {
+        let location = |name: SchemaName| match &source {
+            SchemaSource::Directory(dir) => dir.join(name.file_name()),
+            SchemaSource::BuiltIn => PathBuf::from("schemas").join(name.file_name()),
+        };
+        // Every document is registered under its own `$id`, so relative `$ref`s between the
+        // files resolve offline, whatever base the files declare.
+        let mut builder = Registry::new();
+        for (name, document) in &documents {
+            let id = document
+                .get("$id")
+                .and_then(Value::as_str)
+                .ok_or_else(|| SchemaError::Invalid {
+                    file: location(*name),
+                    reason: "has no \"$id\" string; each schema needs one so that the others \
+                             can refer to it"
+                        .into(),
+                })?;
+            builder = builder
+                .add(id, document)
+                .map_err(|e| SchemaError::Invalid {
+                    file: location(*name),
+                    reason: format!("bad \"$id\" {id:?}: {e}"),
+                })?;
+        }
+        let registry = builder.prepare().map_err(|e| SchemaError::Invalid {
+            file: location(SchemaName::Pet),
+            reason: format!("cannot resolve the schemas' references: {e}"),
+        })?;
+        let mut validators = BTreeMap::new();
+        for (name, document) in &documents {
+            let validator = jsonschema::options()
+                .offline()
+                .with_registry(&registry)
+                .build(document)
+                .map_err(|e| SchemaError::Invalid {
+                    file: location(*name),
+                    reason: e.to_string(),
+                })?;
+            validators.insert(*name, validator);
+        }
+        drop(registry);
+        Ok(Contract {
+            source,
+            documents,
+            validators,
+        })
+    }
+
+    pub fn source(&self) -> &SchemaSource {
+        &self.source
+    }
+
+    /// The schema document as loaded, for the generators.
+    pub fn document(&self, name: SchemaName) -> &Value {
+        &self.documents[&name]
+    }
+
+    /// All loaded documents keyed by their `$id`, for resolving `$ref` while generating.
+    pub fn documents_by_id(&self) -> BTreeMap<String, &Value> {
+        self.documents
+            .values()
+            .filter_map(|doc| Some((doc.get("$id")?.as_str()?.to_string(), doc)))
+            .collect()
+    }
+
+    pub fn is_valid(&self, name: SchemaName, instance: &Value) -> bool {
+        self.validators[&name].is_valid(instance)
+    }
+
+    /// `Ok(())` when `instance` is valid, else the first reasons it is not, with their paths.
+    pub fn check(&self, name: SchemaName, instance: &Value) -> Result<(), String> {
+        let reasons: Vec<String> = self.validators[&name]
+            .iter_errors(instance)
+            .take(3)
+            .map(|error| {
+                let path = error.instance_path().to_string();
+                let path = if path.is_empty() { "/".into() } else { path };
+                format!("at {path}: {error}")
+            })
+            .collect();
+        if reasons.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "not a valid {}: {}",
+                name.file_name().trim_end_matches(".json"),
+                reasons.join("; ")
+            ))
+        }
+    }
+}
+
+fn parse(file: &Path, text: &str) -> Result<Value, SchemaError> {
+    serde_json::from_str(text).map_err(|e| SchemaError::Malformed {
+        file: file.to_path_buf(),
+        reason: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn built_in_schemas_compile_and_discriminate() {
+        let contract = Contract::built_in().expect("schemas compile");
+        let pet = json!({"id": 1, "name": "Rex", "categoryId": 2, "status": "sold"});
+        assert!(contract.is_valid(SchemaName::Pet, &pet));
+        assert!(contract.is_valid(SchemaName::Pets, &json!([pet])));
+        assert!(!contract.is_valid(SchemaName::Pet, &json!({"name": "Rex", "categoryId": 2})));
+        assert!(contract.is_valid(SchemaName::NewPet, &json!({"name": "", "categoryId": 2})));
+        let out_of_range = json!({"name": "x", "categoryId": 9223372036854775808u64});
+        assert!(!contract.is_valid(SchemaName::NewPet, &out_of_range));
+        let bad_status = json!({"name": "x", "categoryId": 1, "status": "lost"});
+        let reason = contract.check(SchemaName::NewPet, &bad_status).unwrap_err();
+        assert!(reason.contains("/status"), "{reason}");
+        let error = json!({"code": "x", "message": "y", "status": 401});
+        assert!(contract.is_valid(SchemaName::Error, &error));
+    }
+
+    #[test]
+    fn missing_and_malformed_schema_files_are_named() {
+        let dir = std::env::temp_dir().join(format!("pc-schemas-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let err = Contract::load_dir(&dir).unwrap_err().to_string();
+        assert!(err.contains("PetStatus.json") && err.contains("cannot read"), "{err}");
+        for name in SchemaName::ALL {
+            std::fs::write(dir.join(name.file_name()), name.embedded()).unwrap();
+        }
+        std::fs::write(dir.join("Pet.json"), "{ not json").unwrap();
+        let err = Contract::load_dir(&dir).unwrap_err().to_string();
+        assert!(err.contains("Pet.json") && err.contains("not valid JSON"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

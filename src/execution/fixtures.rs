@@ -1,0 +1,173 @@
+//! What rules need to find on the target before they can decide: a pet that exists, a store
+//! with more than 100 pets of every status. Built once per run, on first use, by creating
+//! pets named with the run's prefix; every pet the run creates is listed in the report.
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::contract::PET_STATUSES;
+use crate::execution::{Body, RequestSpec};
+use crate::rules::{Checked, RuleCtx, Verdict};
+
+/// A pet this run created, so that it can be found again.
+#[derive(Debug, Clone, Serialize)]
+pub struct CreatedPet {
+    pub id: i64,
+    pub name: String,
+    pub rule: String,
+}
+
+/// How many pets the harness knows the store holds, at least.
+#[derive(Debug, Clone, Copy)]
+pub struct Population {
+    pub known_pets: usize,
+}
+
+/// Pets needed to tell "limit=100 returns exactly 100" from "returns what there is".
+pub const POPULATION_TARGET: usize = 101;
+
+#[derive(Default)]
+pub struct Fixtures {
+    created: Mutex<Vec<CreatedPet>>,
+    population: Mutex<Option<Result<Population, String>>>,
+    existing: Mutex<Option<Result<Value, String>>>,
+}
+
+impl Fixtures {
+    /// Records a pet the target says it created (any 2xx to POST /pets with an id).
+    pub fn record_created(&self, rule: &str, pet: &Value) {
+        let (Some(id), Some(name)) = (
+            pet.get("id").and_then(Value::as_i64),
+            pet.get("name").and_then(Value::as_str),
+        ) else {
+            return;
+        };
+        let mut created = self.created.lock().unwrap_or_else(|e| e.into_inner());
+        created.push(CreatedPet {
+            id,
+            name: name.to_string(),
+            rule: rule.to_string(),
+        });
+    }
+
+    pub fn created(&self) -> Vec<CreatedPet> {
+        self.created.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// A pet that exists on the target, created once for the run.
+    pub fn existing_pet(&self, ctx: &RuleCtx) -> Result<Value, Verdict> {
+        let mut slot = self.existing.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            let name = ctx.run.pet_name("fixture-existing");
+            *slot = Some(create(ctx, &name, Some("available")));
+        }
+        slot.clone()
+            .unwrap_or_else(|| Err("no fixture".into()))
+            .map_err(Verdict::inconclusive)
+    }
+
+    /// Makes sure the store holds more than 100 pets, some of every status, and says how many
+    /// the harness knows of. Pets seen in a listing count, so a full staging store needs few.
+    pub fn population(&self, ctx: &RuleCtx) -> Result<Population, Verdict> {
+        let mut slot = self.population.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(populate(ctx));
+        }
+        slot.clone()
+            .unwrap_or_else(|| Err("no population".into()))
+            .map_err(Verdict::inconclusive)
+    }
+}
+
+fn create(ctx: &RuleCtx, name: &str, status: Option<&str>) -> Result<Value, String> {
+    let mut pet = json!({"name": name, "categoryId": 1});
+    if let Some(status) = status {
+        pet["status"] = json!(status);
+    }
+    let exchange = ctx.send(&RequestSpec::post("/pets", Body::Json(pet)));
+    match (exchange.status(), exchange.json()) {
+        (Some(200..=299), Some(pet)) if pet.get("id").and_then(Value::as_i64).is_some() => {
+            Ok(pet.clone())
+        }
+        _ => Err(format!(
+            "could not create the pet this rule needs: POST /pets answered {}",
+            exchange.summary()
+        )),
+    }
+}
+
+fn populate(ctx: &RuleCtx) -> Result<Population, String> {
+    let mut known: BTreeSet<i64> = BTreeSet::new();
+    let listing = ctx.send(&RequestSpec::get("/pets").query("limit", "100"));
+    if let Some(Value::Array(pets)) = listing.json() {
+        known.extend(pets.iter().filter_map(|pet| pet.get("id")?.as_i64()));
+    }
+    // A few pets of every status (and some without one), then enough to pass 100.
+    let statuses: Vec<Option<&str>> = PET_STATUSES
+        .iter()
+        .map(|s| Some(*s))
+        .chain([None])
+        .collect();
+    let mut made = 0usize;
+    while made < 3 * statuses.len() || known.len() < POPULATION_TARGET {
+        let status = statuses[made % statuses.len()];
+        let name = ctx.run.pet_name(&format!("fixture-population-{made}"));
+        let pet = create(ctx, &name, status)?;
+        if let Some(id) = pet.get("id").and_then(Value::as_i64) {
+            known.insert(id);
+        }
+        made += 1;
+        if made > 2 * POPULATION_TARGET + 12 {
+            return Err(format!(
+                "created {made} pets but know of only {} distinct ids",
+                known.len()
+            ));
+        }
+    }
+    Ok(Population {
+        known_pets: known.len(),
+    })
+}
+
+/// What a refused request would have stored, had it been stored.
+#[derive(Debug, Clone, Default)]
+pub struct Marker {
+    pub name: Option<String>,
+    pub category_id: Option<i64>,
+}
+
+/// Passes when no pet in the listing carries the marker and the listing shows the whole store;
+/// fails when one does; is inconclusive when the store is larger than one page.
+pub fn assert_not_stored(ctx: &RuleCtx, marker: &Marker) -> Checked {
+    let exchange = ctx.send(&RequestSpec::get("/pets").query("limit", "100"));
+    let Some(Value::Array(pets)) = exchange.json().filter(|_| exchange.status() == Some(200)) else {
+        return Err(Verdict::inconclusive(format!(
+            "could not list pets to see that nothing was stored: GET /pets answered {}",
+            exchange.summary()
+        )));
+    };
+    let found = pets.iter().find(|pet| {
+        let name_matches = marker.name.is_some()
+            && pet.get("name").and_then(Value::as_str) == marker.name.as_deref();
+        let category_matches = marker.category_id.is_some()
+            && pet.get("categoryId").and_then(Value::as_i64) == marker.category_id;
+        name_matches || category_matches
+    });
+    if let Some(pet) = found {
+        return Err(Verdict::failed(
+            "the refused request stores no pet",
+            format!("GET /pets lists a pet made from the refused body: {pet}"),
+            &exchange,
+        ));
+    }
+    if pets.len() >= 100 {
+        return Err(Verdict::inconclusive(
+            "the refused request was answered as expected, but the store holds at least 100 \
+             pets, so a stored pet could sit beyond the first page of GET /pets",
+        ));
+    }
+    Ok(())
+}

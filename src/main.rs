@@ -1,0 +1,229 @@
+//! `petstore-conformance`: run the suite, serve the reference server, list the rules.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use petstore_conformance::catalogue::Catalogue;
+use petstore_conformance::execution::engine::{self, DEFAULT_CASES, RunError};
+use petstore_conformance::execution::{ClientSettings, Gate, RunConfig, Target};
+use petstore_conformance::reference::{FAULTS, Fault, ReferenceConfig, ReferenceServer};
+
+#[derive(Parser)]
+#[command(name = "petstore-conformance", version, about = "Contract-conformance harness for the Pet Store interface")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the suite against a target (the built-in reference server when no --base-url).
+    Run(Box<RunArgs>),
+    /// Serve the built-in reference server on 127.0.0.1.
+    ServeReference(ServeArgs),
+    /// List the rules of the catalogue: id, level, operation, title.
+    Rules {
+        /// Directory of the case files (default: ./cases, else the built-in copy).
+        #[arg(long, env = "PETSTORE_CASES_DIR")]
+        cases_dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Base address of the target, including /v1. Without it, the built-in reference is used.
+    #[arg(long, env = "PETSTORE_BASE_URL")]
+    base_url: Option<String>,
+    /// Environment variable that holds the API key.
+    #[arg(long, env = "PETSTORE_API_KEY_ENV", default_value = "PETSTORE_API_KEY")]
+    api_key_env: String,
+    /// Seed of the run (printed on every run; random when absent).
+    #[arg(long, env = "PETSTORE_SEED")]
+    seed: Option<u64>,
+    /// Generated cases per property rule.
+    #[arg(long, env = "PETSTORE_CASES", default_value_t = DEFAULT_CASES)]
+    cases: u32,
+    /// Where report.json, junit.xml and summary.md are written.
+    #[arg(long, env = "PETSTORE_REPORT_DIR", default_value = "reports")]
+    report_dir: PathBuf,
+    /// Directory of the JSON Schemas (default: ./schemas, else the built-in copy).
+    #[arg(long, env = "PETSTORE_SCHEMAS")]
+    schemas: Option<PathBuf>,
+    /// Directory of the rule catalogue (default: ./cases, else the built-in copy).
+    #[arg(long, env = "PETSTORE_CASES_DIR")]
+    cases_dir: Option<PathBuf>,
+    /// Which failures fail the run: required rules only, or all.
+    #[arg(long, env = "PETSTORE_GATE", value_enum, default_value = "required")]
+    gate: Gate,
+    /// Seconds one exchange may take, connect to last byte.
+    #[arg(long, env = "PETSTORE_TIMEOUT", default_value_t = 10)]
+    timeout: u64,
+    /// Bytes of a response body kept (the rest is dropped and the body marked truncated).
+    #[arg(long, env = "PETSTORE_BODY_CAP", default_value_t = 1 << 20)]
+    body_cap: usize,
+    /// Break one statement of the contract in the built-in reference (see serve-reference --list-faults).
+    #[arg(long = "reference-fault", env = "PETSTORE_REFERENCE_FAULTS", value_delimiter = ',')]
+    reference_faults: Vec<String>,
+    #[command(flatten)]
+    libtest: libtest_mimic::Arguments,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Port on 127.0.0.1 (0: an ephemeral port).
+    #[arg(long, env = "PETSTORE_REFERENCE_PORT", default_value_t = 0)]
+    port: u16,
+    /// The key the server accepts (random when absent).
+    #[arg(long, env = "PETSTORE_REFERENCE_API_KEY")]
+    api_key: Option<String>,
+    /// Break one statement of the contract (repeatable).
+    #[arg(long = "fault")]
+    faults: Vec<String>,
+    /// List the faults and the rules each one breaks.
+    #[arg(long)]
+    list_faults: bool,
+}
+
+fn parse_faults(names: &[String]) -> Result<BTreeSet<Fault>, RunError> {
+    names
+        .iter()
+        .filter(|name| !name.is_empty())
+        .map(|name| {
+            Fault::parse(name).ok_or_else(|| {
+                RunError::Config(format!(
+                    "unknown fault {name:?}; `petstore-conformance serve-reference --list-faults` lists them"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// libtest's flags have no environment variables of their own; these give them one each.
+fn libtest_from_env(args: &mut libtest_mimic::Arguments) {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    if args.filter.is_none() {
+        args.filter = var("PETSTORE_FILTER");
+    }
+    if args.skip.is_empty() {
+        if let Some(skip) = var("PETSTORE_SKIP") {
+            args.skip = skip.split(',').map(String::from).collect();
+        }
+    }
+    if args.test_threads.is_none() {
+        args.test_threads = var("PETSTORE_TEST_THREADS").and_then(|v| v.parse().ok());
+    }
+    args.exact |= var("PETSTORE_EXACT").is_some_and(|v| v == "1" || v == "true");
+}
+
+fn run(args: RunArgs) -> Result<u8, RunError> {
+    let faults = parse_faults(&args.reference_faults)?;
+    let target = match args.base_url {
+        Some(base_url) => {
+            if !faults.is_empty() {
+                return Err(RunError::Config(
+                    "--reference-fault applies to the built-in reference only; drop --base-url or the faults".into(),
+                ));
+            }
+            let api_key = std::env::var(&args.api_key_env).unwrap_or_default();
+            Target::External { base_url, api_key }
+        }
+        None => Target::Reference { faults },
+    };
+    let seed = args.seed.unwrap_or_else(engine::random_seed);
+    let mut libtest = args.libtest;
+    libtest_from_env(&mut libtest);
+    let listing = libtest.list;
+    if !listing {
+        eprintln!("petstore-conformance {}: seed {seed} (replay with --seed {seed})", env!("CARGO_PKG_VERSION"));
+    }
+    let config = RunConfig {
+        target,
+        api_key_env: args.api_key_env,
+        seed,
+        cases: args.cases,
+        report_dir: Some(args.report_dir),
+        schemas: args.schemas,
+        cases_dir: args.cases_dir,
+        gate: args.gate,
+        client: ClientSettings {
+            timeout: Duration::from_secs(args.timeout.max(1)),
+            body_cap: args.body_cap,
+            ..ClientSettings::default()
+        },
+        libtest,
+    };
+    let outcome = engine::execute(config)?;
+    if let Some(report) = &outcome.report {
+        let t = &report.totals;
+        eprintln!(
+            "\n{}: {} against {} (seed {}): {} passed, {} failed required, {} failed recommended, {} inconclusive, {} skipped",
+            report.suite.name,
+            report.conformance.as_str().to_uppercase(),
+            report.target.base_url,
+            report.seed,
+            t.passed,
+            t.failed_required,
+            t.failed_recommended,
+            t.inconclusive,
+            t.skipped
+        );
+        for path in &outcome.written {
+            eprintln!("  wrote {}", path.display());
+        }
+    }
+    Ok(outcome.exit_code)
+}
+
+fn serve(args: ServeArgs) -> Result<u8, RunError> {
+    if args.list_faults {
+        for info in FAULTS {
+            println!("{:<34} {}", info.name, info.description);
+            println!("{:<34} breaks: {}", "", info.breaks.join(", "));
+        }
+        return Ok(0);
+    }
+    let faults = parse_faults(&args.faults)?;
+    let api_key = args.api_key.unwrap_or_else(|| format!("ref-{:016x}", engine::random_seed()));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Config(e.to_string()))?;
+    runtime.block_on(async move {
+        let server = ReferenceServer::start(ReferenceConfig { api_key: api_key.clone(), faults }, args.port)
+            .await
+            .map_err(|e| RunError::Config(format!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
+        println!("Pet Store reference server listening on {}", server.base_url);
+        println!("API key: {api_key}");
+        std::future::pending::<()>().await;
+        drop(server);
+        Ok(0)
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run(*args),
+        Command::ServeReference(args) => serve(args),
+        Command::Rules { cases_dir } => Catalogue::load(cases_dir.as_deref())
+            .map_err(|e| RunError::Config(e.to_string()))
+            .map(|catalogue| {
+                for rule in &catalogue.rules {
+                    println!("{:<52} {:<11} {:<15} {}", rule.id, rule.level.as_str(), rule.operation.name(), rule.title);
+                }
+                0
+            }),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            eprintln!("petstore-conformance: {error}");
+            ExitCode::from(error.exit_code())
+        }
+    }
+}

@@ -1,0 +1,526 @@
+//! The built-in reference server: an in-memory Pet Store that honours every statement of the
+//! contract, unless told to break one with a [`Fault`].
+//!
+//! Every answer, refusals included, is a JSON body with `application/json`; axum's built-in
+//! extractors are avoided on purpose, because their rejections answer in text/plain.
+
+mod faults;
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+pub use faults::{FAULTS, Fault, FaultInfo};
+
+use crate::contract::{DEPRECATED_SINCE_UNIX, PET_STATUSES, SUNSET_HTTP_DATE};
+
+/// How to run the reference server.
+#[derive(Debug, Clone)]
+pub struct ReferenceConfig {
+    pub api_key: String,
+    pub faults: BTreeSet<Fault>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Pet {
+    id: i64,
+    name: String,
+    #[serde(rename = "categoryId")]
+    category_id: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<String>,
+}
+
+#[derive(Default)]
+struct Store {
+    pets: Vec<Pet>,
+    next_id: i64,
+}
+
+struct Shared {
+    config: ReferenceConfig,
+    store: Mutex<Store>,
+}
+
+impl Shared {
+    fn has(&self, fault: Fault) -> bool {
+        self.config.faults.contains(&fault)
+    }
+
+    fn store(&self) -> std::sync::MutexGuard<'_, Store> {
+        // A panic while holding the lock cannot leave the Vec half-updated in a way that
+        // matters here, so a poisoned lock is used as is.
+        self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn insert(&self, name: String, category_id: i64, status: Option<String>) -> Pet {
+        let mut store = self.store();
+        store.next_id += 1;
+        let mut id = store.next_id;
+        if self.has(Fault::DuplicateIds) && id % 2 == 0 {
+            id -= 1;
+        }
+        let pet = Pet {
+            id,
+            name,
+            category_id,
+            status,
+        };
+        store.pets.push(pet.clone());
+        pet
+    }
+}
+
+type AppState = Arc<Shared>;
+
+/// A reference server running on 127.0.0.1; stops when dropped.
+pub struct ReferenceServer {
+    pub base_url: String,
+    pub addr: SocketAddr,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for ReferenceServer {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+    }
+}
+
+impl ReferenceServer {
+    /// Binds 127.0.0.1:`port` (0 = ephemeral) and serves on the current tokio runtime.
+    pub async fn start(config: ReferenceConfig, port: u16) -> std::io::Result<ReferenceServer> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+        let addr = listener.local_addr()?;
+        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
+        let app = router(config);
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        Ok(ReferenceServer {
+            base_url: format!("http://{addr}/v1"),
+            addr,
+            shutdown: Some(shutdown),
+        })
+    }
+}
+
+pub fn router(config: ReferenceConfig) -> Router {
+    let state: AppState = Arc::new(Shared {
+        config,
+        store: Mutex::new(Store::default()),
+    });
+    Router::new()
+        .route("/v1/pets", get(list_pets).post(create_pet))
+        .route("/v1/pets/{pet_id}", get(get_pet))
+        .route("/v1/store/orders", get(list_store_orders))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), authenticate))
+        .with_state(state)
+}
+
+/// A JSON answer, with the content type the faults may spoil.
+fn answer(shared: &Shared, status: StatusCode, body: &impl Serialize) -> Response {
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    let mut response = (status, bytes).into_response();
+    let content_type = if status.is_client_error() && shared.has(Fault::ErrorTextPlain) {
+        "text/plain"
+    } else {
+        "application/json"
+    };
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+fn error(shared: &Shared, status: StatusCode, code: &str, message: &str) -> Response {
+    let status_field = if shared.has(Fault::ErrorStatusMismatch) {
+        400
+    } else {
+        status.as_u16()
+    };
+    answer(
+        shared,
+        status,
+        &json!({"code": code, "message": message, "status": status_field}),
+    )
+}
+
+/// Bearer authentication on every operation, before routing, so that an unknown path or a
+/// malformed body without a key still answers 401.
+async fn authenticate(State(shared): State<AppState>, request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_string();
+    let method = request.method().clone();
+    let skipped = (path == "/v1/pets" && method == Method::GET && shared.has(Fault::AuthSkippedListPets))
+        || (path == "/v1/pets" && method == Method::POST && shared.has(Fault::AuthSkippedCreatePet))
+        || (path.starts_with("/v1/pets/") && shared.has(Fault::AuthSkippedGetPet))
+        || (path == "/v1/store/orders" && shared.has(Fault::AuthSkippedStoreOrders));
+    if skipped || authorized(&shared, request.headers()) {
+        return next.run(request).await;
+    }
+    if shared.has(Fault::RefusedCreateStillStored) && path == "/v1/pets" && method == Method::POST
+    {
+        let body = axum::body::to_bytes(request.into_body(), 1 << 20)
+            .await
+            .unwrap_or_default();
+        if let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(&body) {
+            let name = fields.get("name").and_then(Value::as_str).unwrap_or("");
+            let category_id = fields.get("categoryId").and_then(Value::as_i64).unwrap_or(0);
+            let status = fields.get("status").and_then(Value::as_str).map(String::from);
+            shared.insert(name.to_string(), category_id, status);
+        }
+    }
+    if shared.has(Fault::UnauthorizedWithoutBody) {
+        let mut response = (StatusCode::UNAUTHORIZED, Body::empty()).into_response();
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+        return response;
+    }
+    let mut response = error(
+        &shared,
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+        "missing or invalid API key",
+    );
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"petstore\""),
+    );
+    response
+}
+
+fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
+    let Some(value) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
+    let token = token.trim_start_matches(' ');
+    let scheme_ok = if shared.has(Fault::AuthAnyScheme) {
+        true
+    } else if shared.has(Fault::AuthSchemeCaseSensitive) {
+        scheme == "Bearer"
+    } else {
+        // RFC 9110 section 11.1: the scheme name is case-insensitive.
+        scheme.eq_ignore_ascii_case("bearer")
+    };
+    let token_ok =
+        token == shared.config.api_key || (token.is_empty() && shared.has(Fault::AuthEmptyTokenAccepted));
+    scheme_ok && token_ok
+}
+
+fn query_pairs(uri: &Uri) -> Vec<(String, String)> {
+    form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+        .into_owned()
+        .collect()
+}
+
+async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Response {
+    let mut limit: usize = if shared.has(Fault::DefaultLimitTen) { 10 } else { 20 };
+    let mut explicit_limit = false;
+    if shared.has(Fault::DefaultLimitIgnored) {
+        limit = usize::MAX;
+    }
+    let mut status_filter: Option<String> = None;
+    for (name, value) in query_pairs(&uri) {
+        match name.as_str() {
+            "limit" => match parse_limit(&shared, &value) {
+                Ok(Some(parsed)) => {
+                    limit = parsed;
+                    explicit_limit = true;
+                }
+                Ok(None) => {}
+                Err(message) => {
+                    return error(&shared, StatusCode::BAD_REQUEST, "invalid-limit", &message);
+                }
+            },
+            "status" => {
+                if !PET_STATUSES.contains(&value.as_str()) {
+                    if shared.has(Fault::StatusFilterUnknownAccepted) {
+                        return answer(&shared, StatusCode::OK, &json!([]));
+                    }
+                    return error(
+                        &shared,
+                        StatusCode::BAD_REQUEST,
+                        "invalid-status",
+                        "status must be one of available, pending, sold",
+                    );
+                }
+                if !shared.has(Fault::StatusFilterIgnored) {
+                    status_filter = Some(value);
+                }
+            }
+            _ => {}
+        }
+    }
+    if explicit_limit {
+        if shared.has(Fault::LimitIgnored) {
+            limit = 20;
+        } else if shared.has(Fault::LimitOffByOne) {
+            limit = limit.saturating_add(1);
+        } else if shared.has(Fault::LimitMaximumReturns99) && limit == 100 {
+            limit = 99;
+        }
+    }
+    let store = shared.store();
+    let pets: Vec<Value> = store
+        .pets
+        .iter()
+        .filter(|pet| match &status_filter {
+            Some(wanted) => pet.status.as_deref() == Some(wanted.as_str()),
+            None => true,
+        })
+        .take(limit)
+        .map(|pet| {
+            let mut value = serde_json::to_value(pet).unwrap_or(Value::Null);
+            if shared.has(Fault::ListPetsInvalidPet) {
+                value["id"] = Value::String(pet.id.to_string());
+            }
+            value
+        })
+        .collect();
+    drop(store);
+    let mut response = answer(&shared, StatusCode::OK, &pets);
+    if shared.has(Fault::DeprecationOnListPets) {
+        insert_deprecation(&mut response, &format!("@{DEPRECATED_SINCE_UNIX}"));
+    }
+    response
+}
+
+/// `Ok(None)`: leave the default; `Err`: the 400 message.
+fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>, String> {
+    let refused = || format!("limit must be an integer from 1 to 100, not {value:?}");
+    if shared.has(Fault::LimitBoundsUnchecked) {
+        return Ok(match value.parse::<i128>() {
+            Ok(n) if n < 0 => Some(usize::MAX),
+            Ok(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+            Err(_) => None,
+        });
+    }
+    match value.parse::<i64>() {
+        Ok(1) if shared.has(Fault::LimitMinimumRefused) => Err(refused()),
+        Ok(n) if (1..=100).contains(&n) => Ok(Some(n as usize)),
+        _ => Err(refused()),
+    }
+}
+
+async fn create_pet(State(shared): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let mut response = match new_pet(&shared, &headers, &body) {
+        Ok(pet) => {
+            let status = if shared.has(Fault::CreateReturns200) {
+                StatusCode::OK
+            } else {
+                StatusCode::CREATED
+            };
+            let mut value = serde_json::to_value(&pet).unwrap_or(Value::Null);
+            if shared.has(Fault::CreateDropsStatus) {
+                if let Some(fields) = value.as_object_mut() {
+                    fields.remove("status");
+                }
+            }
+            answer(&shared, status, &value)
+        }
+        Err((status, message)) => error(&shared, status, "invalid-pet", &message),
+    };
+    if shared.has(Fault::DeprecationOnCreatePet) {
+        insert_deprecation(&mut response, &format!("@{DEPRECATED_SINCE_UNIX}"));
+    }
+    response
+}
+
+/// Validates a NewPet body and stores it; the error is the status and message of the refusal.
+fn new_pet(shared: &Shared, headers: &HeaderMap, body: &[u8]) -> Result<Pet, (StatusCode, String)> {
+    let bad = |message: &str| (StatusCode::BAD_REQUEST, message.to_string());
+    // A well-formed body whose values are wrong: 400 by the contract, 422 under a fault.
+    let invalid = |message: &str| {
+        let status = if shared.has(Fault::InvalidValues422) {
+            StatusCode::UNPROCESSABLE_ENTITY
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        (status, message.to_string())
+    };
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let essence = content_type.split(';').next().unwrap_or("").trim();
+    if !essence.eq_ignore_ascii_case("application/json") {
+        return Err(bad("the body must be application/json"));
+    }
+    if body.iter().all(u8::is_ascii_whitespace) {
+        if shared.has(Fault::CreateEmptyBodyAccepted) {
+            return Ok(shared.insert("unnamed".into(), 0, None));
+        }
+        return Err(bad("the body is empty; a NewPet is required"));
+    }
+    let parsed: Value = match serde_json::from_slice(body) {
+        Ok(value) => value,
+        Err(e) if shared.has(Fault::CreateMalformedJson500) => {
+            return Err((StatusCode::INTERNAL_SERVER_ERROR, format!("parser crashed: {e}")));
+        }
+        Err(e) => return Err(bad(&format!("the body is not well-formed JSON: {e}"))),
+    };
+    let fields = match parsed {
+        Value::Object(fields) => fields,
+        Value::Array(_) if shared.has(Fault::CreateArrayBodyAccepted) => {
+            return Ok(shared.insert(String::new(), 0, None));
+        }
+        _ => return Err(bad("the body must be a JSON object (NewPet)")),
+    };
+    let name = match fields.get("name") {
+        Some(Value::String(name)) => name.clone(),
+        None if shared.has(Fault::CreateMissingNameAccepted) => String::new(),
+        None => return Err(bad("name is required")),
+        Some(other) if shared.has(Fault::CreateNameCoerced) => other.to_string(),
+        Some(_) => return Err(invalid("name must be a string")),
+    };
+    let status = match fields.get("status") {
+        None => None,
+        Some(Value::String(s)) if PET_STATUSES.contains(&s.as_str()) => Some(s.clone()),
+        Some(Value::String(s)) if shared.has(Fault::CreateUnknownStatusAccepted) => Some(s.clone()),
+        Some(_) => return Err(invalid("status must be one of available, pending, sold")),
+    };
+    let category_id = match fields.get("categoryId") {
+        None if shared.has(Fault::CreateMissingCategoryStored) => {
+            shared.insert(name, 0, status);
+            return Err(bad("categoryId is required"));
+        }
+        None => return Err(bad("categoryId is required")),
+        Some(value) => category_id(shared, value).ok_or_else(|| {
+            invalid("categoryId must be an integer in the int64 range")
+        })?,
+    };
+    Ok(shared.insert(name, category_id, status))
+}
+
+fn category_id(shared: &Shared, value: &Value) -> Option<i64> {
+    match value {
+        Value::Number(n) => {
+            if let Some(id) = n.as_i64() {
+                return Some(id);
+            }
+            let float = n.as_f64()?;
+            if shared.has(Fault::CreateCategoryIdSaturates) && float.fract() == 0.0 {
+                return Some(float as i64);
+            }
+            if shared.has(Fault::CreateCategoryIdTruncated) && float.abs() < 9.0e18 {
+                return Some(float.trunc() as i64);
+            }
+            // JSON Schema counts 3.0 as an integer; accept it where it fits exactly.
+            let fits = float.fract() == 0.0 && (-9.2e18..9.2e18).contains(&float);
+            fits.then_some(float as i64)
+        }
+        Value::String(text) if shared.has(Fault::CreateCategoryIdCoerced) => text.parse().ok(),
+        _ => None,
+    }
+}
+
+async fn get_pet(State(shared): State<AppState>, uri: Uri) -> Response {
+    let raw_id = uri.path().trim_start_matches("/v1/pets/");
+    let mut response = match raw_id.parse::<i64>() {
+        Err(_) if shared.has(Fault::GetPetNonInteger500) => error(
+            &shared,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "could not parse petId",
+        ),
+        Err(_) => error(
+            &shared,
+            StatusCode::BAD_REQUEST,
+            "invalid-pet-id",
+            "petId must be an int64 integer",
+        ),
+        Ok(id) => {
+            let found = shared.store().pets.iter().find(|pet| pet.id == id).cloned();
+            match found {
+                Some(mut pet) => {
+                    if shared.has(Fault::GetPetAltersCategory) {
+                        pet.category_id = 0;
+                    }
+                    answer(&shared, StatusCode::OK, &pet)
+                }
+                None if shared.has(Fault::GetPetUnknown200) => {
+                    answer(&shared, StatusCode::OK, &json!({}))
+                }
+                None => error(
+                    &shared,
+                    StatusCode::NOT_FOUND,
+                    "pet-not-found",
+                    &format!("no pet has id {id}"),
+                ),
+            }
+        }
+    };
+    deprecation_headers(&shared, &mut response);
+    response
+}
+
+/// RFC 9745 Deprecation, RFC 8594 Sunset and the successor-version link on every getPet answer.
+fn deprecation_headers(shared: &Shared, response: &mut Response) {
+    if shared.has(Fault::DeprecationLegacyTrue) {
+        insert_deprecation(response, "true");
+    } else if shared.has(Fault::DeprecationAfterSunset) {
+        insert_deprecation(response, "@1956528000"); // 1 January 2032
+    } else if !shared.has(Fault::NoDeprecationHeader) {
+        insert_deprecation(response, &format!("@{DEPRECATED_SINCE_UNIX}"));
+    }
+    let headers = response.headers_mut();
+    if shared.has(Fault::SunsetWrongDate) {
+        headers.insert("sunset", HeaderValue::from_static("Wed, 05 Dec 2029 00:00:00 GMT"));
+    } else if !shared.has(Fault::NoSunsetHeader) {
+        headers.insert("sunset", HeaderValue::from_static(SUNSET_HTTP_DATE));
+    }
+    if !shared.has(Fault::NoSuccessorLink) {
+        headers.insert(
+            header::LINK,
+            HeaderValue::from_static("</v1/pets>; rel=\"successor-version\""),
+        );
+    }
+}
+
+fn insert_deprecation(response: &mut Response, value: &str) {
+    if let Ok(value) = HeaderValue::from_str(value) {
+        response.headers_mut().insert("deprecation", value);
+    }
+}
+
+async fn list_store_orders(State(shared): State<AppState>) -> Response {
+    if shared.has(Fault::StoreOrdersMissing) {
+        return not_found(State(shared)).await;
+    }
+    answer(&shared, StatusCode::OK, &json!([]))
+}
+
+async fn not_found(State(shared): State<AppState>) -> Response {
+    error(&shared, StatusCode::NOT_FOUND, "not-found", "no such resource")
+}
+
+async fn method_not_allowed(State(shared): State<AppState>) -> Response {
+    error(
+        &shared,
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method-not-allowed",
+        "method not allowed on this resource",
+    )
+}

@@ -1,0 +1,98 @@
+//! `summary.md`: what a person reads in ten seconds: the answer, then failures first.
+
+use std::fmt::Write;
+
+use super::Report;
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let t = &report.totals;
+    let _ = writeln!(out, "# {} {}: {}", report.suite.name, report.suite.version, report.conformance.as_str());
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "Target `{}` ({}) against the {} {} · seed `{}` · gate `{}` · {} ms",
+        report.target.base_url,
+        report.target.kind,
+        report.contract.title,
+        report.contract.version,
+        report.seed,
+        report.gate,
+        report.duration_ms
+    );
+    if !report.target.faults.is_empty() {
+        let _ = writeln!(out, "\nFaults injected into the reference: {}", report.target.faults.join(", "));
+    }
+    let _ = writeln!(
+        out,
+        "\n**{} rules: {} passed, {} failed (required), {} failed (recommended), {} inconclusive, {} skipped**{}",
+        t.rules,
+        t.passed,
+        t.failed_required,
+        t.failed_recommended,
+        t.inconclusive,
+        t.skipped,
+        if t.not_selected > 0 { format!(", {} not selected", t.not_selected) } else { String::new() }
+    );
+    let _ = writeln!(out, "\nRe-run: `{}`", report.rerun);
+    let mut ordered: Vec<_> = report.rules.iter().collect();
+    let rank = |verdict: &str, gated: bool| match (verdict, gated) {
+        ("failed", true) => 0,
+        ("failed", false) => 1,
+        ("inconclusive", _) => 2,
+        ("skipped", _) => 3,
+        _ => 4,
+    };
+    ordered.sort_by_key(|rule| rank(&rule.verdict, rule.gated));
+    let _ = writeln!(out, "\n| verdict | level | rule | what was seen |");
+    let _ = writeln!(out, "|---|---|---|---|");
+    for rule in ordered {
+        let seen = match (&rule.failure, &rule.reason) {
+            (Some(failure), _) => format!("expected {}; observed {}", failure.expected, failure.observed),
+            (None, Some(reason)) => reason.clone(),
+            (None, None) => format!("{} case(s)", rule.cases_run),
+        };
+        let seen: String = seen.chars().take(240).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | `{}` {} | {} |",
+            rule.verdict.to_uppercase(),
+            rule.level.as_str(),
+            rule.id,
+            cell(&rule.title),
+            cell(&seen)
+        );
+    }
+    let failures: Vec<_> = report.rules.iter().filter(|rule| rule.failure.is_some()).collect();
+    if !failures.is_empty() {
+        let _ = writeln!(out, "\n## How to reproduce the failures\n");
+        for rule in failures {
+            let Some(failure) = &rule.failure else { continue };
+            let _ = writeln!(out, "### `{}` ({})\n", rule.id, rule.level.as_str());
+            let _ = writeln!(out, "> {}: \"{}\"\n", rule.citation.section, rule.citation.quote);
+            if let Some(example) = &failure.counterexample {
+                let _ = writeln!(
+                    out,
+                    "Minimal case ({} shrink steps): {}  \nFirst failing case: {}\n",
+                    example.shrink_steps, example.minimal, example.original
+                );
+            }
+            if let Some(curl) = &failure.curl {
+                let _ = writeln!(out, "```sh\n{curl}\n```\n");
+            }
+        }
+    }
+    if !report.created_pets.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{} pets were created, named with the prefix `{}`; their ids are in report.json.",
+            report.created_pets.len(),
+            report.run_prefix
+        );
+    }
+    out
+}

@@ -1,0 +1,90 @@
+//! Authentication: "All operations require a bearer credential."
+
+use serde_json::json;
+
+use super::{Checked, RuleCtx, Verdict, expect};
+use crate::contract::Operation;
+use crate::execution::fixtures::{Marker, assert_not_stored};
+use crate::execution::{Body, Credential, RequestSpec};
+
+fn credential(ctx: &RuleCtx) -> Result<Credential, Verdict> {
+    let name = ctx.param_str("credential")?;
+    Credential::parse(name).ok_or_else(|| Verdict::skipped(format!("unknown credential {name:?}")))
+}
+
+/// The request of the rule's operation, as it would be sent with the key.
+fn request(ctx: &RuleCtx) -> Result<RequestSpec, Verdict> {
+    Ok(match ctx.rule.operation {
+        Operation::ListPets => RequestSpec::get("/pets"),
+        Operation::CreatePet => {
+            let pet = json!({"name": ctx.pet_name("auth"), "categoryId": 1, "status": "pending"});
+            RequestSpec::post("/pets", Body::Json(pet))
+        }
+        Operation::GetPet => {
+            let pet = ctx.run.fixtures.existing_pet(ctx)?;
+            RequestSpec::get(format!("/pets/{}", expect::pet_id(&pet).unwrap_or(1)))
+        }
+        Operation::ListStoreOrders => RequestSpec::get("/store/orders"),
+        Operation::Any => return Err(Verdict::skipped("auth rules name one operation")),
+    })
+}
+
+/// A request whose credential is missing or invalid gets 401 with an Error body.
+pub fn refused(ctx: &RuleCtx) -> Checked {
+    let spec = request(ctx)?.credential(credential(ctx)?);
+    let exchange = ctx.send(&spec);
+    ctx.case_done();
+    expect::status(&exchange, &[401], "401 (missing or invalid API key)")?;
+    expect::error_body(ctx, &exchange)
+}
+
+/// A request with a valid key under a differently-cased scheme name is not refused.
+pub fn accepted(ctx: &RuleCtx) -> Checked {
+    let spec = request(ctx)?.credential(credential(ctx)?);
+    let exchange = ctx.send(&spec);
+    ctx.case_done();
+    let response = expect::response(&exchange)?;
+    if matches!(response.status, 401 | 403) {
+        return Err(Verdict::failed(
+            "the request is authorized (the scheme name is case-insensitive)",
+            exchange.summary(),
+            &exchange,
+        ));
+    }
+    Ok(())
+}
+
+/// A createPet refused for its credential leaves the store as it was.
+pub fn refused_create_stores_nothing(ctx: &RuleCtx) -> Checked {
+    let marker = Marker {
+        name: Some(ctx.pet_name("refused")),
+        category_id: Some(marker_category(ctx)),
+    };
+    for credential in [Credential::Missing, Credential::WrongKey] {
+        let pet = json!({"name": marker.name, "categoryId": marker.category_id, "status": "pending"});
+        let spec = RequestSpec::post("/pets", Body::Json(pet)).credential(credential);
+        ctx.send(&spec);
+        ctx.case_done();
+    }
+    assert_not_stored(ctx, &marker)
+}
+
+/// A categoryId no other request of the run uses, so a stored pet can be recognised.
+pub fn marker_category(ctx: &RuleCtx) -> i64 {
+    (ctx.seed >> 2) as i64 + 1_000_000_007
+}
+
+/// "A listing of store orders at `GET /store/orders` is named as existing."
+pub fn store_orders_answered(ctx: &RuleCtx) -> Checked {
+    let exchange = ctx.send(&RequestSpec::get("/store/orders"));
+    ctx.case_done();
+    let response = expect::response(&exchange)?;
+    if matches!(response.status, 401 | 404) {
+        return Err(Verdict::failed(
+            "an answer other than 404 (the operation exists) and 401 (the key is valid)",
+            exchange.summary(),
+            &exchange,
+        ));
+    }
+    Ok(())
+}

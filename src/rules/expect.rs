@@ -1,0 +1,79 @@
+//! Assertions shared by the checks: each turns an exchange into `Ok` or the verdict it shows.
+
+use serde_json::Value;
+
+use super::{Checked, RuleCtx, Verdict};
+use crate::contract::SchemaName;
+use crate::execution::client::{Exchange, RecordedResponse};
+
+/// The response, or an inconclusive verdict when the target sent none: a transport failure is
+/// not evidence about the contract.
+pub fn response(exchange: &Exchange) -> Result<&RecordedResponse, Verdict> {
+    exchange.response.as_ref().ok_or_else(|| {
+        Verdict::inconclusive(format!(
+            "{} {}: {}",
+            exchange.request.method,
+            exchange.request.url,
+            exchange.summary()
+        ))
+    })
+}
+
+/// The status is one of `expected`; `what` says in words what that status means.
+pub fn status(exchange: &Exchange, expected: &[u16], what: &str) -> Checked {
+    let response = response(exchange)?;
+    if expected.contains(&response.status) {
+        return Ok(());
+    }
+    Err(Verdict::failed(what, exchange.summary(), exchange))
+}
+
+/// A 4xx status (any client error); `what` says in words what is expected.
+pub fn client_error(exchange: &Exchange, what: &str) -> Checked {
+    let response = response(exchange)?;
+    if (400..500).contains(&response.status) {
+        return Ok(());
+    }
+    Err(Verdict::failed(what, exchange.summary(), exchange))
+}
+
+/// The body is JSON valid against `schema`; returns it.
+pub fn body<'e>(ctx: &RuleCtx, exchange: &'e Exchange, schema: SchemaName) -> Result<&'e Value, Verdict> {
+    let response = response(exchange)?;
+    let name = schema.file_name().trim_end_matches(".json");
+    let Some(json) = &response.json else {
+        let reason = response.json_error.as_deref().unwrap_or("not JSON");
+        return Err(Verdict::failed(
+            format!("a JSON body valid against {name}"),
+            format!("a body that is not JSON ({reason}): {}", exchange.summary()),
+            exchange,
+        ));
+    };
+    ctx.contract()
+        .check(schema, json)
+        .map_err(|reason| Verdict::failed(format!("a body valid against {name}"), reason, exchange))?;
+    Ok(json)
+}
+
+/// The body is an Error (`code`, `message`, `status`).
+pub fn error_body(ctx: &RuleCtx, exchange: &Exchange) -> Checked {
+    body(ctx, exchange, SchemaName::Error).map(|_| ())
+}
+
+/// The body is a valid Pets array; returns its items.
+pub fn pets<'e>(ctx: &RuleCtx, exchange: &'e Exchange) -> Result<&'e Vec<Value>, Verdict> {
+    let json = body(ctx, exchange, SchemaName::Pets)?;
+    json.as_array()
+        .ok_or_else(|| Verdict::failed("a JSON array of Pet", exchange.summary(), exchange))
+}
+
+/// A 200 answer with a valid Pets array.
+pub fn listing<'e>(ctx: &RuleCtx, exchange: &'e Exchange) -> Result<&'e Vec<Value>, Verdict> {
+    status(exchange, &[200], "200 with an array of Pet")?;
+    pets(ctx, exchange)
+}
+
+/// Fields of a pet as the harness compares them.
+pub fn pet_id(pet: &Value) -> Option<i64> {
+    pet.get("id").and_then(Value::as_i64)
+}

@@ -1,0 +1,168 @@
+//! listPets: `GET /pets` with its `limit` bounds and `status` filter.
+
+use serde_json::Value;
+
+use super::{Checked, RuleCtx, Verdict, expect, property};
+use crate::contract::PET_STATUSES;
+use crate::execution::RequestSpec;
+use crate::generation;
+
+/// "200 | array of Pet | Success."
+pub fn ok(ctx: &RuleCtx) -> Checked {
+    let exchange = ctx.send(&RequestSpec::get("/pets"));
+    ctx.case_done();
+    expect::listing(ctx, &exchange).map(|_| ())
+}
+
+/// The listing has at most `max` pets.
+fn at_most(ctx: &RuleCtx, spec: &RequestSpec, max: usize) -> Checked {
+    let exchange = ctx.send(spec);
+    let pets = expect::listing(ctx, &exchange)?;
+    if pets.len() > max {
+        return Err(Verdict::failed(
+            format!("200 with at most {max} pets"),
+            format!("{} pets", pets.len()),
+            &exchange,
+        ));
+    }
+    Ok(())
+}
+
+/// Without `limit`, the default of 20 applies.
+pub fn default_at_most(ctx: &RuleCtx) -> Checked {
+    let max = ctx.rule.params.get("max").and_then(Value::as_u64).unwrap_or(20) as usize;
+    ctx.run.fixtures.population(ctx)?;
+    ctx.case_done();
+    at_most(ctx, &RequestSpec::get("/pets"), max)
+}
+
+/// Any `limit` in 1..=100 is accepted and caps the listing.
+pub fn limit_property(ctx: &RuleCtx) -> Checked {
+    ctx.run.fixtures.population(ctx)?;
+    property::check_all(
+        ctx,
+        generation::LIMIT_BOUNDARIES.to_vec(),
+        generation::limit_in_bounds(),
+        |limit| format!("GET /pets?limit={limit}"),
+        |limit| {
+            let spec = RequestSpec::get("/pets").query("limit", limit.to_string());
+            at_most(ctx, &spec, *limit as usize)
+        },
+    )
+}
+
+/// A bound of `limit` is accepted and caps the listing.
+pub fn limit_accepted(ctx: &RuleCtx) -> Checked {
+    let limit = ctx.param_str("limit")?;
+    let max: usize = limit.parse().map_err(|_| Verdict::skipped("limit param is not a number"))?;
+    ctx.run.fixtures.population(ctx)?;
+    ctx.case_done();
+    at_most(ctx, &RequestSpec::get("/pets").query("limit", limit), max)
+}
+
+/// With more pets stored than the page size, the page is full.
+pub fn fills_page(ctx: &RuleCtx) -> Checked {
+    let expected = ctx.rule.params.get("expect").and_then(Value::as_u64).unwrap_or(20) as usize;
+    let population = ctx.run.fixtures.population(ctx)?;
+    let mut spec = RequestSpec::get("/pets");
+    if let Some(limit) = ctx.rule.param_str("limit") {
+        spec = spec.query("limit", limit);
+    }
+    let exchange = ctx.send(&spec);
+    ctx.case_done();
+    let pets = expect::listing(ctx, &exchange)?;
+    if pets.len() != expected {
+        return Err(Verdict::failed(
+            format!(
+                "exactly {expected} pets, since the store holds at least {} pets",
+                population.known_pets
+            ),
+            format!("{} pets", pets.len()),
+            &exchange,
+        ));
+    }
+    Ok(())
+}
+
+/// An out-of-range or malformed `limit` is refused with 400 and an Error body.
+pub fn limit_refused(ctx: &RuleCtx) -> Checked {
+    let limit = ctx.param_str("limit")?;
+    let exchange = ctx.send(&RequestSpec::get("/pets").query("limit", limit));
+    ctx.case_done();
+    expect::status(&exchange, &[400], "400 (limit must be an integer from 1 to 100)")?;
+    expect::error_body(ctx, &exchange)
+}
+
+/// Whatever the answer to an out-of-range `limit`, a 200 never carries more than 100 pets.
+pub fn out_of_range_capped(ctx: &RuleCtx) -> Checked {
+    let population = ctx.run.fixtures.population(ctx)?;
+    for limit in ctx.rule.param_list("limits") {
+        let exchange = ctx.send(&RequestSpec::get("/pets").query("limit", limit));
+        ctx.case_done();
+        if exchange.status() != Some(200) {
+            continue;
+        }
+        if let Some(Value::Array(pets)) = exchange.json() {
+            if pets.len() > 100 {
+                return Err(Verdict::failed(
+                    format!(
+                        "at most 100 pets (the maximum), with {} or more stored",
+                        population.known_pets
+                    ),
+                    format!("200 with {} pets for limit={limit}", pets.len()),
+                    &exchange,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every pet of `GET /pets?status=S` has status S.
+pub fn status_property(ctx: &RuleCtx) -> Checked {
+    ctx.run.fixtures.population(ctx)?;
+    let boundary: Vec<(&'static str, Option<i64>)> =
+        PET_STATUSES.iter().map(|status| (*status, Some(100))).collect();
+    let strategy = (
+        proptest::sample::select(PET_STATUSES.to_vec()),
+        proptest::option::of(generation::limit_in_bounds()),
+    );
+    property::check_all(
+        ctx,
+        boundary,
+        strategy,
+        |(status, limit)| match limit {
+            Some(limit) => format!("GET /pets?status={status}&limit={limit}"),
+            None => format!("GET /pets?status={status}"),
+        },
+        |(status, limit)| {
+            let mut spec = RequestSpec::get("/pets").query("status", *status);
+            if let Some(limit) = limit {
+                spec = spec.query("limit", limit.to_string());
+            }
+            let exchange = ctx.send(&spec);
+            let pets = expect::listing(ctx, &exchange)?;
+            if let Some(other) = pets
+                .iter()
+                .find(|pet| pet.get("status").and_then(Value::as_str) != Some(status))
+            {
+                return Err(Verdict::failed(
+                    format!("only pets with status {status}"),
+                    format!("a pet of another status among {}: {other}", pets.len()),
+                    &exchange,
+                ));
+            }
+            Ok(())
+        },
+    )
+}
+
+/// A `status` filter value that is not a PetStatus is refused with 400.
+pub fn status_refused(ctx: &RuleCtx) -> Checked {
+    let status = ctx.param_str("status")?;
+    let exchange = ctx.send(&RequestSpec::get("/pets").query("status", status));
+    ctx.case_done();
+    expect::status(&exchange, &[400], "400 (status must be one of available, pending, sold)")?;
+    expect::error_body(ctx, &exchange)
+}
+
