@@ -129,9 +129,12 @@ impl Catalogue {
     }
 
     pub fn built_in() -> Result<Catalogue, CatalogueError> {
-        let files = CASE_FILES
-            .iter()
-            .map(|name| (PathBuf::from("cases").join(name), embedded(name).to_string()));
+        let files = CASE_FILES.iter().map(|name| {
+            (
+                PathBuf::from("cases").join(name),
+                embedded(name).to_string(),
+            )
+        });
         Self::from_texts(files, "built-in copy of cases/".into())
     }
 
@@ -226,14 +229,43 @@ mod tests {
         let text = r#"{"area":"auth","description":"x","rules":[{"id":"auth/Bad","title":"t",
             "level":"required","operation":"listPets","citation":{"section":"s","quote":"q"},
             "check":"c","writes":false}]}"#;
-        let err = Catalogue::from_texts([(PathBuf::from("cases/auth.json"), text.into())], "t".into())
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("cases/auth.json") && err.contains("auth/Bad"), "{err}");
+        let err = Catalogue::from_texts(
+            [(PathBuf::from("cases/auth.json"), text.into())],
+            "t".into(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("cases/auth.json") && err.contains("auth/Bad"),
+            "{err}"
+        );
         let text = r#"{"area":"auth","description":"x","rules":[{"id":"auth/x","level":"must"}]}"#;
-        let err = Catalogue::from_texts([(PathBuf::from("cases/auth.json"), text.into())], "t".into())
-            .unwrap_err()
-            .to_string();
+        let err = Catalogue::from_texts(
+            [(PathBuf::from("cases/auth.json"), text.into())],
+            "t".into(),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("cases/auth.json"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod citation_tests {
+    use super::*;
+
+    /// Every quote is the contract's own words (parts joined by " … "), so a reader can find
+    /// the statement a rule checks.
+    #[test]
+    fn every_quote_is_verbatim_in_the_contract() {
+        let contract = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/contract/petstore-interface.md");
+        let text = std::fs::read_to_string(&contract)
+            .unwrap_or_else(|e| panic!("{}: {e}", contract.display()));
+        for rule in Catalogue::built_in().unwrap().rules {
+            for part in rule.citation.quote.split(" … ") {
+                assert!(text.contains(part), "{}: {part:?} is not in the contract", rule.id);
+            }
+        }
     }
 }

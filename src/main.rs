@@ -13,7 +13,11 @@ use petstore_conformance::execution::{ClientSettings, Gate, RunConfig, Target};
 use petstore_conformance::reference::{FAULTS, Fault, ReferenceConfig, ReferenceServer};
 
 #[derive(Parser)]
-#[command(name = "petstore-conformance", version, about = "Contract-conformance harness for the Pet Store interface")]
+#[command(
+    name = "petstore-conformance",
+    version,
+    about = "Contract-conformance harness for the Pet Store interface"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -66,7 +70,11 @@ struct RunArgs {
     #[arg(long, env = "PETSTORE_BODY_CAP", default_value_t = 1 << 20)]
     body_cap: usize,
     /// Break one statement of the contract in the built-in reference (see serve-reference --list-faults).
-    #[arg(long = "reference-fault", env = "PETSTORE_REFERENCE_FAULTS", value_delimiter = ',')]
+    #[arg(
+        long = "reference-fault",
+        env = "PETSTORE_REFERENCE_FAULTS",
+        value_delimiter = ','
+    )]
     reference_faults: Vec<String>,
     #[command(flatten)]
     libtest: libtest_mimic::Arguments,
@@ -138,7 +146,10 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
     libtest_from_env(&mut libtest);
     let listing = libtest.list;
     if !listing {
-        eprintln!("petstore-conformance {}: seed {seed} (replay with --seed {seed})", env!("CARGO_PKG_VERSION"));
+        eprintln!(
+            "petstore-conformance {}: seed {seed} (replay with --seed {seed})",
+            env!("CARGO_PKG_VERSION")
+        );
     }
     let config = RunConfig {
         target,
@@ -187,17 +198,28 @@ fn serve(args: ServeArgs) -> Result<u8, RunError> {
         return Ok(0);
     }
     let faults = parse_faults(&args.faults)?;
-    let api_key = args.api_key.unwrap_or_else(|| format!("ref-{:016x}", engine::random_seed()));
+    let api_key = args
+        .api_key
+        .unwrap_or_else(|| format!("ref-{:016x}", engine::random_seed()));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| RunError::Config(e.to_string()))?;
     runtime.block_on(async move {
-        let server = ReferenceServer::start(ReferenceConfig { api_key: api_key.clone(), faults }, args.port)
-            .await
-            .map_err(|e| RunError::Config(format!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
-        println!("Pet Store reference server listening on {}", server.base_url);
+        let server = ReferenceServer::start(
+            ReferenceConfig {
+                api_key: api_key.clone(),
+                faults,
+            },
+            args.port,
+        )
+        .await
+        .map_err(|e| RunError::Config(format!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
+        println!(
+            "Pet Store reference server listening on {}",
+            server.base_url
+        );
         println!("API key: {api_key}");
         std::future::pending::<()>().await;
         drop(server);
@@ -214,7 +236,13 @@ fn main() -> ExitCode {
             .map_err(|e| RunError::Config(e.to_string()))
             .map(|catalogue| {
                 for rule in &catalogue.rules {
-                    println!("{:<52} {:<11} {:<15} {}", rule.id, rule.level.as_str(), rule.operation.name(), rule.title);
+                    println!(
+                        "{:<52} {:<11} {:<15} {}",
+                        rule.id,
+                        rule.level.as_str(),
+                        rule.operation.name(),
+                        rule.title
+                    );
                 }
                 0
             }),

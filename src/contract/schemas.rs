@@ -83,7 +83,9 @@ pub struct Contract {
 
 impl std::fmt::Debug for Contract {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Contract").field("source", &self.source).finish()
+        f.debug_struct("Contract")
+            .field("source", &self.source)
+            .finish()
     }
 }
 
@@ -133,15 +135,14 @@ impl Contract {
         // files resolve offline, whatever base the files declare.
         let mut builder = Registry::new();
         for (name, document) in &documents {
-            let id = document
-                .get("$id")
-                .and_then(Value::as_str)
-                .ok_or_else(|| SchemaError::Invalid {
+            let id = document.get("$id").and_then(Value::as_str).ok_or_else(|| {
+                SchemaError::Invalid {
                     file: location(*name),
                     reason: "has no \"$id\" string; each schema needs one so that the others \
                              can refer to it"
                         .into(),
-                })?;
+                }
+            })?;
             builder = builder
                 .add(id, document)
                 .map_err(|e| SchemaError::Invalid {
@@ -251,13 +252,19 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("pc-schemas-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let err = Contract::load_dir(&dir).unwrap_err().to_string();
-        assert!(err.contains("PetStatus.json") && err.contains("cannot read"), "{err}");
+        assert!(
+            err.contains("PetStatus.json") && err.contains("cannot read"),
+            "{err}"
+        );
         for name in SchemaName::ALL {
             std::fs::write(dir.join(name.file_name()), name.embedded()).unwrap();
         }
         std::fs::write(dir.join("Pet.json"), "{ not json").unwrap();
         let err = Contract::load_dir(&dir).unwrap_err().to_string();
-        assert!(err.contains("Pet.json") && err.contains("not valid JSON"), "{err}");
+        assert!(
+            err.contains("Pet.json") && err.contains("not valid JSON"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

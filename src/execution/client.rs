@@ -294,7 +294,9 @@ impl Client {
         if settings.insecure {
             builder = builder.danger_accept_invalid_certs(true);
         }
-        let http = builder.build().map_err(|e| ClientError::Build(e.to_string()))?;
+        let http = builder
+            .build()
+            .map_err(|e| ClientError::Build(e.to_string()))?;
         Ok(Client {
             http,
             base,
@@ -332,8 +334,8 @@ impl Client {
                 pairs.append_pair(name, value);
             }
         }
-        let method = reqwest::Method::from_bytes(spec.method.as_bytes())
-            .unwrap_or(reqwest::Method::GET);
+        let method =
+            reqwest::Method::from_bytes(spec.method.as_bytes()).unwrap_or(reqwest::Method::GET);
         let mut request = self.http.request(method, url.clone());
         let mut headers = Vec::new();
         if let Some(value) = spec.credential.header_value(&self.key) {
@@ -396,7 +398,10 @@ impl Client {
         let (bytes, body_truncated, body_error) =
             read_capped(response, self.settings.body_cap).await;
         let (json, json_error) = if body_truncated {
-            (None, Some(format!("body exceeds {} bytes", self.settings.body_cap)))
+            (
+                None,
+                Some(format!("body exceeds {} bytes", self.settings.body_cap)),
+            )
         } else {
             match serde_json::from_slice::<Value>(&bytes) {
                 Ok(value) => (Some(value), None),

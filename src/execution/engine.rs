@@ -13,7 +13,9 @@ use super::fixtures::Fixtures;
 use crate::catalogue::{Catalogue, Level, Rule};
 use crate::contract::{CONTRACT_TITLE, CONTRACT_VERSION, Contract};
 use crate::reference::{Fault, ReferenceConfig, ReferenceServer};
-use crate::report::{self, Conformance, ContractInfo, Named, Report, RuleReport, TargetInfo, Totals};
+use crate::report::{
+    self, Conformance, ContractInfo, Named, Report, RuleReport, TargetInfo, Totals,
+};
 use crate::rules::responses::Observations;
 use crate::rules::{self, Phase, RuleCtx, Verdict};
 
@@ -133,7 +135,8 @@ impl Run {
     /// records any pet the target says it created.
     pub fn send(&self, rule_id: &str, spec: &RequestSpec) -> Exchange {
         let exchange = self.client.send(spec);
-        self.observations.inspect(rule_id, &exchange, &self.contract);
+        self.observations
+            .inspect(rule_id, &exchange, &self.contract);
         if spec.method == "POST" && spec.path == "/pets" {
             if let (Some(200..=299), Some(pet)) = (exchange.status(), exchange.json()) {
                 self.fixtures.record_created(rule_id, pet);
@@ -188,7 +191,10 @@ impl PhaseGate {
         let index = phase_index(phase);
         let mut remaining = self.remaining.lock().unwrap_or_else(|e| e.into_inner());
         while remaining[..index].iter().any(|n| *n > 0) {
-            remaining = self.changed.wait(remaining).unwrap_or_else(|e| e.into_inner());
+            remaining = self
+                .changed
+                .wait(remaining)
+                .unwrap_or_else(|e| e.into_inner());
         }
     }
 
@@ -261,9 +267,8 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     }
     if let Some(dir) = &config.report_dir {
         if !config.libtest.list {
-            report::prepare_dir(dir).map_err(|e| {
-                RunError::Config(format!("{e}; choose another with --report-dir"))
-            })?;
+            report::prepare_dir(dir)
+                .map_err(|e| RunError::Config(format!("{e}; choose another with --report-dir")))?;
         }
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -298,8 +303,13 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             (base_url.clone(), api_key.clone(), Vec::new(), None)
         }
     };
-    let client = Client::new(&base_url, &api_key, config.client.clone(), runtime.handle().clone())
-        .map_err(|e| RunError::Config(e.to_string()))?;
+    let client = Client::new(
+        &base_url,
+        &api_key,
+        config.client.clone(),
+        runtime.handle().clone(),
+    )
+    .map_err(|e| RunError::Config(e.to_string()))?;
     let redactor = client.redactor().clone();
 
     let preflight = client.send(&RequestSpec::get("/pets"));
@@ -339,8 +349,9 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         remaining: Mutex::new([0; 3]),
         changed: Condvar::new(),
     });
-    let results: Arc<Mutex<Vec<Option<RuleResult>>>> =
-        Arc::new(Mutex::new((0..catalogue.rules.len()).map(|_| None).collect()));
+    let results: Arc<Mutex<Vec<Option<RuleResult>>>> = Arc::new(Mutex::new(
+        (0..catalogue.rules.len()).map(|_| None).collect(),
+    ));
     let mut trials = Vec::new();
     let mut remaining = [0usize; 3];
     for (index, rule, phase) in ordered {
@@ -391,7 +402,8 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             required_undecided |= rule.level == Level::Required;
             continue;
         };
-        let gated_failure = matches!(result.verdict, Verdict::Failed(_)) && config.gate.gates(rule.level);
+        let gated_failure =
+            matches!(result.verdict, Verdict::Failed(_)) && config.gate.gates(rule.level);
         totals.rules += 1;
         match (&result.verdict, rule.level) {
             (Verdict::Passed, _) => totals.passed += 1,

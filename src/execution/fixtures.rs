@@ -54,7 +54,10 @@ impl Fixtures {
     }
 
     pub fn created(&self) -> Vec<CreatedPet> {
-        self.created.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.created
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// A pet that exists on the target, created once for the run.
@@ -143,7 +146,8 @@ pub struct Marker {
 /// fails when one does; is inconclusive when the store is larger than one page.
 pub fn assert_not_stored(ctx: &RuleCtx, marker: &Marker) -> Checked {
     let exchange = ctx.send(&RequestSpec::get("/pets").query("limit", "100"));
-    let Some(Value::Array(pets)) = exchange.json().filter(|_| exchange.status() == Some(200)) else {
+    let Some(Value::Array(pets)) = exchange.json().filter(|_| exchange.status() == Some(200))
+    else {
         return Err(Verdict::inconclusive(format!(
             "could not list pets to see that nothing was stored: GET /pets answered {}",
             exchange.summary()

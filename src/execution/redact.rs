@@ -17,7 +17,9 @@ impl std::fmt::Debug for Redactor {
 
 impl Redactor {
     pub fn new(key: &str) -> Redactor {
-        Redactor { key: key.to_string() }
+        Redactor {
+            key: key.to_string(),
+        }
     }
 
     pub fn redact(&self, text: &str) -> String {

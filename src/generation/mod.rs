@@ -27,7 +27,10 @@ impl NewPetCase {
 
     pub fn describe(&self, prefix: &str) -> String {
         let chars = prefix.chars().count() + self.name_suffix.chars().count();
-        format!("NewPet {} (name of {chars} characters)", self.to_json(prefix))
+        format!(
+            "NewPet {} (name of {chars} characters)",
+            self.to_json(prefix)
+        )
     }
 }
 
@@ -58,10 +61,26 @@ pub fn new_pet() -> impl Strategy<Value = NewPetCase> {
 /// Boundary NewPets, sent before the generated ones.
 pub fn new_pet_boundaries() -> Vec<NewPetCase> {
     let mut cases = vec![
-        NewPetCase { name_suffix: String::new(), category_id: i64::MIN, status: None },
-        NewPetCase { name_suffix: "\"quoted\" \\ back/slash".into(), category_id: i64::MAX, status: None },
-        NewPetCase { name_suffix: "Ωmega 名前 🐕".into(), category_id: 1 << 31, status: None },
-        NewPetCase { name_suffix: "x".repeat(256), category_id: 0, status: None },
+        NewPetCase {
+            name_suffix: String::new(),
+            category_id: i64::MIN,
+            status: None,
+        },
+        NewPetCase {
+            name_suffix: "\"quoted\" \\ back/slash".into(),
+            category_id: i64::MAX,
+            status: None,
+        },
+        NewPetCase {
+            name_suffix: "Ωmega 名前 🐕".into(),
+            category_id: 1 << 31,
+            status: None,
+        },
+        NewPetCase {
+            name_suffix: "x".repeat(256),
+            category_id: 0,
+            status: None,
+        },
     ];
     for (case, status) in cases.iter_mut().zip(PET_STATUSES.iter()) {
         case.status = Some(status);

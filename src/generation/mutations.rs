@@ -8,20 +8,47 @@ use crate::execution::fixtures::Marker;
 /// The body for a named mutation, and what would identify it in the store had it been stored.
 /// `name` and `category_id` are unique to the rule, so a stored pet can be recognised.
 pub fn create_body(mutation: &str, name: &str, category_id: i64) -> Option<(Body, Marker)> {
-    let by_name = Marker { name: Some(name.into()), category_id: None };
-    let by_category = Marker { name: None, category_id: Some(category_id) };
-    let both = Marker { name: Some(name.into()), category_id: Some(category_id) };
+    let by_name = Marker {
+        name: Some(name.into()),
+        category_id: None,
+    };
+    let by_category = Marker {
+        name: None,
+        category_id: Some(category_id),
+    };
+    let both = Marker {
+        name: Some(name.into()),
+        category_id: Some(category_id),
+    };
     let raw = |text: String| Body::Raw {
         content_type: Some("application/json".into()),
         bytes: text.into_bytes(),
     };
     Some(match mutation {
-        "missing-name" => (Body::Json(json!({"categoryId": category_id, "status": "pending"})), by_category),
-        "missing-category-id" => (Body::Json(json!({"name": name, "status": "pending"})), by_name),
-        "name-wrong-type" => (Body::Json(json!({"name": 42, "categoryId": category_id})), by_category),
-        "name-null" => (Body::Json(json!({"name": null, "categoryId": category_id})), by_category),
-        "category-id-wrong-type" => (Body::Json(json!({"name": name, "categoryId": "12"})), by_name),
-        "category-id-fractional" => (Body::Json(json!({"name": name, "categoryId": 1.5})), by_name),
+        "missing-name" => (
+            Body::Json(json!({"categoryId": category_id, "status": "pending"})),
+            by_category,
+        ),
+        "missing-category-id" => (
+            Body::Json(json!({"name": name, "status": "pending"})),
+            by_name,
+        ),
+        "name-wrong-type" => (
+            Body::Json(json!({"name": 42, "categoryId": category_id})),
+            by_category,
+        ),
+        "name-null" => (
+            Body::Json(json!({"name": null, "categoryId": category_id})),
+            by_category,
+        ),
+        "category-id-wrong-type" => (
+            Body::Json(json!({"name": name, "categoryId": "12"})),
+            by_name,
+        ),
+        "category-id-fractional" => (
+            Body::Json(json!({"name": name, "categoryId": 1.5})),
+            by_name,
+        ),
         "category-id-beyond-int64" => (
             Body::Json(json!({"name": name, "categoryId": 9_223_372_036_854_775_808u64})),
             by_name,
@@ -30,9 +57,15 @@ pub fn create_body(mutation: &str, name: &str, category_id: i64) -> Option<(Body
             Body::Json(json!({"name": name, "categoryId": category_id, "status": "lost"})),
             both,
         ),
-        "not-an-object" => (Body::Json(json!([{"name": name, "categoryId": category_id}])), both),
+        "not-an-object" => (
+            Body::Json(json!([{"name": name, "categoryId": category_id}])),
+            both,
+        ),
         "malformed-json" => (
-            raw(format!("{{\"name\": {}, \"categoryId\": {category_id}", json!(name))),
+            raw(format!(
+                "{{\"name\": {}, \"categoryId\": {category_id}",
+                json!(name)
+            )),
             both,
         ),
         "empty-body" => (raw(String::new()), Marker::default()),

@@ -168,22 +168,30 @@ fn error(shared: &Shared, status: StatusCode, code: &str, message: &str) -> Resp
 async fn authenticate(State(shared): State<AppState>, request: Request, next: Next) -> Response {
     let path = request.uri().path().to_string();
     let method = request.method().clone();
-    let skipped = (path == "/v1/pets" && method == Method::GET && shared.has(Fault::AuthSkippedListPets))
-        || (path == "/v1/pets" && method == Method::POST && shared.has(Fault::AuthSkippedCreatePet))
-        || (path.starts_with("/v1/pets/") && shared.has(Fault::AuthSkippedGetPet))
-        || (path == "/v1/store/orders" && shared.has(Fault::AuthSkippedStoreOrders));
+    let skipped =
+        (path == "/v1/pets" && method == Method::GET && shared.has(Fault::AuthSkippedListPets))
+            || (path == "/v1/pets"
+                && method == Method::POST
+                && shared.has(Fault::AuthSkippedCreatePet))
+            || (path.starts_with("/v1/pets/") && shared.has(Fault::AuthSkippedGetPet))
+            || (path == "/v1/store/orders" && shared.has(Fault::AuthSkippedStoreOrders));
     if skipped || authorized(&shared, request.headers()) {
         return next.run(request).await;
     }
-    if shared.has(Fault::RefusedCreateStillStored) && path == "/v1/pets" && method == Method::POST
-    {
+    if shared.has(Fault::RefusedCreateStillStored) && path == "/v1/pets" && method == Method::POST {
         let body = axum::body::to_bytes(request.into_body(), 1 << 20)
             .await
             .unwrap_or_default();
         if let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(&body) {
             let name = fields.get("name").and_then(Value::as_str).unwrap_or("");
-            let category_id = fields.get("categoryId").and_then(Value::as_i64).unwrap_or(0);
-            let status = fields.get("status").and_then(Value::as_str).map(String::from);
+            let category_id = fields
+                .get("categoryId")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            let status = fields
+                .get("status")
+                .and_then(Value::as_str)
+                .map(String::from);
             shared.insert(name.to_string(), category_id, status);
         }
     }
@@ -224,8 +232,8 @@ fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
         // RFC 9110 section 11.1: the scheme name is case-insensitive.
         scheme.eq_ignore_ascii_case("bearer")
     };
-    let token_ok =
-        token == shared.config.api_key || (token.is_empty() && shared.has(Fault::AuthEmptyTokenAccepted));
+    let token_ok = token == shared.config.api_key
+        || (token.is_empty() && shared.has(Fault::AuthEmptyTokenAccepted));
     scheme_ok && token_ok
 }
 
@@ -236,7 +244,11 @@ fn query_pairs(uri: &Uri) -> Vec<(String, String)> {
 }
 
 async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Response {
-    let mut limit: usize = if shared.has(Fault::DefaultLimitTen) { 10 } else { 20 };
+    let mut limit: usize = if shared.has(Fault::DefaultLimitTen) {
+        10
+    } else {
+        20
+    };
     let mut explicit_limit = false;
     if shared.has(Fault::DefaultLimitIgnored) {
         limit = usize::MAX;
@@ -377,7 +389,10 @@ fn new_pet(shared: &Shared, headers: &HeaderMap, body: &[u8]) -> Result<Pet, (St
     let parsed: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
         Err(e) if shared.has(Fault::CreateMalformedJson500) => {
-            return Err((StatusCode::INTERNAL_SERVER_ERROR, format!("parser crashed: {e}")));
+            return Err((
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("parser crashed: {e}"),
+            ));
         }
         Err(e) => return Err(bad(&format!("the body is not well-formed JSON: {e}"))),
     };
@@ -407,9 +422,8 @@ fn new_pet(shared: &Shared, headers: &HeaderMap, body: &[u8]) -> Result<Pet, (St
             return Err(bad("categoryId is required"));
         }
         None => return Err(bad("categoryId is required")),
-        Some(value) => category_id(shared, value).ok_or_else(|| {
-            invalid("categoryId must be an integer in the int64 range")
-        })?,
+        Some(value) => category_id(shared, value)
+            .ok_or_else(|| invalid("categoryId must be an integer in the int64 range"))?,
     };
     Ok(shared.insert(name, category_id, status))
 }
@@ -487,7 +501,10 @@ fn deprecation_headers(shared: &Shared, response: &mut Response) {
     }
     let headers = response.headers_mut();
     if shared.has(Fault::SunsetWrongDate) {
-        headers.insert("sunset", HeaderValue::from_static("Wed, 05 Dec 2029 00:00:00 GMT"));
+        headers.insert(
+            "sunset",
+            HeaderValue::from_static("Wed, 05 Dec 2029 00:00:00 GMT"),
+        );
     } else if !shared.has(Fault::NoSunsetHeader) {
         headers.insert("sunset", HeaderValue::from_static(SUNSET_HTTP_DATE));
     }
@@ -513,7 +530,12 @@ async fn list_store_orders(State(shared): State<AppState>) -> Response {
 }
 
 async fn not_found(State(shared): State<AppState>) -> Response {
-    error(&shared, StatusCode::NOT_FOUND, "not-found", "no such resource")
+    error(
+        &shared,
+        StatusCode::NOT_FOUND,
+        "not-found",
+        "no such resource",
+    )
 }
 
 async fn method_not_allowed(State(shared): State<AppState>) -> Response {

@@ -27,7 +27,11 @@ pub fn render(report: &Report) -> String {
         let message = match (&rule.failure, &rule.reason) {
             (Some(failure), _) => Some(format!(
                 "{}{}: expected {}; observed {}",
-                if rule.gated { "" } else { "not gated (recommended): " },
+                if rule.gated {
+                    ""
+                } else {
+                    "not gated (recommended): "
+                },
                 rule.id,
                 failure.expected,
                 failure.observed

@@ -11,7 +11,13 @@ fn cell(text: &str) -> String {
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let t = &report.totals;
-    let _ = writeln!(out, "# {} {}: {}", report.suite.name, report.suite.version, report.conformance.as_str());
+    let _ = writeln!(
+        out,
+        "# {} {}: {}",
+        report.suite.name,
+        report.suite.version,
+        report.conformance.as_str()
+    );
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -25,7 +31,11 @@ pub fn render(report: &Report) -> String {
         report.duration_ms
     );
     if !report.target.faults.is_empty() {
-        let _ = writeln!(out, "\nFaults injected into the reference: {}", report.target.faults.join(", "));
+        let _ = writeln!(
+            out,
+            "\nFaults injected into the reference: {}",
+            report.target.faults.join(", ")
+        );
     }
     let _ = writeln!(
         out,
@@ -36,7 +46,11 @@ pub fn render(report: &Report) -> String {
         t.failed_recommended,
         t.inconclusive,
         t.skipped,
-        if t.not_selected > 0 { format!(", {} not selected", t.not_selected) } else { String::new() }
+        if t.not_selected > 0 {
+            format!(", {} not selected", t.not_selected)
+        } else {
+            String::new()
+        }
     );
     let _ = writeln!(out, "\nRe-run: `{}`", report.rerun);
     let mut ordered: Vec<_> = report.rules.iter().collect();
@@ -52,7 +66,10 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(out, "|---|---|---|---|");
     for rule in ordered {
         let seen = match (&rule.failure, &rule.reason) {
-            (Some(failure), _) => format!("expected {}; observed {}", failure.expected, failure.observed),
+            (Some(failure), _) => format!(
+                "expected {}; observed {}",
+                failure.expected, failure.observed
+            ),
             (None, Some(reason)) => reason.clone(),
             (None, None) => format!("{} case(s)", rule.cases_run),
         };
@@ -67,13 +84,23 @@ pub fn render(report: &Report) -> String {
             cell(&seen)
         );
     }
-    let failures: Vec<_> = report.rules.iter().filter(|rule| rule.failure.is_some()).collect();
+    let failures: Vec<_> = report
+        .rules
+        .iter()
+        .filter(|rule| rule.failure.is_some())
+        .collect();
     if !failures.is_empty() {
         let _ = writeln!(out, "\n## How to reproduce the failures\n");
         for rule in failures {
-            let Some(failure) = &rule.failure else { continue };
+            let Some(failure) = &rule.failure else {
+                continue;
+            };
             let _ = writeln!(out, "### `{}` ({})\n", rule.id, rule.level.as_str());
-            let _ = writeln!(out, "> {}: \"{}\"\n", rule.citation.section, rule.citation.quote);
+            let _ = writeln!(
+                out,
+                "> {}: \"{}\"\n",
+                rule.citation.section, rule.citation.quote
+            );
             if let Some(example) = &failure.counterexample {
                 let _ = writeln!(
                     out,

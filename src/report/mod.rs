@@ -205,7 +205,11 @@ pub fn prepare_dir(dir: &Path) -> Result<(), ReportWriteError> {
 
 /// Renders every format and writes them; each file appears whole or not at all (write to a
 /// temporary name, then rename). Everything written passes through the redactor.
-pub fn write_all(report: &Report, dir: &Path, redactor: &Redactor) -> Result<Vec<PathBuf>, ReportWriteError> {
+pub fn write_all(
+    report: &Report,
+    dir: &Path,
+    redactor: &Redactor,
+) -> Result<Vec<PathBuf>, ReportWriteError> {
     prepare_dir(dir)?;
     let rendered = [
         (REPORT_FILES[0], render_json(report)),

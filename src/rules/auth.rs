@@ -61,7 +61,8 @@ pub fn refused_create_stores_nothing(ctx: &RuleCtx) -> Checked {
         category_id: Some(marker_category(ctx)),
     };
     for credential in [Credential::Missing, Credential::WrongKey] {
-        let pet = json!({"name": marker.name, "categoryId": marker.category_id, "status": "pending"});
+        let pet =
+            json!({"name": marker.name, "categoryId": marker.category_id, "status": "pending"});
         let spec = RequestSpec::post("/pets", Body::Json(pet)).credential(credential);
         ctx.send(&spec);
         ctx.case_done();

@@ -57,7 +57,9 @@ pub fn syntax(ctx: &RuleCtx) -> Checked {
         };
         seen = true;
         if parse_deprecation(value).is_none() {
-            let kind = if value.trim().eq_ignore_ascii_case("true") || httpdate::parse_http_date(value).is_ok() {
+            let kind = if value.trim().eq_ignore_ascii_case("true")
+                || httpdate::parse_http_date(value).is_ok()
+            {
                 "a legacy form: deprecation is signalled, but not as RFC 9745 says"
             } else {
                 "not a Structured Field Date"
@@ -132,8 +134,11 @@ pub fn sunset_after_deprecation(ctx: &RuleCtx) -> Checked {
     let mut compared = false;
     for exchange in get_pet_answers(ctx)? {
         let deprecation = exchange.header("deprecation").and_then(|value| {
-            parse_deprecation(value)
-                .or_else(|| httpdate::parse_http_date(value.trim()).ok().map(unix_seconds))
+            parse_deprecation(value).or_else(|| {
+                httpdate::parse_http_date(value.trim())
+                    .ok()
+                    .map(unix_seconds)
+            })
         });
         let sunset = exchange
             .header("sunset")
@@ -144,16 +149,24 @@ pub fn sunset_after_deprecation(ctx: &RuleCtx) -> Checked {
         };
         compared = true;
         if sunset < deprecation {
-            let date = |secs: i64| httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(secs.max(0) as u64));
+            let date = |secs: i64| {
+                httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(secs.max(0) as u64))
+            };
             return Err(Verdict::failed(
                 "Sunset not earlier than Deprecation",
-                format!("Deprecation {} is after Sunset {}", date(deprecation), date(sunset)),
+                format!(
+                    "Deprecation {} is after Sunset {}",
+                    date(deprecation),
+                    date(sunset)
+                ),
                 &exchange,
             ));
         }
     }
     if !compared {
-        return Err(Verdict::skipped("no Deprecation and Sunset dates to compare"));
+        return Err(Verdict::skipped(
+            "no Deprecation and Sunset dates to compare",
+        ));
     }
     Ok(())
 }
@@ -196,7 +209,10 @@ pub fn successor_link(ctx: &RuleCtx) -> Checked {
         if !to_pets {
             return Err(Verdict::failed(
                 "Link: <…/pets>; rel=\"successor-version\"",
-                format!("successor-version targets {targets:?} on {}", exchange.summary()),
+                format!(
+                    "successor-version targets {targets:?} on {}",
+                    exchange.summary()
+                ),
                 &exchange,
             ));
         }
@@ -243,7 +259,10 @@ mod tests {
     fn link_header_values() {
         let value = r#"</v1/pets>; rel="successor-version", <https://x/docs>; rel=help"#;
         assert_eq!(link_targets(value, "successor-version"), vec!["/v1/pets"]);
-        assert_eq!(link_targets("<a>; rel=\"help successor-version\"", "successor-version"), vec!["a"]);
+        assert_eq!(
+            link_targets("<a>; rel=\"help successor-version\"", "successor-version"),
+            vec!["a"]
+        );
         assert!(link_targets("garbage", "successor-version").is_empty());
     }
 

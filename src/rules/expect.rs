@@ -38,7 +38,11 @@ pub fn client_error(exchange: &Exchange, what: &str) -> Checked {
 }
 
 /// The body is JSON valid against `schema`; returns it.
-pub fn body<'e>(ctx: &RuleCtx, exchange: &'e Exchange, schema: SchemaName) -> Result<&'e Value, Verdict> {
+pub fn body<'e>(
+    ctx: &RuleCtx,
+    exchange: &'e Exchange,
+    schema: SchemaName,
+) -> Result<&'e Value, Verdict> {
     let response = response(exchange)?;
     let name = schema.file_name().trim_end_matches(".json");
     let Some(json) = &response.json else {
@@ -49,9 +53,9 @@ pub fn body<'e>(ctx: &RuleCtx, exchange: &'e Exchange, schema: SchemaName) -> Re
             exchange,
         ));
     };
-    ctx.contract()
-        .check(schema, json)
-        .map_err(|reason| Verdict::failed(format!("a body valid against {name}"), reason, exchange))?;
+    ctx.contract().check(schema, json).map_err(|reason| {
+        Verdict::failed(format!("a body valid against {name}"), reason, exchange)
+    })?;
     Ok(json)
 }
 
@@ -67,10 +71,18 @@ pub fn pets<'e>(ctx: &RuleCtx, exchange: &'e Exchange) -> Result<&'e Vec<Value>,
         .ok_or_else(|| Verdict::failed("a JSON array of Pet", exchange.summary(), exchange))
 }
 
-/// A 200 answer with a valid Pets array.
-pub fn listing<'e>(ctx: &RuleCtx, exchange: &'e Exchange) -> Result<&'e Vec<Value>, Verdict> {
+/// A 200 answer whose body is a JSON array. Whether its items are valid Pets is the business
+/// of `list-pets/success/pets-array`; rules about counts and filters only need the array.
+pub fn listing(exchange: &Exchange) -> Result<&Vec<Value>, Verdict> {
     status(exchange, &[200], "200 with an array of Pet")?;
-    pets(ctx, exchange)
+    match exchange.json() {
+        Some(Value::Array(items)) => Ok(items),
+        _ => Err(Verdict::failed(
+            "a JSON array of Pet",
+            exchange.summary(),
+            exchange,
+        )),
+    }
 }
 
 /// Fields of a pet as the harness compares them.

@@ -11,13 +11,14 @@ use crate::generation;
 pub fn ok(ctx: &RuleCtx) -> Checked {
     let exchange = ctx.send(&RequestSpec::get("/pets"));
     ctx.case_done();
-    expect::listing(ctx, &exchange).map(|_| ())
+    expect::status(&exchange, &[200], "200 with an array of Pet")?;
+    expect::pets(ctx, &exchange).map(|_| ())
 }
 
 /// The listing has at most `max` pets.
 fn at_most(ctx: &RuleCtx, spec: &RequestSpec, max: usize) -> Checked {
     let exchange = ctx.send(spec);
-    let pets = expect::listing(ctx, &exchange)?;
+    let pets = expect::listing(&exchange)?;
     if pets.len() > max {
         return Err(Verdict::failed(
             format!("200 with at most {max} pets"),
@@ -30,7 +31,12 @@ fn at_most(ctx: &RuleCtx, spec: &RequestSpec, max: usize) -> Checked {
 
 /// Without `limit`, the default of 20 applies.
 pub fn default_at_most(ctx: &RuleCtx) -> Checked {
-    let max = ctx.rule.params.get("max").and_then(Value::as_u64).unwrap_or(20) as usize;
+    let max = ctx
+        .rule
+        .params
+        .get("max")
+        .and_then(Value::as_u64)
+        .unwrap_or(20) as usize;
     ctx.run.fixtures.population(ctx)?;
     ctx.case_done();
     at_most(ctx, &RequestSpec::get("/pets"), max)
@@ -54,7 +60,9 @@ pub fn limit_property(ctx: &RuleCtx) -> Checked {
 /// A bound of `limit` is accepted and caps the listing.
 pub fn limit_accepted(ctx: &RuleCtx) -> Checked {
     let limit = ctx.param_str("limit")?;
-    let max: usize = limit.parse().map_err(|_| Verdict::skipped("limit param is not a number"))?;
+    let max: usize = limit
+        .parse()
+        .map_err(|_| Verdict::skipped("limit param is not a number"))?;
     ctx.run.fixtures.population(ctx)?;
     ctx.case_done();
     at_most(ctx, &RequestSpec::get("/pets").query("limit", limit), max)
@@ -62,7 +70,12 @@ pub fn limit_accepted(ctx: &RuleCtx) -> Checked {
 
 /// With more pets stored than the page size, the page is full.
 pub fn fills_page(ctx: &RuleCtx) -> Checked {
-    let expected = ctx.rule.params.get("expect").and_then(Value::as_u64).unwrap_or(20) as usize;
+    let expected = ctx
+        .rule
+        .params
+        .get("expect")
+        .and_then(Value::as_u64)
+        .unwrap_or(20) as usize;
     let population = ctx.run.fixtures.population(ctx)?;
     let mut spec = RequestSpec::get("/pets");
     if let Some(limit) = ctx.rule.param_str("limit") {
@@ -70,7 +83,7 @@ pub fn fills_page(ctx: &RuleCtx) -> Checked {
     }
     let exchange = ctx.send(&spec);
     ctx.case_done();
-    let pets = expect::listing(ctx, &exchange)?;
+    let pets = expect::listing(&exchange)?;
     if pets.len() != expected {
         return Err(Verdict::failed(
             format!(
@@ -89,7 +102,11 @@ pub fn limit_refused(ctx: &RuleCtx) -> Checked {
     let limit = ctx.param_str("limit")?;
     let exchange = ctx.send(&RequestSpec::get("/pets").query("limit", limit));
     ctx.case_done();
-    expect::status(&exchange, &[400], "400 (limit must be an integer from 1 to 100)")?;
+    expect::status(
+        &exchange,
+        &[400],
+        "400 (limit must be an integer from 1 to 100)",
+    )?;
     expect::error_body(ctx, &exchange)
 }
 
@@ -121,8 +138,10 @@ pub fn out_of_range_capped(ctx: &RuleCtx) -> Checked {
 /// Every pet of `GET /pets?status=S` has status S.
 pub fn status_property(ctx: &RuleCtx) -> Checked {
     ctx.run.fixtures.population(ctx)?;
-    let boundary: Vec<(&'static str, Option<i64>)> =
-        PET_STATUSES.iter().map(|status| (*status, Some(100))).collect();
+    let boundary: Vec<(&'static str, Option<i64>)> = PET_STATUSES
+        .iter()
+        .map(|status| (*status, Some(100)))
+        .collect();
     let strategy = (
         proptest::sample::select(PET_STATUSES.to_vec()),
         proptest::option::of(generation::limit_in_bounds()),
@@ -141,7 +160,7 @@ pub fn status_property(ctx: &RuleCtx) -> Checked {
                 spec = spec.query("limit", limit.to_string());
             }
             let exchange = ctx.send(&spec);
-            let pets = expect::listing(ctx, &exchange)?;
+            let pets = expect::listing(&exchange)?;
             if let Some(other) = pets
                 .iter()
                 .find(|pet| pet.get("status").and_then(Value::as_str) != Some(status))
@@ -162,7 +181,10 @@ pub fn status_refused(ctx: &RuleCtx) -> Checked {
     let status = ctx.param_str("status")?;
     let exchange = ctx.send(&RequestSpec::get("/pets").query("status", status));
     ctx.case_done();
-    expect::status(&exchange, &[400], "400 (status must be one of available, pending, sold)")?;
+    expect::status(
+        &exchange,
+        &[400],
+        "400 (status must be one of available, pending, sold)",
+    )?;
     expect::error_body(ctx, &exchange)
 }
-

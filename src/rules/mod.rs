@@ -30,9 +30,13 @@ pub enum Verdict {
     Passed,
     Failed(Box<Failure>),
     /// The evidence could not decide; `reason` says why.
-    Inconclusive { reason: String },
+    Inconclusive {
+        reason: String,
+    },
     /// The rule did not apply or could not be run; `reason` says why.
-    Skipped { reason: String },
+    Skipped {
+        reason: String,
+    },
 }
 
 impl Verdict {
@@ -58,7 +62,11 @@ impl Verdict {
     }
 
     /// A failure with the exchange that shows it.
-    pub fn failed(expected: impl Into<String>, observed: impl Into<String>, exchange: &Exchange) -> Verdict {
+    pub fn failed(
+        expected: impl Into<String>,
+        observed: impl Into<String>,
+        exchange: &Exchange,
+    ) -> Verdict {
         Verdict::Failed(Box::new(Failure {
             expected: expected.into(),
             observed: observed.into(),
@@ -72,7 +80,10 @@ impl Verdict {
         match self {
             Verdict::Passed => "passed".into(),
             Verdict::Failed(failure) => {
-                format!("expected {}; observed {}", failure.expected, failure.observed)
+                format!(
+                    "expected {}; observed {}",
+                    failure.expected, failure.observed
+                )
             }
             Verdict::Inconclusive { reason } | Verdict::Skipped { reason } => reason.clone(),
         }
@@ -163,37 +174,161 @@ pub struct CheckDef {
 }
 
 const CHECKS: &[CheckDef] = &[
-    CheckDef { name: "auth-refused", run: auth::refused, phase: Phase::Main },
-    CheckDef { name: "auth-accepted", run: auth::accepted, phase: Phase::Main },
-    CheckDef { name: "auth-refused-create-stores-nothing", run: auth::refused_create_stores_nothing, phase: Phase::QuietStore },
-    CheckDef { name: "store-orders-answered", run: auth::store_orders_answered, phase: Phase::Main },
-    CheckDef { name: "list-ok", run: list_pets::ok, phase: Phase::Main },
-    CheckDef { name: "list-default-at-most", run: list_pets::default_at_most, phase: Phase::Main },
-    CheckDef { name: "list-limit-property", run: list_pets::limit_property, phase: Phase::Main },
-    CheckDef { name: "list-limit-accepted", run: list_pets::limit_accepted, phase: Phase::Main },
-    CheckDef { name: "list-fills-page", run: list_pets::fills_page, phase: Phase::Main },
-    CheckDef { name: "list-limit-refused", run: list_pets::limit_refused, phase: Phase::Main },
-    CheckDef { name: "list-out-of-range-capped", run: list_pets::out_of_range_capped, phase: Phase::Main },
-    CheckDef { name: "list-status-property", run: list_pets::status_property, phase: Phase::Main },
-    CheckDef { name: "list-status-refused", run: list_pets::status_refused, phase: Phase::Main },
-    CheckDef { name: "create-property", run: create_pet::created_property, phase: Phase::Main },
-    CheckDef { name: "create-unique-ids", run: create_pet::unique_ids, phase: Phase::Main },
-    CheckDef { name: "create-round-trip", run: create_pet::round_trip, phase: Phase::Main },
-    CheckDef { name: "create-refused", run: create_pet::refused, phase: Phase::QuietStore },
-    CheckDef { name: "create-invalid-values-400", run: create_pet::invalid_values_400, phase: Phase::Main },
-    CheckDef { name: "get-existing", run: get_pet::existing, phase: Phase::Main },
-    CheckDef { name: "get-unknown", run: get_pet::unknown, phase: Phase::Main },
-    CheckDef { name: "get-non-integer", run: get_pet::non_integer, phase: Phase::Main },
-    CheckDef { name: "deprecation-signalled", run: deprecation::signalled, phase: Phase::Main },
-    CheckDef { name: "deprecation-syntax", run: deprecation::syntax, phase: Phase::Main },
-    CheckDef { name: "sunset-present", run: deprecation::sunset_present, phase: Phase::Main },
-    CheckDef { name: "sunset-date", run: deprecation::sunset_date, phase: Phase::Main },
-    CheckDef { name: "sunset-after-deprecation", run: deprecation::sunset_after_deprecation, phase: Phase::Main },
-    CheckDef { name: "successor-link", run: deprecation::successor_link, phase: Phase::Main },
-    CheckDef { name: "not-deprecated", run: deprecation::not_deprecated, phase: Phase::Main },
-    CheckDef { name: "responses-json-content-type", run: responses::json_content_type, phase: Phase::Last },
-    CheckDef { name: "responses-error-body", run: responses::error_body, phase: Phase::Last },
-    CheckDef { name: "responses-no-server-error", run: responses::no_server_error, phase: Phase::Last },
+    CheckDef {
+        name: "auth-refused",
+        run: auth::refused,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "auth-accepted",
+        run: auth::accepted,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "auth-refused-create-stores-nothing",
+        run: auth::refused_create_stores_nothing,
+        phase: Phase::QuietStore,
+    },
+    CheckDef {
+        name: "store-orders-answered",
+        run: auth::store_orders_answered,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "list-ok",
+        run: list_pets::ok,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "list-default-at-most",
+        run: list_pets::default_at_most,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "list-limit-property",
+        run: list_pets::limit_property,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "list-limit-accepted",
+        run: list_pets::limit_accepted,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "list-fills-page",
+        run: list_pets::fills_page,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "list-limit-refused",
+        run: list_pets::limit_refused,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "list-out-of-range-capped",
+        run: list_pets::out_of_range_capped,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "list-status-property",
+        run: list_pets::status_property,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "list-status-refused",
+        run: list_pets::status_refused,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "create-property",
+        run: create_pet::created_property,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "create-unique-ids",
+        run: create_pet::unique_ids,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "create-round-trip",
+        run: create_pet::round_trip,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "create-refused",
+        run: create_pet::refused,
+        phase: Phase::QuietStore,
+    },
+    CheckDef {
+        name: "create-invalid-values-400",
+        run: create_pet::invalid_values_400,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "get-existing",
+        run: get_pet::existing,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "get-unknown",
+        run: get_pet::unknown,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "get-non-integer",
+        run: get_pet::non_integer,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "deprecation-signalled",
+        run: deprecation::signalled,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "deprecation-syntax",
+        run: deprecation::syntax,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "sunset-present",
+        run: deprecation::sunset_present,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "sunset-date",
+        run: deprecation::sunset_date,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "sunset-after-deprecation",
+        run: deprecation::sunset_after_deprecation,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "successor-link",
+        run: deprecation::successor_link,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "not-deprecated",
+        run: deprecation::not_deprecated,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "responses-json-content-type",
+        run: responses::json_content_type,
+        phase: Phase::Last,
+    },
+    CheckDef {
+        name: "responses-error-body",
+        run: responses::error_body,
+        phase: Phase::Last,
+    },
+    CheckDef {
+        name: "responses-no-server-error",
+        run: responses::no_server_error,
+        phase: Phase::Last,
+    },
 ];
 
 pub fn lookup(name: &str) -> Option<&'static CheckDef> {

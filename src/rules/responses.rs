@@ -38,7 +38,11 @@ pub struct Observations {
 }
 
 /// What is wrong with `exchange` under `statement`, if anything; `None` when it does not apply.
-fn problem(statement: Statement, exchange: &Exchange, contract: &Contract) -> Option<Option<String>> {
+fn problem(
+    statement: Statement,
+    exchange: &Exchange,
+    contract: &Contract,
+) -> Option<Option<String>> {
     let response = exchange.response.as_ref()?;
     match statement {
         Statement::JsonContentType => {
@@ -57,7 +61,10 @@ fn problem(statement: Statement, exchange: &Exchange, contract: &Contract) -> Op
                 return None;
             }
             let Some(body) = &response.json else {
-                return Some(Some(format!("{} with a body that is not JSON", response.status)));
+                return Some(Some(format!(
+                    "{} with a body that is not JSON",
+                    response.status
+                )));
             };
             if let Err(reason) = contract.check(SchemaName::Error, body) {
                 return Some(Some(format!("{}: {reason}", response.status)));
@@ -71,9 +78,9 @@ fn problem(statement: Statement, exchange: &Exchange, contract: &Contract) -> Op
                 )
             }))
         }
-        Statement::NoServerError => Some(
-            (response.status >= 500).then(|| format!("{} (server error)", response.status)),
-        ),
+        Statement::NoServerError => {
+            Some((response.status >= 500).then(|| format!("{} (server error)", response.status)))
+        }
     }
 }
 
@@ -122,7 +129,9 @@ fn verdict(ctx: &RuleCtx, statement: Statement, expected: &str) -> Checked {
     sweep(ctx);
     let tally = ctx.run.observations.tally(statement);
     if tally.inspected == 0 {
-        return Err(Verdict::skipped("no response this statement applies to was received"));
+        return Err(Verdict::skipped(
+            "no response this statement applies to was received",
+        ));
     }
     match tally.first {
         None => Ok(()),
@@ -138,7 +147,11 @@ fn verdict(ctx: &RuleCtx, statement: Statement, expected: &str) -> Checked {
 }
 
 pub fn json_content_type(ctx: &RuleCtx) -> Checked {
-    verdict(ctx, Statement::JsonContentType, "Content-Type: application/json on every response")
+    verdict(
+        ctx,
+        Statement::JsonContentType,
+        "Content-Type: application/json on every response",
+    )
 }
 
 pub fn error_body(ctx: &RuleCtx) -> Checked {
@@ -150,5 +163,9 @@ pub fn error_body(ctx: &RuleCtx) -> Checked {
 }
 
 pub fn no_server_error(ctx: &RuleCtx) -> Checked {
-    verdict(ctx, Statement::NoServerError, "no 5xx answer to any request of the suite")
+    verdict(
+        ctx,
+        Statement::NoServerError,
+        "no 5xx answer to any request of the suite",
+    )
 }
