@@ -258,13 +258,17 @@ mod citation_tests {
     /// the statement a rule checks.
     #[test]
     fn every_quote_is_verbatim_in_the_contract() {
-        let contract = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/contract/petstore-interface.md");
+        let contract =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/contract/petstore-interface.md");
         let text = std::fs::read_to_string(&contract)
             .unwrap_or_else(|e| panic!("{}: {e}", contract.display()));
         for rule in Catalogue::built_in().unwrap().rules {
             for part in rule.citation.quote.split(" … ") {
-                assert!(text.contains(part), "{}: {part:?} is not in the contract", rule.id);
+                assert!(
+                    text.contains(part),
+                    "{}: {part:?} is not in the contract",
+                    rule.id
+                );
             }
         }
     }

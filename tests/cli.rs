@@ -1,0 +1,250 @@
+//! The binary as a user drives it: exit codes, report files, bad input, and the API key never
+//! appearing in anything written.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_petstore-conformance");
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pc-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(args: &[&str], key: Option<&str>, report_dir: &Path) -> Output {
+    let mut command = Command::new(BIN);
+    command
+        .arg("run")
+        .args(args)
+        .arg("--report-dir")
+        .arg(report_dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("PETSTORE_API_KEY")
+        .env_remove("PETSTORE_BASE_URL");
+    if let Some(key) = key {
+        command.env("PETSTORE_API_KEY", key);
+    }
+    command.output().expect("binary runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn default_run_passes_and_writes_three_reports() {
+    let dir = temp_dir("default");
+    let output = run(&["--seed", "42"], None, &dir);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stderr(&output).contains("seed 42"));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["suite"]["name"], "petstore-conformance");
+    assert_eq!(report["contract"]["version"], "1.0.0");
+    assert_eq!(report["seed"], 42);
+    assert_eq!(report["conformance"], "conforms");
+    let rules = report["rules"].as_array().unwrap();
+    assert!(rules.len() > 60);
+    for rule in rules {
+        for field in [
+            "id",
+            "title",
+            "level",
+            "operation",
+            "citation",
+            "verdict",
+            "cases_run",
+        ] {
+            assert!(rule.get(field).is_some(), "{field} missing in {rule}");
+        }
+    }
+    assert!(!report["created_pets"].as_array().unwrap().is_empty());
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert_eq!(junit.matches("<testcase ").count(), rules.len());
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.starts_with("# petstore-conformance"), "{summary}");
+}
+
+#[test]
+fn a_required_failure_exits_1_and_a_recommended_one_only_under_gate_all() {
+    let dir = temp_dir("gate");
+    let output = run(&["--reference-fault", "default-limit-ignored"], None, &dir);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let failed = report["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|rule| rule["id"] == "list-pets/limit/default-at-most-20")
+        .unwrap();
+    assert_eq!(failed["verdict"], "failed");
+    let curl = failed["failure"]["curl"].as_str().unwrap();
+    assert!(
+        curl.starts_with("curl ") && curl.contains("${PETSTORE_API_KEY}"),
+        "{curl}"
+    );
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("| FAILED | required | `list-pets/limit/default-at-most-20`"));
+
+    let output = run(
+        &["--reference-fault", "deprecation-legacy-true"],
+        None,
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = run(
+        &[
+            "--reference-fault",
+            "deprecation-legacy-true",
+            "--gate",
+            "all",
+        ],
+        None,
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+}
+
+#[test]
+fn configuration_errors_exit_2_with_one_line_naming_the_problem() {
+    let dir = temp_dir("config");
+    let cases: [(&[&str], Option<&str>, &str); 6] = [
+        (
+            &["--base-url", "staging.example/v1"],
+            Some("k"),
+            "not a URL",
+        ),
+        (&["--base-url", "http://127.0.0.1:1/api"], Some("k"), "/v1"),
+        (
+            &["--base-url", "http://127.0.0.1:1/v1"],
+            None,
+            "PETSTORE_API_KEY",
+        ),
+        (
+            &["--schemas", "/nonexistent-schemas"],
+            None,
+            "/nonexistent-schemas/PetStatus.json",
+        ),
+        (
+            &["--cases-dir", "/nonexistent-cases"],
+            None,
+            "/nonexistent-cases/auth.json",
+        ),
+        (
+            &["--reference-fault", "no-such-fault"],
+            None,
+            "no-such-fault",
+        ),
+    ];
+    for (args, key, needle) in cases {
+        let output = run(args, key, &dir);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(needle),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    let output = run(&[], None, Path::new("/proc/no-reports-here"));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("/proc/no-reports-here"));
+}
+
+#[test]
+fn an_unreachable_target_exits_3() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = temp_dir("unreachable");
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let output = run(&["--base-url", &url], Some("k"), &dir);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(stderr(&output).contains("could not be reached"));
+}
+
+#[test]
+fn list_shows_every_rule_with_its_level() {
+    let dir = temp_dir("list");
+    let output = run(&["--list"], None, &dir);
+    assert_eq!(output.status.code(), Some(0));
+    let listing = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        listing.contains("[recommended] list-pets/limit/above-maximum: test"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("[required] auth/missing-key/list-pets: test"),
+        "{listing}"
+    );
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `serve-reference` and returns it with its base URL.
+fn serve(key: &str, faults: &[&str]) -> (Server, String) {
+    let mut command = Command::new(BIN);
+    command.args(["serve-reference", "--port", "0", "--api-key", key]);
+    for fault in faults {
+        command.args(["--fault", fault]);
+    }
+    let mut child = command
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("server starts");
+    let stdout = child.stdout.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let url = line.trim().rsplit(' ').next().unwrap().to_string();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"),
+        "{line}"
+    );
+    (Server(child), url)
+}
+
+#[test]
+fn the_api_key_appears_in_nothing_written() {
+    let key = "sk-live-9f8e7d6c5b4a39281706";
+    // Faults, so that failures with requests, responses and curl lines are written.
+    let (_server, url) = serve(
+        key,
+        &[
+            "unauthorized-without-body",
+            "sunset-wrong-date",
+            "duplicate-ids",
+        ],
+    );
+    let dir = temp_dir("secret");
+    let output = run(&["--base-url", &url, "--gate", "all"], Some(key), &dir);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let mut written = vec![output.stdout.clone(), output.stderr.clone()];
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        written.push(std::fs::read(entry.unwrap().path()).unwrap());
+    }
+    let report = String::from_utf8_lossy(&written[2..].concat()).into_owned();
+    assert!(report.contains("[REDACTED]") || report.contains("${PETSTORE_API_KEY}"));
+    for bytes in written {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(key),
+            "the key leaked"
+        );
+    }
+}
