@@ -151,7 +151,11 @@ impl RuleReport {
                 expected: failure.expected.clone(),
                 observed: failure.observed.clone(),
                 request: failure.exchange.as_ref().map(|e| e.request.clone()),
-                response: failure.exchange.as_ref().and_then(|e| e.response.clone()),
+                response: failure
+                    .exchange
+                    .as_ref()
+                    .and_then(|e| e.response.clone())
+                    .map(excerpt),
                 transport_error: failure
                     .exchange
                     .as_ref()
@@ -180,6 +184,22 @@ impl RuleReport {
             failure,
         }
     }
+}
+
+/// Characters of a response body kept in a report; the rest is summarised.
+pub const BODY_EXCERPT: usize = 4096;
+
+fn excerpt(mut response: RecordedResponse) -> RecordedResponse {
+    let total = response.body.chars().count();
+    if total > BODY_EXCERPT {
+        let mut kept: String = response.body.chars().take(BODY_EXCERPT).collect();
+        kept.push_str(&format!(
+            "… ({} more characters not shown)",
+            total - BODY_EXCERPT
+        ));
+        response.body = kept;
+    }
+    response
 }
 
 #[derive(Debug, thiserror::Error)]
