@@ -104,7 +104,17 @@ fn fault_breaks_exactly(fault: Fault, seed: u64) -> Result<(), Failed> {
         .collect();
     let expected: BTreeSet<String> = fault.info().breaks.iter().map(|s| s.to_string()).collect();
     let missed: BTreeSet<String> = expected.difference(&failed).cloned().collect();
-    let extra: BTreeSet<String> = failed.difference(&expected).cloned().collect();
+    let tolerated: BTreeSet<String> = fault
+        .info()
+        .may_break
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let extra: BTreeSet<String> = failed
+        .difference(&expected)
+        .filter(|id| !tolerated.contains(*id))
+        .cloned()
+        .collect();
     if missed.is_empty() && extra.is_empty() && undecided.is_empty() {
         return Ok(());
     }
@@ -116,6 +126,76 @@ fn fault_breaks_exactly(fault: Fault, seed: u64) -> Result<(), Failed> {
         describe(&report, &undecided)
     )
     .into())
+}
+
+/// The deep faults only varied input finds: with the default number of cases, each is caught in
+/// at least 19 of 20 seeds, and its minimal counterexample is small.
+const DEEP_FAULTS: [(&str, &str); 6] = [
+    ("long-name-500", "create-pet/valid/created"),
+    ("non-ascii-name-altered", "create-pet/valid/round-trip"),
+    ("category-id-truncated-32", "create-pet/valid/created"),
+    ("unescaped-name-json", "create-pet/valid/created"),
+    ("status-filter-first-50", "list-pets/status/filter"),
+    (
+        "limit-maximum-returns-99",
+        "list-pets/limit/maximum-fills-page",
+    ),
+];
+
+fn deep_fault_caught(fault: Fault, rule_id: &str) -> Result<(), Failed> {
+    let mut caught = 0;
+    let mut report_lines = Vec::new();
+    for seed in 100..120u64 {
+        let report = run_reference(seed, BTreeSet::from([fault]))?;
+        let rule = report
+            .rules
+            .iter()
+            .find(|rule| rule.id == rule_id)
+            .ok_or("rule did not run")?;
+        let Some(failure) = &rule.failure else {
+            report_lines.push(format!("seed {seed}: not caught ({})", rule.verdict));
+            continue;
+        };
+        caught += 1;
+        if let Some(example) = &failure.counterexample {
+            let name = example.minimal_value.get("name").and_then(|n| n.as_str());
+            match (fault.name(), name) {
+                // The shortest name that fails: 256 characters, prefix included.
+                ("long-name-500", Some(name)) if name.chars().count() != 256 => {
+                    return Err(format!(
+                        "seed {seed}: minimal name has {} characters, not 256",
+                        name.chars().count()
+                    )
+                    .into());
+                }
+                // A few characters (usually the one offending) after the 12-character run prefix.
+                ("unescaped-name-json" | "non-ascii-name-altered", Some(name))
+                    if name.chars().count() > 16 =>
+                {
+                    return Err(format!("seed {seed}: minimal name {name:?} is not small").into());
+                }
+                _ => {}
+            }
+            if fault == Fault::CategoryIdTruncated32 {
+                let id = example.minimal_value["categoryId"].as_i64().unwrap_or(0);
+                if id != 1 << 31 && id != -(1 << 31) - 1 {
+                    return Err(format!(
+                        "seed {seed}: minimal categoryId {id} is not at the 32-bit edge"
+                    )
+                    .into());
+                }
+            }
+        }
+    }
+    if caught < 19 {
+        return Err(format!(
+            "{} caught in {caught} of 20 seeds:\n{}",
+            fault.name(),
+            report_lines.join("\n")
+        )
+        .into());
+    }
+    Ok(())
 }
 
 fn every_rule_has_a_fault() -> Result<(), Failed> {
@@ -146,7 +226,8 @@ fn main() {
         "coverage::every-rule-has-a-fault",
         every_rule_has_a_fault,
     )];
-    for seed in [1u64, 2, 3, 0xDEAD_BEEF, u64::MAX] {
+    let seeds = (1..=18u64).chain([0xDEAD_BEEF, u64::MAX]);
+    for seed in seeds {
         trials.push(Trial::test(
             format!("reference::passes-every-rule::seed-{seed}"),
             move || reference_passes(seed),
@@ -156,6 +237,12 @@ fn main() {
         let fault = info.fault;
         trials.push(Trial::test(format!("fault::{}", info.name), move || {
             fault_breaks_exactly(fault, 7)
+        }));
+    }
+    for (name, rule_id) in DEEP_FAULTS {
+        let fault = Fault::parse(name).expect("deep fault exists");
+        trials.push(Trial::test(format!("deep::{name}"), move || {
+            deep_fault_caught(fault, rule_id)
         }));
     }
     libtest_mimic::run(&args, trials).exit();

@@ -8,6 +8,6 @@ mod schemas;
 
 pub use operations::{
     CONTRACT_TITLE, CONTRACT_VERSION, DEPRECATED_SINCE_UNIX, Operation, PET_STATUSES,
-    SUNSET_HTTP_DATE, SUNSET_UNIX,
+    SUNSET_HTTP_DATE, SUNSET_UNIX, limit_parameter,
 };
 pub use schemas::{Contract, SchemaError, SchemaName, SchemaSource};

@@ -14,6 +14,12 @@ pub const SUNSET_UNIX: u64 = 1_922_659_200;
 /// date, so this is only the reference's choice.
 pub const DEPRECATED_SINCE_UNIX: u64 = 1_735_689_600;
 
+/// The `limit` query parameter of listPets as a JSON Schema: "minimum 1, maximum 100",
+/// default 20.
+pub fn limit_parameter() -> serde_json::Value {
+    serde_json::json!({"title": "limit", "type": "integer", "minimum": 1, "maximum": 100, "default": 20})
+}
+
 /// An operation of the contract, named as the contract names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Operation {

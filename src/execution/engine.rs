@@ -1,17 +1,19 @@
 //! The engine: turns catalogue rules into libtest-mimic trials, runs them concurrently over one
 //! client, collects a verdict per rule and builds the report.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Instant, SystemTime};
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use serde_json::Value;
 
 use super::client::{Client, ClientSettings, Exchange, RequestSpec};
 use super::fixtures::Fixtures;
 use crate::catalogue::{Catalogue, Level, Rule};
-use crate::contract::{CONTRACT_TITLE, CONTRACT_VERSION, Contract};
+use crate::contract::{CONTRACT_TITLE, CONTRACT_VERSION, Contract, SchemaName};
+use crate::generation::Schemas;
 use crate::reference::{Fault, ReferenceConfig, ReferenceServer};
 use crate::report::{
     self, Conformance, ContractInfo, Named, Report, RuleReport, TargetInfo, Totals,
@@ -123,8 +125,13 @@ pub struct RunOutcome {
 pub struct Run {
     pub client: Client,
     pub contract: Contract,
+    /// NewPet.json with `$ref` and `allOf` resolved, for generation.
+    pub new_pet_schema: Value,
     pub seed: u64,
     pub cases: u32,
+    /// When generated cases stop, under `--time-budget`.
+    pub deadline: Option<Instant>,
+    regressions: BTreeMap<String, Vec<Value>>,
     prefix: String,
     pub fixtures: Fixtures,
     pub observations: Observations,
@@ -148,6 +155,11 @@ impl Run {
     /// The seed of one rule: from the run seed and the rule id only.
     pub fn rule_seed(&self, rule_id: &str) -> u64 {
         rules_seed(self.seed, rule_id)
+    }
+
+    /// Saved counterexamples of a rule, replayed before its generated cases.
+    pub fn regressions_for(&self, rule_id: &str) -> Vec<Value> {
+        self.regressions.get(rule_id).cloned().unwrap_or_default()
     }
 
     /// A pet name with the run's prefix.
@@ -320,11 +332,17 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         )));
     }
 
+    let new_pet_schema = Schemas::new(&contract)
+        .flatten(&contract, SchemaName::NewPet)
+        .map_err(|e| RunError::Config(e.to_string()))?;
     let run = Arc::new(Run {
         client,
         contract,
+        new_pet_schema,
         seed: config.seed,
         cases: config.cases.max(1),
+        deadline: None,
+        regressions: BTreeMap::new(),
         prefix: run_prefix(config.seed),
         fixtures: Fixtures::default(),
         observations: Observations::default(),

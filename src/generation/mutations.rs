@@ -1,110 +1,304 @@
-//! Invalid createPet bodies, each named by what it breaks.
+//! Invalid input as named mutations of valid input, derived from the schema: each says what it
+//! breaks, so a report can name it.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
+use super::schema::integer_range;
 use crate::execution::Body;
 use crate::execution::fixtures::Marker;
 
-/// The body for a named mutation, and what would identify it in the store had it been stored.
-/// `name` and `category_id` are unique to the rule, so a stored pet can be recognised.
-pub fn create_body(mutation: &str, name: &str, category_id: i64) -> Option<(Body, Marker)> {
-    let by_name = Marker {
-        name: Some(name.into()),
-        category_id: None,
-    };
-    let by_category = Marker {
-        name: None,
-        category_id: Some(category_id),
-    };
-    let both = Marker {
-        name: Some(name.into()),
-        category_id: Some(category_id),
-    };
-    let raw = |text: String| Body::Raw {
-        content_type: Some("application/json".into()),
-        bytes: text.into_bytes(),
-    };
-    Some(match mutation {
-        "missing-name" => (
-            Body::Json(json!({"categoryId": category_id, "status": "pending"})),
-            by_category,
-        ),
-        "missing-category-id" => (
-            Body::Json(json!({"name": name, "status": "pending"})),
-            by_name,
-        ),
-        "name-wrong-type" => (
-            Body::Json(json!({"name": 42, "categoryId": category_id})),
-            by_category,
-        ),
-        "name-null" => (
-            Body::Json(json!({"name": null, "categoryId": category_id})),
-            by_category,
-        ),
-        "category-id-wrong-type" => (
-            Body::Json(json!({"name": name, "categoryId": "12"})),
-            by_name,
-        ),
-        "category-id-fractional" => (
-            Body::Json(json!({"name": name, "categoryId": 1.5})),
-            by_name,
-        ),
-        "category-id-beyond-int64" => (
-            Body::Json(json!({"name": name, "categoryId": 9_223_372_036_854_775_808u64})),
-            by_name,
-        ),
-        "unknown-status" => (
-            Body::Json(json!({"name": name, "categoryId": category_id, "status": "lost"})),
-            both,
-        ),
-        "not-an-object" => (
-            Body::Json(json!([{"name": name, "categoryId": category_id}])),
-            both,
-        ),
-        "malformed-json" => (
-            raw(format!(
-                "{{\"name\": {}, \"categoryId\": {category_id}",
-                json!(name)
-            )),
-            both,
-        ),
-        "empty-body" => (raw(String::new()), Marker::default()),
-        _ => return None,
-    })
+/// One way to make a valid body invalid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mutation {
+    /// A required property removed.
+    Missing(String),
+    /// A property of the wrong JSON type.
+    WrongType(String),
+    /// A required property set to null.
+    Null(String),
+    /// A value outside the property's enum.
+    NotInEnum(String),
+    /// A number that is not an integer, for an integer property.
+    Fractional(String),
+    /// An integer beyond the property's range (beyond int64 for int64).
+    OutOfRange(String),
+    /// A JSON array holding the body.
+    NotAnObject,
+    /// The body cut short: not well-formed JSON.
+    MalformedJson,
+    /// No bytes at all.
+    EmptyBody,
+    /// The valid body under `Content-Type: text/plain`.
+    WrongContentType,
+}
+
+fn kebab(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('-');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+impl Mutation {
+    /// The mutation's name, as the catalogue and the reports write it.
+    pub fn name(&self) -> String {
+        match self {
+            Mutation::Missing(p) => format!("missing-{}", kebab(p)),
+            Mutation::WrongType(p) => format!("{}-wrong-type", kebab(p)),
+            Mutation::Null(p) => format!("{}-null", kebab(p)),
+            Mutation::NotInEnum(p) => format!("{}-not-in-enum", kebab(p)),
+            Mutation::Fractional(p) => format!("{}-fractional", kebab(p)),
+            Mutation::OutOfRange(p) => format!("{}-out-of-range", kebab(p)),
+            Mutation::NotAnObject => "not-an-object".into(),
+            Mutation::MalformedJson => "malformed-json".into(),
+            Mutation::EmptyBody => "empty-body".into(),
+            Mutation::WrongContentType => "wrong-content-type".into(),
+        }
+    }
+
+    /// What the mutation breaks, in words.
+    pub fn breaks(&self) -> String {
+        match self {
+            Mutation::Missing(p) => format!("required property {p} removed"),
+            Mutation::WrongType(p) => format!("{p} of the wrong JSON type"),
+            Mutation::Null(p) => format!("required property {p} set to null"),
+            Mutation::NotInEnum(p) => format!("{p} not one of its allowed values"),
+            Mutation::Fractional(p) => format!("{p} is a number that is not an integer"),
+            Mutation::OutOfRange(p) => format!("{p} beyond its range"),
+            Mutation::NotAnObject => "the body is an array, not an object".into(),
+            Mutation::MalformedJson => "the body is not well-formed JSON".into(),
+            Mutation::EmptyBody => "the body is empty".into(),
+            Mutation::WrongContentType => "the body is sent as text/plain".into(),
+        }
+    }
+
+    /// The property the mutation touches, if any.
+    pub fn property(&self) -> Option<&str> {
+        match self {
+            Mutation::Missing(p)
+            | Mutation::WrongType(p)
+            | Mutation::Null(p)
+            | Mutation::NotInEnum(p)
+            | Mutation::Fractional(p)
+            | Mutation::OutOfRange(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Whether the mutated body is a JSON value the schema rejects (as opposed to a body that is
+    /// not JSON at all, or is sent under another content type).
+    pub fn breaks_schema(&self) -> bool {
+        !matches!(
+            self,
+            Mutation::MalformedJson | Mutation::EmptyBody | Mutation::WrongContentType
+        )
+    }
+
+    /// The mutated body; `schema` is the flattened schema `valid` satisfies.
+    pub fn apply(&self, schema: &Value, valid: &Value) -> Body {
+        let json = |value: Value| Body::Json(value);
+        let raw = |content_type: &str, text: String| Body::Raw {
+            content_type: Some(content_type.into()),
+            bytes: text.into_bytes(),
+        };
+        let mut body = valid.clone();
+        match self {
+            Mutation::Missing(p) => {
+                if let Some(object) = body.as_object_mut() {
+                    object.remove(p);
+                }
+                json(body)
+            }
+            Mutation::WrongType(p) => {
+                body[p.as_str()] = wrong_type(&schema["properties"][p.as_str()]);
+                json(body)
+            }
+            Mutation::Null(p) => {
+                body[p.as_str()] = Value::Null;
+                json(body)
+            }
+            Mutation::NotInEnum(p) => {
+                body[p.as_str()] = outside_enum(&schema["properties"][p.as_str()]);
+                json(body)
+            }
+            Mutation::Fractional(p) => {
+                body[p.as_str()] = json!(1.5);
+                json(body)
+            }
+            Mutation::OutOfRange(p) => {
+                let (_, max) = integer_range(&schema["properties"][p.as_str()]);
+                body[p.as_str()] = if max == i64::MAX {
+                    json!(9_223_372_036_854_775_808u64)
+                } else {
+                    json!(max + 1)
+                };
+                json(body)
+            }
+            Mutation::NotAnObject => json(json!([body])),
+            Mutation::MalformedJson => {
+                let mut text = body.to_string();
+                text.pop(); // the closing brace
+                raw("application/json", text)
+            }
+            Mutation::EmptyBody => raw("application/json", String::new()),
+            Mutation::WrongContentType => raw("text/plain", body.to_string()),
+        }
+    }
+
+    /// What would identify the body in the store had it been stored: the `name` and the
+    /// `categoryId` of `valid` wherever the mutation leaves them as they were.
+    pub fn marker(&self, valid: &Value) -> Marker {
+        if *self == Mutation::EmptyBody {
+            return Marker::default();
+        }
+        let kept = |field: &str| self.property() != Some(field);
+        Marker {
+            name: valid["name"]
+                .as_str()
+                .filter(|_| kept("name"))
+                .map(String::from),
+            category_id: valid["categoryId"].as_i64().filter(|_| kept("categoryId")),
+        }
+    }
+}
+
+fn wrong_type(property: &Value) -> Value {
+    match property.get("type").and_then(Value::as_str) {
+        Some("string") => json!(42),
+        Some("integer") | Some("number") => json!("12"),
+        Some("boolean") => json!("true"),
+        Some("array") | Some("object") => json!("x"),
+        _ if property.get("enum").is_some() => json!(42),
+        _ => json!([]),
+    }
+}
+
+fn outside_enum(property: &Value) -> Value {
+    let values = property["enum"].as_array().cloned().unwrap_or_default();
+    ["lost", "unknown-value", "x-lost"]
+        .iter()
+        .map(|candidate| json!(candidate))
+        .find(|candidate| !values.contains(candidate))
+        .unwrap_or(json!(0))
+}
+
+/// Every mutation of a flattened object schema: per property and for the body as a whole.
+pub fn for_schema(schema: &Value) -> Vec<Mutation> {
+    let mut mutations = Vec::new();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for name in &required {
+        mutations.push(Mutation::Missing(name.to_string()));
+    }
+    if let Some(properties) = schema["properties"].as_object() {
+        for (name, property) in properties {
+            mutations.push(Mutation::WrongType(name.clone()));
+            // null for an optional property is often read as "absent"; the contract does not
+            // say, so only required properties get null.
+            if required.contains(&name.as_str()) {
+                mutations.push(Mutation::Null(name.clone()));
+            }
+            if property.get("enum").is_some() {
+                mutations.push(Mutation::NotInEnum(name.clone()));
+            }
+            if property.get("type").and_then(Value::as_str) == Some("integer") {
+                mutations.push(Mutation::Fractional(name.clone()));
+                mutations.push(Mutation::OutOfRange(name.clone()));
+            }
+        }
+    }
+    mutations.extend([
+        Mutation::NotAnObject,
+        Mutation::MalformedJson,
+        Mutation::EmptyBody,
+        Mutation::WrongContentType,
+    ]);
+    mutations
+}
+
+/// The mutation of `schema` with this name.
+pub fn named(schema: &Value, name: &str) -> Option<Mutation> {
+    for_schema(schema).into_iter().find(|m| m.name() == name)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::contract::{Contract, SchemaName};
+    use crate::generation::schema::{Schemas, strategy};
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
 
-    const MUTATIONS: [&str; 11] = [
-        "missing-name",
-        "missing-category-id",
-        "name-wrong-type",
-        "name-null",
-        "category-id-wrong-type",
-        "category-id-fractional",
-        "category-id-beyond-int64",
-        "unknown-status",
-        "not-an-object",
-        "malformed-json",
-        "empty-body",
-    ];
+    /// Every mutated body fails validation, and for the reason its mutation names: at the
+    /// property it touches (or, for a missing property, for `required`), over many generated
+    /// valid bodies.
+    #[test]
+    fn every_mutation_breaks_the_schema_where_it_says() {
+        let contract = Contract::built_in().unwrap();
+        let schema = Schemas::new(&contract)
+            .flatten(&contract, SchemaName::NewPet)
+            .unwrap();
+        let mutations = for_schema(&schema);
+        let names: Vec<String> = mutations.iter().map(Mutation::name).collect();
+        for expected in [
+            "missing-name",
+            "missing-category-id",
+            "category-id-out-of-range",
+            "status-not-in-enum",
+        ] {
+            assert!(names.contains(&expected.to_string()), "{names:?}");
+        }
+        let mut runner = TestRunner::new(Config {
+            cases: 256,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        runner
+            .run(&strategy(&schema).unwrap(), |valid| {
+                for mutation in mutations.iter().filter(|m| m.breaks_schema()) {
+                    let Body::Json(body) = mutation.apply(&schema, &valid) else {
+                        panic!("{} is not JSON", mutation.name());
+                    };
+                    let reason = contract.check(SchemaName::NewPet, &body);
+                    prop_assert!(reason.is_err(), "{} left {body} valid", mutation.name());
+                    let reason = reason.unwrap_err();
+                    let expected = match mutation {
+                        Mutation::Missing(p) => p.clone(),
+                        Mutation::NotAnObject => "at /:".into(),
+                        other => format!("at /{}", other.property().unwrap()),
+                    };
+                    prop_assert!(reason.contains(&expected), "{}: {reason}", mutation.name());
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
 
     #[test]
-    fn every_mutation_is_an_invalid_new_pet() {
+    fn raw_mutations_are_not_a_valid_json_new_pet() {
         let contract = Contract::built_in().unwrap();
-        for mutation in MUTATIONS {
-            let (body, _) = create_body(mutation, "pc-x", 7).expect(mutation);
-            let valid = match body {
-                Body::Json(value) => contract.is_valid(SchemaName::NewPet, &value),
-                Body::Raw { bytes, .. } => serde_json::from_slice::<serde_json::Value>(&bytes)
-                    .is_ok_and(|value| contract.is_valid(SchemaName::NewPet, &value)),
-                Body::None => false,
+        let schema = Schemas::new(&contract)
+            .flatten(&contract, SchemaName::NewPet)
+            .unwrap();
+        let valid = json!({"name": "Rex", "categoryId": 1});
+        for mutation in [Mutation::MalformedJson, Mutation::EmptyBody] {
+            let Body::Raw { bytes, .. } = mutation.apply(&schema, &valid) else {
+                panic!()
             };
-            assert!(!valid, "{mutation} produced a valid NewPet");
+            assert!(serde_json::from_slice::<Value>(&bytes).is_err());
         }
-        assert!(create_body("no-such-mutation", "x", 1).is_none());
+        let Body::Raw { content_type, .. } = Mutation::WrongContentType.apply(&schema, &valid)
+        else {
+            panic!()
+        };
+        assert_eq!(content_type.as_deref(), Some("text/plain"));
     }
 }

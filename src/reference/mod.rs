@@ -298,10 +298,13 @@ async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Response {
     let pets: Vec<Value> = store
         .pets
         .iter()
-        .filter(|pet| match &status_filter {
+        .enumerate()
+        .filter(|(position, pet)| match &status_filter {
+            _ if *position >= 50 && shared.has(Fault::StatusFilterFirst50) => true,
             Some(wanted) => pet.status.as_deref() == Some(wanted.as_str()),
             None => true,
         })
+        .map(|(_, pet)| pet)
         .take(limit)
         .map(|pet| {
             let mut value = serde_json::to_value(pet).unwrap_or(Value::Null);
@@ -344,6 +347,23 @@ async fn create_pet(State(shared): State<AppState>, headers: HeaderMap, body: By
             } else {
                 StatusCode::CREATED
             };
+            if shared.has(Fault::UnescapedNameJson) {
+                let status_field = pet
+                    .status
+                    .as_ref()
+                    .map(|s| format!(",\"status\":\"{s}\""))
+                    .unwrap_or_default();
+                let text = format!(
+                    "{{\"id\":{},\"name\":\"{}\",\"categoryId\":{}{status_field}}}",
+                    pet.id, pet.name, pet.category_id
+                );
+                let mut response = (status, text).into_response();
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                return response;
+            }
             let mut value = serde_json::to_value(&pet).unwrap_or(Value::Null);
             if shared.has(Fault::CreateDropsStatus) {
                 if let Some(fields) = value.as_object_mut() {
@@ -377,7 +397,9 @@ fn new_pet(shared: &Shared, headers: &HeaderMap, body: &[u8]) -> Result<Pet, (St
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let essence = content_type.split(';').next().unwrap_or("").trim();
-    if !essence.eq_ignore_ascii_case("application/json") {
+    if !essence.eq_ignore_ascii_case("application/json")
+        && !shared.has(Fault::CreateIgnoresContentType)
+    {
         return Err(bad("the body must be application/json"));
     }
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -422,10 +444,32 @@ fn new_pet(shared: &Shared, headers: &HeaderMap, body: &[u8]) -> Result<Pet, (St
             return Err(bad("categoryId is required"));
         }
         None => return Err(bad("categoryId is required")),
+        Some(Value::Null) if shared.has(Fault::CreateCategoryIdNullAccepted) => 0,
         Some(value) => category_id(shared, value)
             .ok_or_else(|| invalid("categoryId must be an integer in the int64 range"))?,
     };
-    Ok(shared.insert(name, category_id, status))
+    // Storage-level faults: they act after validation, as a database would.
+    if shared.has(Fault::LongName500) && name.chars().count() > 255 {
+        return Err((
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "value too long for column \"name\" (255)".into(),
+        ));
+    }
+    let stored_category = if shared.has(Fault::CategoryIdTruncated32) {
+        i64::from(category_id as i32)
+    } else {
+        category_id
+    };
+    if shared.has(Fault::NonAsciiNameAltered) {
+        let stored: String = name
+            .chars()
+            .map(|c| if c.is_ascii() { c } else { '?' })
+            .collect();
+        let mut pet = shared.insert(stored, stored_category, status);
+        pet.name = name; // the answer echoes what was sent; the store keeps the altered name
+        return Ok(pet);
+    }
+    Ok(shared.insert(name, stored_category, status))
 }
 
 fn category_id(shared: &Shared, value: &Value) -> Option<i64> {

@@ -2,13 +2,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
+use proptest::prelude::*;
+use serde_json::{Value, json};
 
 use super::{Checked, RuleCtx, Verdict, auth::marker_category, expect, get_pet, property};
 use crate::contract::SchemaName;
 use crate::execution::fixtures::{CreatedPet, assert_not_stored};
 use crate::execution::{Body, RequestSpec};
-use crate::generation::{self, NewPetCase, mutations};
+use crate::generation::{self, mutations};
 
 /// Sends one NewPet and checks the 201 Pet echoes it; returns the Pet.
 fn create_and_echo(ctx: &RuleCtx, sent: &Value) -> Result<Value, Verdict> {
@@ -30,16 +31,28 @@ fn create_and_echo(ctx: &RuleCtx, sent: &Value) -> Result<Value, Verdict> {
     Ok(pet.clone())
 }
 
+/// Valid NewPets from the schema, with the run prefix before each name: the boundary values
+/// and the strategy.
+fn new_pets(ctx: &RuleCtx) -> Result<(Vec<Value>, BoxedStrategy<Value>), Verdict> {
+    let schema = &ctx.run.new_pet_schema;
+    let prefix = ctx.pet_name("");
+    let boundary = generation::boundaries(schema)
+        .iter()
+        .map(|pet| generation::with_prefix(pet, &prefix))
+        .collect();
+    let strategy = generation::strategy(schema)
+        .map_err(|e| Verdict::skipped(e.to_string()))?
+        .prop_map(move |pet| generation::with_prefix(&pet, &prefix))
+        .boxed();
+    Ok((boundary, strategy))
+}
+
 /// Every valid NewPet gets 201 with a Pet that echoes it and carries an id.
 pub fn created_property(ctx: &RuleCtx) -> Checked {
-    let prefix = ctx.pet_name("");
-    property::check_all(
-        ctx,
-        generation::new_pet_boundaries(),
-        generation::new_pet(),
-        |case: &NewPetCase| case.describe(&prefix),
-        |case| create_and_echo(ctx, &case.to_json(&prefix)).map(|_| ()),
-    )
+    let (boundary, strategy) = new_pets(ctx)?;
+    property::check_all(ctx, boundary, strategy, generation::describe_pet, |pet| {
+        create_and_echo(ctx, pet).map(|_| ())
+    })
 }
 
 /// "Unique identifier, assigned by the service on creation." Checks this rule's own pets,
@@ -98,66 +111,101 @@ pub fn unique_ids(ctx: &RuleCtx) -> Checked {
 
 /// A created pet, fetched by its id, is the pet createPet returned.
 pub fn round_trip(ctx: &RuleCtx) -> Checked {
-    let prefix = ctx.pet_name("");
-    property::check_all(
-        ctx,
-        generation::new_pet_boundaries(),
-        generation::new_pet(),
-        |case: &NewPetCase| case.describe(&prefix),
-        |case| {
-            let sent = case.to_json(&prefix);
-            let exchange = ctx.send(&RequestSpec::post("/pets", Body::Json(sent)));
-            let created = match (exchange.status(), exchange.json()) {
-                (Some(200..=299), Some(pet)) if expect::pet_id(pet).is_some() => pet.clone(),
-                _ => {
-                    return Err(Verdict::inconclusive(format!(
-                        "createPet did not answer with a Pet to fetch: {}",
-                        exchange.summary()
-                    )));
-                }
-            };
-            let id = expect::pet_id(&created).unwrap_or_default();
-            let fetched = ctx.send(&RequestSpec::get(format!("/pets/{id}")));
-            expect::status(&fetched, &[200], "200 with the created Pet")?;
-            let pet = expect::body(ctx, &fetched, SchemaName::Pet)?;
-            get_pet::same_pet(&created, pet, &fetched)
-        },
-    )
+    let (boundary, strategy) = new_pets(ctx)?;
+    property::check_all(ctx, boundary, strategy, generation::describe_pet, |sent| {
+        let exchange = ctx.send(&RequestSpec::post("/pets", Body::Json(sent.clone())));
+        let created = match (exchange.status(), exchange.json()) {
+            (Some(200..=299), Some(pet)) if expect::pet_id(pet).is_some() => pet.clone(),
+            _ => {
+                return Err(Verdict::inconclusive(format!(
+                    "createPet did not answer with a Pet to fetch: {}",
+                    exchange.summary()
+                )));
+            }
+        };
+        let id = expect::pet_id(&created).unwrap_or_default();
+        let fetched = ctx.send(&RequestSpec::get(format!("/pets/{id}")));
+        expect::status(&fetched, &[200], "200 with the created Pet")?;
+        let pet = expect::body(ctx, &fetched, SchemaName::Pet)?;
+        get_pet::same_pet(&created, pet, &fetched)
+    })
+}
+
+/// The fixed valid pet the named mutations are applied to: its name and categoryId are unique
+/// to the rule, so a pet stored from the refused body can be recognised.
+fn marked_pet(ctx: &RuleCtx, tag: &str) -> Value {
+    json!({"name": ctx.pet_name(tag), "categoryId": marker_category(ctx), "status": "pending"})
+}
+
+fn mutation(ctx: &RuleCtx, name: &str) -> Result<mutations::Mutation, Verdict> {
+    mutations::named(&ctx.run.new_pet_schema, name)
+        .ok_or_else(|| Verdict::skipped(format!("NewPet.json has no mutation {name:?}")))
 }
 
 /// An invalid body is refused with an Error and stores nothing.
 pub fn refused(ctx: &RuleCtx) -> Checked {
-    let mutation = ctx.param_str("mutation")?;
+    let name = ctx.param_str("mutation")?;
     let exact_400 = ctx.param_str("expect")? == "400";
-    let (body, marker) =
-        mutations::create_body(mutation, &ctx.pet_name(mutation), marker_category(ctx))
-            .ok_or_else(|| Verdict::skipped(format!("unknown mutation {mutation:?}")))?;
+    let mutation = mutation(ctx, name)?;
+    let valid = marked_pet(ctx, name);
+    let body = mutation.apply(&ctx.run.new_pet_schema, &valid);
     let exchange = ctx.send(&RequestSpec::post("/pets", body));
     ctx.case_done();
+    let what = mutation.breaks();
     if exact_400 {
-        expect::status(&exchange, &[400], &format!("400 (the body is {mutation})"))?;
+        expect::status(&exchange, &[400], &format!("400 ({what})"))?;
     } else {
-        expect::client_error(
-            &exchange,
-            &format!("a 4xx refusal (the body is {mutation})"),
-        )?;
+        expect::client_error(&exchange, &format!("a 4xx refusal ({what})"))?;
     }
     expect::error_body(ctx, &exchange)?;
+    let marker = mutation.marker(&valid);
     if marker.name.is_none() && marker.category_id.is_none() {
         return Ok(()); // nothing in the body would identify a stored pet
     }
     assert_not_stored(ctx, &marker)
 }
 
+/// Every schema mutation, of the fixed pet and then of generated pets, is refused.
+pub fn mutations_property(ctx: &RuleCtx) -> Checked {
+    let schema = &ctx.run.new_pet_schema;
+    let all: Vec<mutations::Mutation> = mutations::for_schema(schema)
+        .into_iter()
+        .filter(mutations::Mutation::breaks_schema)
+        .collect();
+    let (_, pets) = new_pets(ctx)?;
+    let fixed = marked_pet(ctx, "mutated");
+    let boundary: Vec<(Value, usize)> =
+        (0..all.len()).map(|index| (fixed.clone(), index)).collect();
+    let strategy = (pets, 0..all.len());
+    property::check_all(
+        ctx,
+        boundary,
+        strategy,
+        |(pet, index)| {
+            format!(
+                "{} ({}) of {}",
+                all[*index].name(),
+                all[*index].breaks(),
+                generation::describe_pet(pet)
+            )
+        },
+        |(pet, index)| {
+            let mutation = &all[*index];
+            let exchange = ctx.send(&RequestSpec::post("/pets", mutation.apply(schema, pet)));
+            expect::client_error(&exchange, &format!("a 4xx refusal ({})", mutation.breaks()))?;
+            expect::error_body(ctx, &exchange)
+        },
+    )
+}
+
 /// Well-formed bodies with invalid values get exactly 400, as the contract says.
 pub fn invalid_values_400(ctx: &RuleCtx) -> Checked {
-    for mutation in ctx.rule.param_list("mutations") {
-        let (body, _) =
-            mutations::create_body(mutation, &ctx.pet_name(mutation), marker_category(ctx))
-                .ok_or_else(|| Verdict::skipped(format!("unknown mutation {mutation:?}")))?;
+    for name in ctx.rule.param_list("mutations") {
+        let mutation = mutation(ctx, name)?;
+        let body = mutation.apply(&ctx.run.new_pet_schema, &marked_pet(ctx, name));
         let exchange = ctx.send(&RequestSpec::post("/pets", body));
         ctx.case_done();
-        expect::status(&exchange, &[400], &format!("400 (the body is {mutation})"))?;
+        expect::status(&exchange, &[400], &format!("400 ({})", mutation.breaks()))?;
     }
     Ok(())
 }

@@ -3,7 +3,9 @@
 use serde_json::Value;
 
 use super::{Checked, RuleCtx, Verdict, expect, property};
-use crate::contract::PET_STATUSES;
+use proptest::prelude::*;
+
+use crate::contract::{SchemaName, limit_parameter};
 use crate::execution::RequestSpec;
 use crate::generation;
 
@@ -42,13 +44,28 @@ pub fn default_at_most(ctx: &RuleCtx) -> Checked {
     at_most(ctx, &RequestSpec::get("/pets"), max)
 }
 
+/// Limits inside the bounds, from the parameter's schema: its boundary values and a strategy.
+fn limits() -> Result<(Vec<i64>, BoxedStrategy<i64>), Verdict> {
+    let schema = limit_parameter();
+    let boundary = generation::boundaries(&schema)
+        .iter()
+        .filter_map(Value::as_i64)
+        .collect();
+    let strategy = generation::strategy(&schema)
+        .map_err(|e| Verdict::skipped(e.to_string()))?
+        .prop_map(|limit| limit.as_i64().unwrap_or(1))
+        .boxed();
+    Ok((boundary, strategy))
+}
+
 /// Any `limit` in 1..=100 is accepted and caps the listing.
 pub fn limit_property(ctx: &RuleCtx) -> Checked {
     ctx.run.fixtures.population(ctx)?;
+    let (boundary, strategy) = limits()?;
     property::check_all(
         ctx,
-        generation::LIMIT_BOUNDARIES.to_vec(),
-        generation::limit_in_bounds(),
+        boundary,
+        strategy,
         |limit| format!("GET /pets?limit={limit}"),
         |limit| {
             let spec = RequestSpec::get("/pets").query("limit", limit.to_string());
@@ -138,13 +155,20 @@ pub fn out_of_range_capped(ctx: &RuleCtx) -> Checked {
 /// Every pet of `GET /pets?status=S` has status S.
 pub fn status_property(ctx: &RuleCtx) -> Checked {
     ctx.run.fixtures.population(ctx)?;
-    let boundary: Vec<(&'static str, Option<i64>)> = PET_STATUSES
+    // Statuses from PetStatus.json; the boundary asks each one for a full page.
+    let statuses: Vec<String> =
+        generation::boundaries(ctx.contract().document(SchemaName::PetStatus))
+            .iter()
+            .filter_map(|status| status.as_str().map(String::from))
+            .collect();
+    let boundary: Vec<(String, Option<i64>)> = statuses
         .iter()
-        .map(|status| (*status, Some(100)))
+        .map(|status| (status.clone(), Some(100)))
         .collect();
+    let (_, limit) = limits()?;
     let strategy = (
-        proptest::sample::select(PET_STATUSES.to_vec()),
-        proptest::option::of(generation::limit_in_bounds()),
+        proptest::sample::select(statuses),
+        proptest::option::of(limit),
     );
     property::check_all(
         ctx,
@@ -155,7 +179,7 @@ pub fn status_property(ctx: &RuleCtx) -> Checked {
             None => format!("GET /pets?status={status}"),
         },
         |(status, limit)| {
-            let mut spec = RequestSpec::get("/pets").query("status", *status);
+            let mut spec = RequestSpec::get("/pets").query("status", status.as_str());
             if let Some(limit) = limit {
                 spec = spec.query("limit", limit.to_string());
             }
@@ -163,7 +187,7 @@ pub fn status_property(ctx: &RuleCtx) -> Checked {
             let pets = expect::listing(&exchange)?;
             if let Some(other) = pets
                 .iter()
-                .find(|pet| pet.get("status").and_then(Value::as_str) != Some(status))
+                .find(|pet| pet.get("status").and_then(Value::as_str) != Some(status.as_str()))
             {
                 return Err(Verdict::failed(
                     format!("only pets with status {status}"),

@@ -260,6 +260,11 @@ const CHECKS: &[CheckDef] = &[
         phase: Phase::QuietStore,
     },
     CheckDef {
+        name: "create-mutations-property",
+        run: create_pet::mutations_property,
+        phase: Phase::Main,
+    },
+    CheckDef {
         name: "create-invalid-values-400",
         run: create_pet::invalid_values_400,
         phase: Phase::Main,

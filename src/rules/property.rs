@@ -1,12 +1,17 @@
-//! Property rules: fixed boundary cases first, then proptest-generated cases from the rule's
-//! seed; a failing generated case is shrunk (each step a real request) to a minimal one.
+//! Property rules: pinned cases first (saved regressions, then the boundary values), then
+//! proptest-generated cases from the rule's seed. A failing generated case is shrunk, each step
+//! a real request, to a minimal one; a pinned failure does not stop the search, because a
+//! generated failure can be shrunk and a pinned one cannot.
 
 use std::cell::RefCell;
 use std::fmt::Debug;
+use std::time::Instant;
 
 use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use super::{Checked, Failure, RuleCtx, Verdict};
 
@@ -16,12 +21,18 @@ pub struct Counterexample {
     pub original: String,
     pub minimal: String,
     pub shrink_steps: u32,
-    /// "boundary" for a fixed boundary case, "generated" for a proptest case.
+    /// "regression", "boundary" or "generated".
     pub phase: &'static str,
+    /// The minimal input as data, as saved in a regression file.
+    pub minimal_value: Value,
 }
 
 /// Shrinking stops after this many steps; each step is one or two requests.
 const MAX_SHRINK_STEPS: u32 = 1024;
+
+/// Generated cases run in batches of this size when a time budget is set, so that the budget
+/// is checked between batches.
+const BATCH: u32 = 16;
 
 /// A deterministic RNG for proptest from a 64-bit seed.
 pub fn rng_for(seed: u64) -> TestRng {
@@ -44,12 +55,31 @@ pub fn splitmix64(mut x: u64) -> u64 {
 
 struct Progress {
     first: Option<String>,
-    last_failure: Option<(String, Box<Failure>)>,
+    last_failure: Option<(String, Value, Box<Failure>)>,
     steps_after_first: u32,
     last_undecided: Option<String>,
 }
 
-/// Runs `case` on every boundary value, then on `ctx.run.cases` generated values.
+fn with_counterexample(
+    mut failure: Box<Failure>,
+    original: String,
+    minimal: String,
+    minimal_value: Value,
+    shrink_steps: u32,
+    phase: &'static str,
+) -> Verdict {
+    failure.counterexample = Some(Counterexample {
+        original,
+        minimal,
+        shrink_steps,
+        phase,
+        minimal_value,
+    });
+    Verdict::Failed(failure)
+}
+
+/// Runs `case` on the rule's saved regressions, on every boundary value, then on generated
+/// values until `ctx.run.cases` have run or the run's time budget is spent.
 pub fn check_all<T, S>(
     ctx: &RuleCtx,
     boundary: Vec<T>,
@@ -58,91 +88,148 @@ pub fn check_all<T, S>(
     case: impl Fn(&T) -> Checked,
 ) -> Checked
 where
-    T: Clone + Debug,
+    T: Clone + Debug + Serialize + DeserializeOwned,
     S: Strategy<Value = T>,
 {
-    for value in &boundary {
+    let regressions: Vec<T> = ctx
+        .run
+        .regressions_for(&ctx.rule.id)
+        .into_iter()
+        .filter_map(|value| serde_json::from_value(value).ok())
+        .collect();
+    let pinned = regressions
+        .into_iter()
+        .map(|value| ("regression", value))
+        .chain(boundary.into_iter().map(|value| ("boundary", value)));
+    let mut pinned_failure: Option<Verdict> = None;
+    let mut undecided = 0u32;
+    let mut decided = 0u32;
+    for (phase, value) in pinned {
         ctx.case_done();
-        match case(value) {
-            Ok(()) => {}
-            Err(Verdict::Failed(mut failure)) => {
-                failure.counterexample = Some(Counterexample {
-                    original: describe(value),
-                    minimal: describe(value),
-                    shrink_steps: 0,
-                    phase: "boundary",
-                });
-                return Err(Verdict::Failed(failure));
-            }
-            Err(other) => return Err(other),
-        }
-    }
-    let config = Config {
-        cases: ctx.run.cases,
-        max_shrink_iters: MAX_SHRINK_STEPS,
-        max_global_rejects: ctx.run.cases.saturating_mul(2).max(8),
-        failure_persistence: None,
-        ..Config::default()
-    };
-    let mut runner = TestRunner::new_with_rng(config, rng_for(ctx.seed));
-    let progress = RefCell::new(Progress {
-        first: None,
-        last_failure: None,
-        steps_after_first: 0,
-        last_undecided: None,
-    });
-    let result = runner.run(&strategy, |value| {
-        ctx.case_done();
-        let outcome = case(&value);
-        let mut progress = progress.borrow_mut();
-        if progress.first.is_some() {
-            progress.steps_after_first += 1;
-        }
-        match outcome {
-            Ok(()) => Ok(()),
+        match case(&value) {
+            Ok(()) => decided += 1,
             Err(Verdict::Failed(failure)) => {
-                let description = describe(&value);
-                let message = format!("{}; observed {}", failure.expected, failure.observed);
-                if progress.first.is_none() {
-                    progress.first = Some(description.clone());
+                decided += 1;
+                if pinned_failure.is_none() {
+                    let description = describe(&value);
+                    let data = serde_json::to_value(&value).unwrap_or(Value::Null);
+                    pinned_failure = Some(with_counterexample(
+                        failure,
+                        description.clone(),
+                        description,
+                        data,
+                        0,
+                        phase,
+                    ));
                 }
-                progress.last_failure = Some((description, failure));
-                Err(TestCaseError::fail(message))
             }
-            Err(other) => {
-                let reason = other.message();
-                progress.last_undecided = Some(reason.clone());
-                Err(TestCaseError::reject(reason))
-            }
+            Err(_) => undecided += 1,
         }
-    });
-    let progress = progress.into_inner();
-    match result {
-        Ok(()) => Ok(()),
-        Err(TestError::Fail(_, minimal)) => {
-            let (description, mut failure) = progress
-                .last_failure
-                .unwrap_or_else(|| (describe(&minimal), Box::new(empty_failure())));
-            failure.counterexample = Some(Counterexample {
-                original: progress.first.unwrap_or_else(|| description.clone()),
-                minimal: description,
-                shrink_steps: progress.steps_after_first,
-                phase: "generated",
-            });
-            Err(Verdict::Failed(failure))
-        }
-        Err(TestError::Abort(reason)) => Err(Verdict::inconclusive(format!(
-            "too many generated cases could not be decided ({reason}); last: {}",
-            progress.last_undecided.unwrap_or_default()
-        ))),
     }
-}
 
-fn empty_failure() -> Failure {
-    Failure {
-        expected: "the property holds".into(),
-        observed: "a failing case".into(),
-        exchange: None,
-        counterexample: None,
+    let total = ctx.run.cases;
+    let batch = if ctx.run.deadline.is_some() {
+        BATCH
+    } else {
+        total.max(1)
+    };
+    let mut done = 0u32;
+    let mut batch_index = 0u64;
+    let mut last_undecided = None;
+    while done < total {
+        if ctx
+            .run
+            .deadline
+            .is_some_and(|deadline| Instant::now() >= deadline)
+        {
+            break;
+        }
+        let cases = batch.min(total - done);
+        let config = Config {
+            cases,
+            max_shrink_iters: MAX_SHRINK_STEPS,
+            // Undecided cases (the target gave nothing to check) are replaced by new ones, up to a
+            // point: a target that leaves most cases undecided gets an inconclusive verdict.
+            max_global_rejects: cases.saturating_mul(8).max(32),
+            failure_persistence: None,
+            ..Config::default()
+        };
+        let seed = if batch_index == 0 {
+            ctx.seed
+        } else {
+            splitmix64(ctx.seed ^ batch_index)
+        };
+        let mut runner = TestRunner::new_with_rng(config, rng_for(seed));
+        let progress = RefCell::new(Progress {
+            first: None,
+            last_failure: None,
+            steps_after_first: 0,
+            last_undecided: None,
+        });
+        let result = runner.run(&strategy, |value| {
+            ctx.case_done();
+            let outcome = case(&value);
+            let mut progress = progress.borrow_mut();
+            if progress.first.is_some() {
+                progress.steps_after_first += 1;
+            }
+            match outcome {
+                Ok(()) => Ok(()),
+                Err(Verdict::Failed(failure)) => {
+                    let description = describe(&value);
+                    let message = format!("{}; observed {}", failure.expected, failure.observed);
+                    if progress.first.is_none() {
+                        progress.first = Some(description.clone());
+                    }
+                    let data = serde_json::to_value(&value).unwrap_or(Value::Null);
+                    progress.last_failure = Some((description, data, failure));
+                    Err(TestCaseError::fail(message))
+                }
+                Err(other) => {
+                    let reason = other.message();
+                    progress.last_undecided = Some(reason.clone());
+                    Err(TestCaseError::reject(reason))
+                }
+            }
+        });
+        let progress = progress.into_inner();
+        last_undecided = progress.last_undecided.or(last_undecided);
+        match result {
+            Ok(()) => decided += cases,
+            Err(TestError::Fail(_, _)) => {
+                if let Some((description, data, failure)) = progress.last_failure {
+                    let original = progress.first.unwrap_or_else(|| description.clone());
+                    return Err(with_counterexample(
+                        failure,
+                        original,
+                        description,
+                        data,
+                        progress.steps_after_first,
+                        "generated",
+                    ));
+                }
+            }
+            Err(TestError::Abort(reason)) => {
+                if pinned_failure.is_none() {
+                    return Err(Verdict::inconclusive(format!(
+                        "too many generated cases could not be decided ({reason}); last: {}",
+                        last_undecided.unwrap_or_default()
+                    )));
+                }
+                break;
+            }
+        }
+        done += cases;
+        batch_index += 1;
     }
+    if let Some(failure) = pinned_failure {
+        return Err(failure);
+    }
+    if decided == 0 && undecided > 0 {
+        return Err(Verdict::inconclusive(format!(
+            "no case could be decided; last: {}",
+            last_undecided.unwrap_or_default()
+        )));
+    }
+    Ok(())
 }
