@@ -263,7 +263,14 @@ pub fn strategy(schema: &Value) -> Result<BoxedStrategy<Value>, GenerationError>
         }
         Some("string") => {
             if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
-                proptest::string::string_regex(pattern)
+                // A string that matches the whole pattern matches it anchored or not, and the
+                // generator does not take anchors.
+                let inner = pattern.strip_prefix('^').unwrap_or(pattern);
+                let inner = match inner.strip_suffix('$') {
+                    Some(stripped) if !stripped.ends_with('\\') => stripped,
+                    _ => inner,
+                };
+                proptest::string::string_regex(inner)
                     .map_err(|e| unsupported(format!("pattern {pattern:?}: {e}")))?
                     .prop_map(Value::String)
                     .boxed()
