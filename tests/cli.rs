@@ -210,8 +210,12 @@ fn serve(key: &str, faults: &[&str]) -> (Server, String) {
         .spawn()
         .expect("server starts");
     let stdout = child.stdout.take().unwrap();
+    let mut reader = BufReader::new(stdout);
     let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
+    reader.read_line(&mut line).unwrap();
+    let mut key_line = String::new();
+    reader.read_line(&mut key_line).unwrap();
+    assert!(key_line.starts_with("API key: "), "{key_line}");
     let url = line.trim().rsplit(' ').next().unwrap().to_string();
     assert!(
         url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"),
