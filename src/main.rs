@@ -1,7 +1,7 @@
 //! `petstore-conformance`: run the suite, serve the reference server, list the rules.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -29,6 +29,19 @@ enum Command {
     Run(Box<RunArgs>),
     /// Serve the built-in reference server on 127.0.0.1.
     ServeReference(ServeArgs),
+    /// Re-send the request a report recorded for a failed rule, and show the exchange.
+    Replay {
+        /// A report.json written by `run`.
+        report: PathBuf,
+        /// The rule whose failing request to re-send.
+        rule: String,
+        /// Send it here instead of the report's target.
+        #[arg(long, env = "PETSTORE_BASE_URL")]
+        base_url: Option<String>,
+        /// Environment variable that holds the API key.
+        #[arg(long, env = "PETSTORE_API_KEY_ENV", default_value = "PETSTORE_API_KEY")]
+        api_key_env: String,
+    },
     /// List the rules of the catalogue: id, level, operation, title.
     Rules {
         /// Directory of the case files (default: ./cases, else the built-in copy).
@@ -48,9 +61,22 @@ struct RunArgs {
     /// Seed of the run (printed on every run; random when absent).
     #[arg(long, env = "PETSTORE_SEED")]
     seed: Option<u64>,
-    /// Generated cases per property rule.
-    #[arg(long, env = "PETSTORE_CASES", default_value_t = DEFAULT_CASES)]
-    cases: u32,
+    /// Generated cases per property rule [default: 32, or unbounded under --time-budget].
+    #[arg(long, env = "PETSTORE_CASES")]
+    cases: Option<u32>,
+    /// Seconds after which property rules stop generating new cases (for a nightly job).
+    #[arg(long, env = "PETSTORE_TIME_BUDGET")]
+    time_budget: Option<u64>,
+    /// Counterexamples found against an external target are saved here and replayed first next
+    /// time [default: cases/regressions/counterexamples.json when ./cases exists].
+    #[arg(long, env = "PETSTORE_REGRESSIONS")]
+    regressions: Option<PathBuf>,
+    /// Neither replay nor save counterexamples.
+    #[arg(long, env = "PETSTORE_NO_REGRESSIONS")]
+    no_regressions: bool,
+    /// Write every request sent, one JSON line each (key redacted).
+    #[arg(long, env = "PETSTORE_REQUEST_LOG")]
+    request_log: Option<PathBuf>,
     /// Where report.json, junit.xml and summary.md are written.
     #[arg(long, env = "PETSTORE_REPORT_DIR", default_value = "reports")]
     report_dir: PathBuf,
@@ -110,6 +136,9 @@ fn parse_faults(names: &[String]) -> Result<BTreeSet<Fault>, RunError> {
         .collect()
 }
 
+/// Cases per property rule under a time budget and no --cases: the budget decides.
+const UNBOUNDED_CASES: u32 = 1_000_000;
+
 /// libtest's flags have no environment variables of their own; these give them one each.
 fn libtest_from_env(args: &mut libtest_mimic::Arguments) {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
@@ -155,7 +184,11 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
         target,
         api_key_env: args.api_key_env,
         seed,
-        cases: args.cases,
+        cases: args.cases.unwrap_or(if args.time_budget.is_some() {
+            UNBOUNDED_CASES
+        } else {
+            DEFAULT_CASES
+        }),
         report_dir: Some(args.report_dir),
         schemas: args.schemas,
         cases_dir: args.cases_dir,
@@ -166,6 +199,17 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
             ..ClientSettings::default()
         },
         libtest,
+        regressions: if args.no_regressions {
+            None
+        } else {
+            args.regressions.or_else(|| {
+                Path::new("cases")
+                    .is_dir()
+                    .then(|| PathBuf::from("cases/regressions/counterexamples.json"))
+            })
+        },
+        time_budget: args.time_budget.map(Duration::from_secs),
+        request_log: args.request_log,
     };
     let outcome = engine::execute(config)?;
     if let Some(report) = &outcome.report {
@@ -227,11 +271,51 @@ fn serve(args: ServeArgs) -> Result<u8, RunError> {
     })
 }
 
+fn replay(
+    report: &Path,
+    rule: &str,
+    base_url: Option<String>,
+    api_key_env: &str,
+) -> Result<u8, RunError> {
+    let api_key = std::env::var(api_key_env).unwrap_or_default();
+    let exchange = petstore_conformance::execution::replay::replay(
+        report,
+        rule,
+        petstore_conformance::execution::replay::ReplayTarget { base_url, api_key },
+    )?;
+    let request = &exchange.request;
+    println!("> {} {}", request.method, request.url);
+    for (name, value) in &request.headers {
+        println!("> {name}: {value}");
+    }
+    if let Some(body) = &request.body {
+        println!(">\n> {body}");
+    }
+    if let Some(response) = &exchange.response {
+        println!("< {}", response.status);
+        for (name, value) in &response.headers {
+            println!("< {name}: {value}");
+        }
+        let body: String = response.body.chars().take(4096).collect();
+        println!("<\n{body}");
+    }
+    if let Some(error) = &exchange.transport_error {
+        println!("! {error}");
+    }
+    Ok(0)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run(*args),
         Command::ServeReference(args) => serve(args),
+        Command::Replay {
+            report,
+            rule,
+            base_url,
+            api_key_env,
+        } => replay(&report, &rule, base_url, &api_key_env),
         Command::Rules { cases_dir } => Catalogue::load(cases_dir.as_deref())
             .map_err(|e| RunError::Config(e.to_string()))
             .map(|catalogue| {

@@ -252,3 +252,114 @@ fn the_api_key_appears_in_nothing_written() {
         );
     }
 }
+
+#[test]
+fn replay_resends_the_minimal_counterexample() {
+    let dir = temp_dir("replay");
+    let output = run(
+        &["--reference-fault", "long-name-500", "--seed", "3"],
+        None,
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let replay = Command::new(BIN)
+        .args([
+            "replay",
+            dir.join("report.json").to_str().unwrap(),
+            "create-pet/valid/created",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(replay.status.code(), Some(0), "{}", stderr(&replay));
+    let shown = String::from_utf8_lossy(&replay.stdout);
+    assert!(
+        shown.contains("> POST ") && shown.contains("< 500"),
+        "{shown}"
+    );
+    assert!(shown.contains(&format!("{}\"", "a".repeat(100))), "{shown}");
+}
+
+#[test]
+fn counterexamples_are_saved_and_replayed_first() {
+    let key = "regression-key";
+    let (_server, url) = serve(key, &["category-id-truncated-32"]);
+    let dir = temp_dir("regressions");
+    let file = dir.join("counterexamples.json");
+    let file_arg = file.to_str().unwrap();
+    let args = [
+        "--base-url",
+        &url,
+        "--regressions",
+        file_arg,
+        "--exact",
+        "create-pet/valid/created",
+    ];
+    let first = run(&[&args[..], &["--seed", "1"]].concat(), Some(key), &dir);
+    assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
+    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let entry = &saved["regressions"][0];
+    assert_eq!(entry["rule"], "create-pet/valid/created");
+    let category = entry["value"]["categoryId"].as_i64().unwrap();
+    assert!(category == 1 << 31 || category == -(1 << 31) - 1, "{entry}");
+    // With no generated cases at all, the saved counterexample alone fails the rule.
+    let second = run(
+        &[&args[..], &["--seed", "2", "--cases", "1"]].concat(),
+        Some(key),
+        &dir,
+    );
+    assert_eq!(second.status.code(), Some(1), "{}", stderr(&second));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let phase = &report["rules"][0]["failure"]["counterexample"]["phase"];
+    assert!(phase == "regression" || phase == "generated", "{phase}");
+    let saved_again: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert!(!saved_again["regressions"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_time_budget_ends_generation() {
+    let dir = temp_dir("budget");
+    let started = std::time::Instant::now();
+    let output = run(
+        &["--time-budget", "2", "list-pets/limit/within-bounds"],
+        None,
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let cases = report["rules"][0]["cases_run"].as_u64().unwrap();
+    assert!(cases > 32, "only {cases} cases in the budget");
+    assert!(started.elapsed().as_secs() < 30);
+}
+
+#[test]
+fn the_same_seed_sends_the_same_requests() {
+    let logs: Vec<String> = (0..2)
+        .map(|n| {
+            let dir = temp_dir(&format!("same-seed-{n}"));
+            let log = dir.join("requests.jsonl");
+            let output = run(
+                &[
+                    "--seed",
+                    "77",
+                    "--test-threads",
+                    "1",
+                    "--request-log",
+                    log.to_str().unwrap(),
+                ],
+                None,
+                &dir,
+            );
+            assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+            std::fs::read_to_string(log).unwrap()
+        })
+        .collect();
+    assert!(
+        logs[0].lines().count() > 300,
+        "{} requests",
+        logs[0].lines().count()
+    );
+    assert_eq!(logs[0], logs[1]);
+}

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::redact::{REDACTED, Redactor};
 
 /// The credential a request carries, named by what it is in the contract's terms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Credential {
     /// `Authorization: Bearer <API_KEY>`, as the contract states it.
@@ -24,6 +24,8 @@ pub enum Credential {
     OtherScheme,
     /// `bearer <API_KEY>`: the scheme name is case-insensitive (RFC 9110 section 11.1).
     LowercaseScheme,
+    /// An Authorization value as a report recorded it, `[REDACTED]` standing for the key.
+    Recorded(String),
 }
 
 impl Credential {
@@ -40,8 +42,9 @@ impl Credential {
     }
 
     /// The Authorization header value; `key` stands for the API key.
-    fn header_value(self, key: &str) -> Option<String> {
+    fn header_value(&self, key: &str) -> Option<String> {
         match self {
+            Credential::Recorded(value) => Some(value.replace(REDACTED, key)),
             Credential::Valid => Some(format!("Bearer {key}")),
             Credential::Missing => None,
             Credential::WrongKey => Some(format!("Bearer {}", wrong_key(key))),

@@ -2,15 +2,17 @@
 //! client, collects a verdict per rule and builds the report.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::Value;
 
 use super::client::{Client, ClientSettings, Exchange, RequestSpec};
 use super::fixtures::Fixtures;
+use super::regressions::{self, Regression};
 use crate::catalogue::{Catalogue, Level, Rule};
 use crate::contract::{CONTRACT_TITLE, CONTRACT_VERSION, Contract, SchemaName};
 use crate::generation::Schemas;
@@ -65,6 +67,12 @@ pub struct RunConfig {
     pub gate: Gate,
     pub client: ClientSettings,
     pub libtest: Arguments,
+    /// Where counterexamples are saved and replayed from; `None`: neither.
+    pub regressions: Option<PathBuf>,
+    /// Generated cases stop when this much time has passed since the start.
+    pub time_budget: Option<Duration>,
+    /// Every request sent, one JSON line each (key redacted), for comparing runs.
+    pub request_log: Option<PathBuf>,
 }
 
 impl RunConfig {
@@ -83,6 +91,9 @@ impl RunConfig {
             gate: Gate::Required,
             client: ClientSettings::default(),
             libtest: Arguments::default(),
+            regressions: None,
+            time_budget: None,
+            request_log: None,
         }
     }
 }
@@ -132,6 +143,7 @@ pub struct Run {
     /// When generated cases stop, under `--time-budget`.
     pub deadline: Option<Instant>,
     regressions: BTreeMap<String, Vec<Value>>,
+    request_log: Option<Mutex<std::io::BufWriter<std::fs::File>>>,
     prefix: String,
     pub fixtures: Fixtures,
     pub observations: Observations,
@@ -144,6 +156,18 @@ impl Run {
         let exchange = self.client.send(spec);
         self.observations
             .inspect(rule_id, &exchange, &self.contract);
+        if let Some(log) = &self.request_log {
+            let url = &exchange.request.url;
+            let line = serde_json::json!({
+                "rule": rule_id,
+                "method": exchange.request.method,
+                "path": url.strip_prefix(self.client.base_url()).unwrap_or(url),
+                "headers": exchange.request.headers,
+                "body": exchange.request.body,
+            });
+            let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = writeln!(log, "{line}");
+        }
         if spec.method == "POST" && spec.path == "/pets" {
             if let (Some(200..=299), Some(pet)) = (exchange.status(), exchange.json()) {
                 self.fixtures.record_created(rule_id, pet);
@@ -332,6 +356,17 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         )));
     }
 
+    let regressions = match &config.regressions {
+        Some(path) => regressions::load(path).map_err(RunError::Config)?,
+        None => BTreeMap::new(),
+    };
+    let request_log = match &config.request_log {
+        Some(path) => Some(Mutex::new(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .map_err(|e| RunError::Config(format!("--request-log {}: {e}", path.display())))?,
+        ))),
+        None => None,
+    };
     let new_pet_schema = Schemas::new(&contract)
         .flatten(&contract, SchemaName::NewPet)
         .map_err(|e| RunError::Config(e.to_string()))?;
@@ -341,8 +376,9 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         new_pet_schema,
         seed: config.seed,
         cases: config.cases.max(1),
-        deadline: None,
-        regressions: BTreeMap::new(),
+        deadline: config.time_budget.map(|budget| started + budget),
+        regressions,
+        request_log,
         prefix: run_prefix(config.seed),
         fixtures: Fixtures::default(),
         observations: Observations::default(),
@@ -499,6 +535,39 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         run_prefix: run.prefix.clone(),
         created_pets: run.fixtures.created(),
     };
+    if let Some(log) = &run.request_log {
+        let _ = log.lock().unwrap_or_else(|e| e.into_inner()).flush();
+    }
+    // Counterexamples found on a real target are kept for the next run; a reference with
+    // injected faults is a demonstration, not a target to remember.
+    let remember = matches!(config.target, Target::External { .. });
+    if let (Some(path), true) = (&config.regressions, remember) {
+        let found: Vec<Regression> = report
+            .rules
+            .iter()
+            .filter_map(|rule| {
+                let example = rule.failure.as_ref()?.counterexample.as_ref()?;
+                Some(Regression {
+                    rule: rule.id.clone(),
+                    value: example.minimal_value.clone(),
+                    description: example.minimal.clone(),
+                    found_at: report.finished_at.clone(),
+                    seed: report.seed,
+                    target: report.target.base_url.clone(),
+                })
+            })
+            .collect();
+        let found: Vec<Regression> = found
+            .into_iter()
+            .map(|mut r| {
+                r.description = redactor.redact(&r.description);
+                r.value = serde_json::from_str(&redactor.redact(&r.value.to_string()))
+                    .unwrap_or(Value::Null);
+                r
+            })
+            .collect();
+        regressions::save(path, found).map_err(RunError::Config)?;
+    }
     let written = match &config.report_dir {
         Some(dir) => report::write_all(&report, dir, &redactor)
             .map_err(|e| RunError::Config(e.to_string()))?,

@@ -5,6 +5,8 @@ pub mod client;
 pub mod engine;
 pub mod fixtures;
 pub mod redact;
+pub mod regressions;
+pub mod replay;
 
 pub use client::{Body, Client, ClientSettings, Credential, Exchange, RequestSpec};
 pub use engine::{Gate, RunConfig, RunOutcome, Target};
