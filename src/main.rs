@@ -10,7 +10,9 @@ use clap::{Args, Parser, Subcommand};
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::execution::engine::{self, DEFAULT_CASES, RunError};
 use petstore_conformance::execution::{ClientSettings, Gate, RunConfig, Target};
-use petstore_conformance::reference::{FAULTS, Fault, ReferenceConfig, ReferenceServer};
+use petstore_conformance::reference::{
+    FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,
+};
 
 #[derive(Parser)]
 #[command(
@@ -102,6 +104,13 @@ struct RunArgs {
         value_delimiter = ','
     )]
     reference_faults: Vec<String>,
+    /// Honour the contract in an unusual way in the built-in reference (see serve-reference --list-variants).
+    #[arg(
+        long = "reference-variant",
+        env = "PETSTORE_REFERENCE_VARIANTS",
+        value_delimiter = ','
+    )]
+    reference_variants: Vec<String>,
     #[command(flatten)]
     libtest: libtest_mimic::Arguments,
 }
@@ -120,6 +129,12 @@ struct ServeArgs {
     /// List the faults and the rules each one breaks.
     #[arg(long)]
     list_faults: bool,
+    /// Honour the contract in an unusual way (repeatable).
+    #[arg(long = "variant")]
+    variants: Vec<String>,
+    /// List the variants.
+    #[arg(long)]
+    list_variants: bool,
 }
 
 fn parse_faults(names: &[String]) -> Result<BTreeSet<Fault>, RunError> {
@@ -138,6 +153,20 @@ fn parse_faults(names: &[String]) -> Result<BTreeSet<Fault>, RunError> {
 
 /// Cases per property rule under a time budget and no --cases: the budget decides.
 const UNBOUNDED_CASES: u32 = 1_000_000;
+
+fn parse_variants(names: &[String]) -> Result<BTreeSet<Variant>, RunError> {
+    names
+        .iter()
+        .filter(|name| !name.is_empty())
+        .map(|name| {
+            Variant::parse(name).ok_or_else(|| {
+                RunError::Config(format!(
+                    "unknown variant {name:?}; `petstore-conformance serve-reference --list-variants` lists them"
+                ))
+            })
+        })
+        .collect()
+}
 
 /// libtest's flags have no environment variables of their own; these give them one each.
 fn libtest_from_env(args: &mut libtest_mimic::Arguments) {
@@ -158,17 +187,18 @@ fn libtest_from_env(args: &mut libtest_mimic::Arguments) {
 
 fn run(args: RunArgs) -> Result<u8, RunError> {
     let faults = parse_faults(&args.reference_faults)?;
+    let variants = parse_variants(&args.reference_variants)?;
     let target = match args.base_url {
         Some(base_url) => {
-            if !faults.is_empty() {
+            if !faults.is_empty() || !variants.is_empty() {
                 return Err(RunError::Config(
-                    "--reference-fault applies to the built-in reference only; drop --base-url or the faults".into(),
+                    "--reference-fault and --reference-variant apply to the built-in reference only".into(),
                 ));
             }
             let api_key = std::env::var(&args.api_key_env).unwrap_or_default();
             Target::External { base_url, api_key }
         }
-        None => Target::Reference { faults },
+        None => Target::Reference { faults, variants },
     };
     let seed = args.seed.unwrap_or_else(engine::random_seed);
     let mut libtest = args.libtest;
@@ -241,7 +271,14 @@ fn serve(args: ServeArgs) -> Result<u8, RunError> {
         }
         return Ok(0);
     }
+    if args.list_variants {
+        for info in VARIANTS {
+            println!("{:<26} {}", info.name, info.description);
+        }
+        return Ok(0);
+    }
     let faults = parse_faults(&args.faults)?;
+    let variants = parse_variants(&args.variants)?;
     let api_key = args
         .api_key
         .unwrap_or_else(|| format!("ref-{:016x}", engine::random_seed()));
@@ -255,6 +292,7 @@ fn serve(args: ServeArgs) -> Result<u8, RunError> {
             ReferenceConfig {
                 api_key: api_key.clone(),
                 faults,
+                variants,
             },
             args.port,
         )

@@ -16,7 +16,7 @@ use super::regressions::{self, Regression};
 use crate::catalogue::{Catalogue, Level, Rule};
 use crate::contract::{CONTRACT_TITLE, CONTRACT_VERSION, Contract, SchemaName};
 use crate::generation::Schemas;
-use crate::reference::{Fault, ReferenceConfig, ReferenceServer};
+use crate::reference::{Fault, ReferenceConfig, ReferenceServer, Variant};
 use crate::report::{
     self, Conformance, ContractInfo, Named, Report, RuleReport, TargetInfo, Totals,
 };
@@ -27,7 +27,10 @@ use crate::rules::{self, Phase, RuleCtx, Verdict};
 #[derive(Debug, Clone)]
 pub enum Target {
     /// The built-in reference server on an ephemeral loopback port, with optional faults.
-    Reference { faults: BTreeSet<Fault> },
+    Reference {
+        faults: BTreeSet<Fault>,
+        variants: BTreeSet<Variant>,
+    },
     /// Any implementation; `base_url` includes `/v1`.
     External { base_url: String, api_key: String },
 }
@@ -81,6 +84,7 @@ impl RunConfig {
         RunConfig {
             target: Target::Reference {
                 faults: BTreeSet::new(),
+                variants: BTreeSet::new(),
             },
             api_key_env: "PETSTORE_API_KEY".into(),
             seed,
@@ -313,20 +317,28 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         .build()
         .map_err(|e| RunError::Config(format!("cannot start the async runtime: {e}")))?;
 
-    let (base_url, api_key, faults, _server) = match &config.target {
-        Target::Reference { faults } => {
+    let (base_url, api_key, faults, variants, _server) = match &config.target {
+        Target::Reference { faults, variants } => {
             let api_key = format!("ref-{:016x}{:016x}", random_u64(), random_u64());
             let server = runtime
                 .block_on(ReferenceServer::start(
                     ReferenceConfig {
                         api_key: api_key.clone(),
                         faults: faults.clone(),
+                        variants: variants.clone(),
                     },
                     0,
                 ))
                 .map_err(|e| RunError::Config(format!("cannot start the reference server: {e}")))?;
             let names = faults.iter().map(|f| f.name().to_string()).collect();
-            (server.base_url.clone(), api_key, names, Some(server))
+            let variant_names = variants.iter().map(|v| v.name().to_string()).collect();
+            (
+                server.base_url.clone(),
+                api_key,
+                names,
+                variant_names,
+                Some(server),
+            )
         }
         Target::External { base_url, api_key } => {
             check_base_url(base_url)?;
@@ -336,7 +348,13 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
                     config.api_key_env
                 )));
             }
-            (base_url.clone(), api_key.clone(), Vec::new(), None)
+            (
+                base_url.clone(),
+                api_key.clone(),
+                Vec::new(),
+                Vec::new(),
+                None,
+            )
         }
     };
     let client = Client::new(
@@ -490,10 +508,13 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         Conformance::Conforms
     };
     let rerun = match &config.target {
-        Target::Reference { faults } => {
+        Target::Reference { faults, variants } => {
             let mut command = format!("petstore-conformance run --seed {}", config.seed);
             for fault in faults {
                 command.push_str(&format!(" --reference-fault {}", fault.name()));
+            }
+            for variant in variants {
+                command.push_str(&format!(" --reference-variant {}", variant.name()));
             }
             command
         }
@@ -520,6 +541,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
                 Target::External { .. } => "external".into(),
             },
             faults,
+            variants,
             tls_verification: !config.client.insecure,
         },
         seed: config.seed,

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::client::{Body, Client, ClientSettings, Credential, Exchange, RequestSpec};
 use super::engine::RunError;
-use crate::reference::{Fault, ReferenceConfig, ReferenceServer};
+use crate::reference::{Fault, ReferenceConfig, ReferenceServer, Variant};
 
 /// Where to send the replayed request; `None` takes the report's own target.
 pub struct ReplayTarget {
@@ -108,6 +108,12 @@ pub fn replay(
                     ReferenceConfig {
                         api_key: api_key.clone(),
                         faults,
+                        variants: report["target"]["variants"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|name| Variant::parse(name.as_str()?))
+                            .collect(),
                     },
                     0,
                 ))

@@ -5,6 +5,7 @@
 //! extractors are avoided on purpose, because their rejections answer in text/plain.
 
 mod faults;
+mod variants;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -21,6 +22,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 pub use faults::{FAULTS, Fault, FaultInfo};
+pub use variants::{VARIANTS, Variant, VariantInfo};
 
 use crate::contract::{DEPRECATED_SINCE_UNIX, PET_STATUSES, SUNSET_HTTP_DATE};
 
@@ -29,6 +31,17 @@ use crate::contract::{DEPRECATED_SINCE_UNIX, PET_STATUSES, SUNSET_HTTP_DATE};
 pub struct ReferenceConfig {
     pub api_key: String,
     pub faults: BTreeSet<Fault>,
+    pub variants: BTreeSet<Variant>,
+}
+
+impl ReferenceConfig {
+    pub fn new(api_key: impl Into<String>) -> ReferenceConfig {
+        ReferenceConfig {
+            api_key: api_key.into(),
+            faults: BTreeSet::new(),
+            variants: BTreeSet::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -57,6 +70,20 @@ impl Shared {
         self.config.faults.contains(&fault)
     }
 
+    fn is(&self, variant: Variant) -> bool {
+        self.config.variants.contains(&variant)
+    }
+
+    /// A pet as the service answers it (with extra fields under a variant).
+    fn pet_value(&self, pet: &Pet) -> Value {
+        let mut value = serde_json::to_value(pet).unwrap_or(Value::Null);
+        if self.is(Variant::ExtraFields) {
+            value["createdAt"] = json!("2026-11-21T00:00:00Z");
+            value["tags"] = json!(["reference", {"kind": "extra"}]);
+        }
+        value
+    }
+
     fn store(&self) -> std::sync::MutexGuard<'_, Store> {
         // A panic while holding the lock cannot leave the Vec half-updated in a way that
         // matters here, so a poisoned lock is used as is.
@@ -70,6 +97,16 @@ impl Shared {
         if self.has(Fault::DuplicateIds) && id % 2 == 0 {
             id -= 1;
         }
+        if self.is(Variant::HugeIds) {
+            id += 1 << 62;
+        } else if self.is(Variant::RandomIds) {
+            id = crate::rules::property_seed(id as u64) as i64;
+        }
+        let status = if status.is_none() && self.is(Variant::StatusDefaultAvailable) {
+            Some("available".to_string())
+        } else {
+            status
+        };
         let pet = Pet {
             id,
             name,
@@ -125,6 +162,16 @@ pub fn router(config: ReferenceConfig) -> Router {
         config,
         store: Mutex::new(Store::default()),
     });
+    if state.is(Variant::CrowdedStore) {
+        for n in 0..3000 {
+            let status = [Some("available"), Some("pending"), Some("sold"), None][n % 4];
+            state.insert(
+                format!("resident {n}"),
+                (n % 7) as i64,
+                status.map(String::from),
+            );
+        }
+    }
     Router::new()
         .route("/v1/pets", get(list_pets).post(create_pet))
         .route("/v1/pets/{pet_id}", get(get_pet))
@@ -132,6 +179,7 @@ pub fn router(config: ReferenceConfig) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
+        .layer(middleware::from_fn_with_state(state.clone(), shape))
         .with_state(state)
 }
 
@@ -307,7 +355,7 @@ async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Response {
         .map(|(_, pet)| pet)
         .take(limit)
         .map(|pet| {
-            let mut value = serde_json::to_value(pet).unwrap_or(Value::Null);
+            let mut value = shared.pet_value(pet);
             if shared.has(Fault::ListPetsInvalidPet) {
                 value["id"] = Value::String(pet.id.to_string());
             }
@@ -364,7 +412,7 @@ async fn create_pet(State(shared): State<AppState>, headers: HeaderMap, body: By
                 );
                 return response;
             }
-            let mut value = serde_json::to_value(&pet).unwrap_or(Value::Null);
+            let mut value = shared.pet_value(&pet);
             if shared.has(Fault::CreateDropsStatus) {
                 if let Some(fields) = value.as_object_mut() {
                     fields.remove("status");
@@ -385,7 +433,8 @@ fn new_pet(shared: &Shared, headers: &HeaderMap, body: &[u8]) -> Result<Pet, (St
     let bad = |message: &str| (StatusCode::BAD_REQUEST, message.to_string());
     // A well-formed body whose values are wrong: 400 by the contract, 422 under a fault.
     let invalid = |message: &str| {
-        let status = if shared.has(Fault::InvalidValues422) {
+        let status = if shared.has(Fault::InvalidValues422) || shared.is(Variant::Unprocessable422)
+        {
             StatusCode::UNPROCESSABLE_ENTITY
         } else {
             StatusCode::BAD_REQUEST
@@ -516,7 +565,7 @@ async fn get_pet(State(shared): State<AppState>, uri: Uri) -> Response {
                     if shared.has(Fault::GetPetAltersCategory) {
                         pet.category_id = 0;
                     }
-                    answer(&shared, StatusCode::OK, &pet)
+                    answer(&shared, StatusCode::OK, &shared.pet_value(&pet))
                 }
                 None if shared.has(Fault::GetPetUnknown200) => {
                     answer(&shared, StatusCode::OK, &json!({}))
@@ -563,6 +612,79 @@ fn deprecation_headers(shared: &Shared, response: &mut Response) {
 fn insert_deprecation(response: &mut Response, value: &str) {
     if let Ok(value) = HeaderValue::from_str(value) {
         response.headers_mut().insert("deprecation", value);
+    }
+}
+
+/// The variants that change how an answer travels rather than what it says.
+async fn shape(State(shared): State<AppState>, request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let (mut parts, body) = response.into_parts();
+    if shared.is(Variant::LowercaseChallenge) && parts.status == StatusCode::UNAUTHORIZED {
+        parts.headers.insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("bearer realm=\"petstore\""),
+        );
+    }
+    if shared.is(Variant::Charset) {
+        parts.headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json; charset=utf-8"),
+        );
+    }
+    if shared.is(Variant::ConnectionClose) {
+        parts
+            .headers
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    if !shared.is(Variant::PrettyReordered) && !shared.is(Variant::Chunked) {
+        return Response::from_parts(parts, body);
+    }
+    let mut bytes = axum::body::to_bytes(body, 64 << 20)
+        .await
+        .unwrap_or_default();
+    if shared.is(Variant::PrettyReordered) {
+        if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
+            bytes = Bytes::from(pretty_reversed(&value, 0));
+        }
+    }
+    parts.headers.remove(header::CONTENT_LENGTH);
+    if shared.is(Variant::Chunked) {
+        let chunks: Vec<Result<Bytes, std::io::Error>> = bytes
+            .chunks(7)
+            .map(|chunk| Ok(Bytes::copy_from_slice(chunk)))
+            .collect();
+        return Response::from_parts(parts, Body::from_stream(futures_util::stream::iter(chunks)));
+    }
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+/// Pretty-printed JSON with object keys in reverse order.
+fn pretty_reversed(value: &Value, depth: usize) -> String {
+    let indent = "    ".repeat(depth + 1);
+    let close = "    ".repeat(depth);
+    match value {
+        Value::Object(fields) => {
+            let items: Vec<String> = fields
+                .iter()
+                .rev()
+                .map(|(key, value)| {
+                    format!(
+                        "{indent}{} : {}",
+                        json!(key),
+                        pretty_reversed(value, depth + 1)
+                    )
+                })
+                .collect();
+            format!("{{\n{}\n{close}}}", items.join(",\n"))
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let items: Vec<String> = items
+                .iter()
+                .map(|item| format!("{indent}{}", pretty_reversed(item, depth + 1)))
+                .collect();
+            format!("[\n{}\n{close}]", items.join(",\n"))
+        }
+        other => other.to_string(),
     }
 }
 

@@ -64,6 +64,8 @@ pub struct TargetInfo {
     pub kind: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<String>,
     pub tls_verification: bool,
 }
 

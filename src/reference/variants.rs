@@ -1,0 +1,102 @@
+//! Variants: conforming-but-unusual ways to honour the contract. Every required rule must pass
+//! on each of them; a rule that fails one raises a false alarm.
+
+/// A conforming deviation from the reference's usual answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Variant {
+    RandomIds,
+    HugeIds,
+    StatusDefaultAvailable,
+    ExtraFields,
+    LowercaseChallenge,
+    Charset,
+    ConnectionClose,
+    Chunked,
+    PrettyReordered,
+    CrowdedStore,
+    Unprocessable422,
+}
+
+pub struct VariantInfo {
+    pub variant: Variant,
+    pub name: &'static str,
+    pub description: &'static str,
+}
+
+pub const VARIANTS: &[VariantInfo] = &[
+    VariantInfo {
+        variant: Variant::RandomIds,
+        name: "random-ids",
+        description: "ids are random int64 values, negative ones included",
+    },
+    VariantInfo {
+        variant: Variant::HugeIds,
+        name: "huge-ids",
+        description: "ids count up from 2^62",
+    },
+    VariantInfo {
+        variant: Variant::StatusDefaultAvailable,
+        name: "status-default-available",
+        description: "a pet created without status gets 'available' (the contract states no default)",
+    },
+    VariantInfo {
+        variant: Variant::ExtraFields,
+        name: "extra-fields",
+        description: "Pet carries fields the contract does not name (createdAt, tags)",
+    },
+    VariantInfo {
+        variant: Variant::LowercaseChallenge,
+        name: "lowercase-challenge",
+        description: "401 answers challenge with a lowercase 'bearer' scheme",
+    },
+    VariantInfo {
+        variant: Variant::Charset,
+        name: "charset",
+        description: "Content-Type: application/json; charset=utf-8",
+    },
+    VariantInfo {
+        variant: Variant::ConnectionClose,
+        name: "connection-close",
+        description: "Connection: close on every response",
+    },
+    VariantInfo {
+        variant: Variant::Chunked,
+        name: "chunked",
+        description: "bodies sent with chunked transfer encoding, in small chunks",
+    },
+    VariantInfo {
+        variant: Variant::PrettyReordered,
+        name: "pretty-reordered",
+        description: "pretty-printed JSON with keys in reverse order",
+    },
+    VariantInfo {
+        variant: Variant::CrowdedStore,
+        name: "crowded-store",
+        description: "the store already holds 3000 pets the harness did not make",
+    },
+    VariantInfo {
+        variant: Variant::Unprocessable422,
+        name: "unprocessable-422",
+        description: "well-formed bodies with invalid values get 422 (only a recommended rule asks for 400)",
+    },
+];
+
+impl Variant {
+    pub fn info(self) -> &'static VariantInfo {
+        VARIANTS
+            .iter()
+            .find(|info| info.variant == self)
+            .expect("every variant is in VARIANTS")
+    }
+
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+
+    pub fn parse(name: &str) -> Option<Variant> {
+        VARIANTS
+            .iter()
+            .find(|info| info.name == name)
+            .map(|info| info.variant)
+    }
+}
