@@ -426,6 +426,17 @@ impl Client {
         }
     }
 
+    /// An exchange for a request that was not sent, and why.
+    pub fn not_sent(&self, spec: &RequestSpec, reason: &str) -> Exchange {
+        let url = format!("{}{}", self.base, spec.path);
+        self.failed_exchange(
+            spec,
+            self.redactor.redact(&url),
+            reason.to_string(),
+            Instant::now(),
+        )
+    }
+
     fn failed_exchange(
         &self,
         spec: &RequestSpec,

@@ -144,8 +144,10 @@ pub struct Run {
     pub new_pet_schema: Value,
     pub seed: u64,
     pub cases: u32,
-    /// When generated cases stop, under `--time-budget`.
+    /// When generated cases stop, under `--time-budget` (80% of it).
     pub deadline: Option<Instant>,
+    /// When requests stop being sent at all (the whole budget).
+    hard_deadline: Option<Instant>,
     regressions: BTreeMap<String, Vec<Value>>,
     request_log: Option<Mutex<std::io::BufWriter<std::fs::File>>>,
     prefix: String,
@@ -157,6 +159,14 @@ impl Run {
     /// Sends through the client; inspects the response for the cross-cutting statements and
     /// records any pet the target says it created.
     pub fn send(&self, rule_id: &str, spec: &RequestSpec) -> Exchange {
+        if self
+            .hard_deadline
+            .is_some_and(|deadline| Instant::now() >= deadline)
+        {
+            return self
+                .client
+                .not_sent(spec, "not sent: the run's time budget is spent");
+        }
         let exchange = self.client.send(spec);
         self.observations
             .inspect(rule_id, &exchange, &self.contract);
@@ -394,7 +404,10 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         new_pet_schema,
         seed: config.seed,
         cases: config.cases.max(1),
-        deadline: config.time_budget.map(|budget| started + budget),
+        deadline: config
+            .time_budget
+            .map(|budget| started + budget.mul_f64(0.8)),
+        hard_deadline: config.time_budget.map(|budget| started + budget),
         regressions,
         request_log,
         prefix: run_prefix(config.seed),

@@ -1,0 +1,269 @@
+//! A hostile or broken target: every misbehaviour ends in a verdict (exit 1, or 3 when nothing
+//! answers), within the time budget, with no crash and no key sent anywhere but the target.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_petstore-conformance");
+const KEY: &str = "hostile-test-key-5e1f";
+
+#[derive(Clone, Copy, Debug)]
+enum Behaviour {
+    Slow,
+    ResetMidBody,
+    TruncatedBody,
+    HugeBody,
+    InvalidUtf8,
+    NotJson,
+    RedirectElsewhere,
+    RedirectLoop,
+    ServerError,
+    Http10Close,
+    /// Declares more body than it sends and keeps the connection open: every request waits
+    /// for the timeout. Only the time budget bounds the run.
+    Stalling,
+}
+
+/// Reads one request (head and Content-Length body); returns its head.
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<String> {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let length = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+        })
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(head)
+}
+
+fn respond(stream: &mut TcpStream, behaviour: Behaviour, port: u16, elsewhere: u16) -> bool {
+    let json = "Content-Type: application/json\r\n";
+    let result = match behaviour {
+        Behaviour::Slow => {
+            std::thread::sleep(Duration::from_secs(4));
+            stream.write_all(format!("HTTP/1.1 200 OK\r\n{json}Content-Length: 2\r\n\r\n[]").as_bytes())
+        }
+        Behaviour::ResetMidBody => unreachable!("handled before the request is read"),
+        Behaviour::TruncatedBody => {
+            let _ = stream.write_all(format!("HTTP/1.1 200 OK\r\n{json}Content-Length: 1000\r\n\r\n[{{\"id\":1").as_bytes());
+            let _ = stream.shutdown(Shutdown::Both);
+            return false;
+        }
+        Behaviour::HugeBody => {
+            let size = 40 << 20;
+            let mut result = stream.write_all(format!("HTTP/1.1 200 OK\r\n{json}Content-Length: {size}\r\n\r\n[").as_bytes());
+            let chunk = vec![b' '; 64 << 10];
+            let mut sent = 1;
+            while result.is_ok() && sent < size {
+                result = stream.write_all(&chunk);
+                sent += chunk.len();
+            }
+            return false;
+        }
+        Behaviour::InvalidUtf8 => stream
+            .write_all(format!("HTTP/1.1 200 OK\r\n{json}Content-Length: 4\r\n\r\n").as_bytes())
+            .and_then(|_| stream.write_all(&[0xff, 0xfe, 0x80, 0x22])),
+        Behaviour::NotJson => stream.write_all(format!("HTTP/1.1 200 OK\r\n{json}Content-Length: 5\r\n\r\nhello").as_bytes()),
+        Behaviour::RedirectElsewhere => stream.write_all(
+            format!("HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.2:{elsewhere}/v1/pets\r\n{json}Content-Length: 2\r\n\r\n{{}}").as_bytes(),
+        ),
+        Behaviour::RedirectLoop => stream.write_all(
+            format!("HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{port}/v1/pets\r\n{json}Content-Length: 2\r\n\r\n{{}}").as_bytes(),
+        ),
+        Behaviour::ServerError => {
+            let body = r#"{"code":"boom","message":"broken","status":500}"#;
+            stream.write_all(
+                format!("HTTP/1.1 500 Internal Server Error\r\n{json}Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes(),
+            )
+        }
+        Behaviour::Stalling => stream.write_all(
+            format!("HTTP/1.1 200 OK\r\n{json}Content-Length: 100\r\n\r\n[").as_bytes(),
+        ),
+        Behaviour::Http10Close => {
+            let _ = stream.write_all(format!("HTTP/1.0 200 OK\r\n{json}\r\n[]").as_bytes());
+            let _ = stream.shutdown(Shutdown::Both);
+            return false;
+        }
+    };
+    result.is_ok()
+}
+
+fn serve(behaviour: Behaviour, elsewhere: u16) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut writer = match stream.try_clone() {
+                    Ok(writer) => writer,
+                    Err(_) => return,
+                };
+                if matches!(behaviour, Behaviour::ResetMidBody) {
+                    // Half a response, then close with most of the request unread: the kernel
+                    // answers with a reset, mid-body.
+                    let mut start = [0u8; 8];
+                    let mut stream = stream;
+                    let _ = stream.read(&mut start);
+                    let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[{\"id\":";
+                    let _ = writer.write_all(head.as_bytes());
+                    std::thread::sleep(Duration::from_millis(20));
+                    return;
+                }
+                let mut reader = BufReader::new(stream);
+                while read_request(&mut reader).is_some() {
+                    if !respond(&mut writer, behaviour, port, elsewhere) {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+fn run_against(behaviour: Behaviour) {
+    // Anything connecting to the redirect's other host is counted: it must stay at zero.
+    let other = TcpListener::bind("127.0.0.2:0")
+        .or_else(|_| TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let elsewhere = other.local_addr().unwrap().port();
+    let visits = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&visits);
+    std::thread::spawn(move || {
+        for _ in other.incoming() {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let port = serve(behaviour, elsewhere);
+    let dir = std::env::temp_dir().join(format!("pc-hostile-{behaviour:?}-{}", std::process::id()));
+    let started = Instant::now();
+    let output = Command::new(BIN)
+        .args([
+            "run",
+            "--base-url",
+            &format!("http://127.0.0.1:{port}/v1"),
+            "--timeout",
+            "2",
+            "--no-regressions",
+        ])
+        .args(["--time-budget", "20"])
+        .arg("--report-dir")
+        .arg(&dir)
+        .env("PETSTORE_API_KEY", KEY)
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let code = output.status.code();
+    assert!(
+        matches!(code, Some(1) | Some(3)),
+        "{behaviour:?}: exit {code:?}\n{stderr}"
+    );
+    assert!(
+        !stderr.contains("panicked") && !stdout.contains("panicked"),
+        "{behaviour:?}: {stderr}"
+    );
+    // The budget (20 s), one timeout (2 s) and start-up.
+    assert!(
+        elapsed < Duration::from_secs(30),
+        "{behaviour:?} took {elapsed:?}"
+    );
+    assert_eq!(
+        visits.load(Ordering::SeqCst),
+        0,
+        "{behaviour:?}: something followed the redirect"
+    );
+    let mut written = format!("{stdout}{stderr}");
+    if code == Some(1) {
+        let report = std::fs::read_to_string(dir.join("report.json")).unwrap();
+        assert!(
+            report.len() < 8 << 20,
+            "{behaviour:?}: report of {} bytes",
+            report.len()
+        );
+        let parsed: serde_json::Value = serde_json::from_str(&report).unwrap();
+        assert_eq!(parsed["conformance"], "does-not-conform", "{behaviour:?}");
+        written.push_str(&report);
+    } else {
+        assert!(
+            stderr.contains("could not be reached"),
+            "{behaviour:?}: {stderr}"
+        );
+    }
+    assert!(!written.contains(KEY), "{behaviour:?}: the key leaked");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn slow_target() {
+    run_against(Behaviour::Slow);
+}
+
+#[test]
+fn reset_mid_body() {
+    run_against(Behaviour::ResetMidBody);
+}
+
+#[test]
+fn truncated_body() {
+    run_against(Behaviour::TruncatedBody);
+}
+
+#[test]
+fn huge_body() {
+    run_against(Behaviour::HugeBody);
+}
+
+#[test]
+fn invalid_utf8() {
+    run_against(Behaviour::InvalidUtf8);
+}
+
+#[test]
+fn not_json_with_a_json_content_type() {
+    run_against(Behaviour::NotJson);
+}
+
+#[test]
+fn redirect_to_another_host() {
+    run_against(Behaviour::RedirectElsewhere);
+}
+
+#[test]
+fn redirect_loop() {
+    run_against(Behaviour::RedirectLoop);
+}
+
+#[test]
+fn server_error() {
+    run_against(Behaviour::ServerError);
+}
+
+#[test]
+fn stalling_body() {
+    run_against(Behaviour::Stalling);
+}
+
+#[test]
+fn http_1_0_closing_after_each_response() {
+    run_against(Behaviour::Http10Close);
+}
