@@ -60,6 +60,18 @@ struct RunArgs {
     /// Environment variable that holds the API key.
     #[arg(long, env = "PETSTORE_API_KEY_ENV", default_value = "PETSTORE_API_KEY")]
     api_key_env: String,
+    /// File that holds the API key (instead of the environment variable).
+    #[arg(long, env = "PETSTORE_API_KEY_FILE")]
+    api_key_file: Option<PathBuf>,
+    /// PEM file of a private CA to trust, besides the system's roots.
+    #[arg(long, env = "PETSTORE_CA_CERT")]
+    ca_cert: Option<PathBuf>,
+    /// Accept any TLS certificate. Explicit, and recorded in the report.
+    #[arg(long, env = "PETSTORE_INSECURE")]
+    insecure: bool,
+    /// Run only the rules that create nothing on the target (for production).
+    #[arg(long, env = "PETSTORE_READ_ONLY")]
+    read_only: bool,
     /// Seed of the run (printed on every run; random when absent).
     #[arg(long, env = "PETSTORE_SEED")]
     seed: Option<u64>,
@@ -195,7 +207,18 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
                     "--reference-fault and --reference-variant apply to the built-in reference only".into(),
                 ));
             }
-            let api_key = std::env::var(&args.api_key_env).unwrap_or_default();
+            let api_key = match &args.api_key_file {
+                Some(file) => std::fs::read_to_string(file)
+                    .map_err(|e| {
+                        RunError::Config(format!(
+                            "--api-key-file {}: cannot read: {e}",
+                            file.display()
+                        ))
+                    })?
+                    .trim()
+                    .to_string(),
+                None => std::env::var(&args.api_key_env).unwrap_or_default(),
+            };
             Target::External { base_url, api_key }
         }
         None => Target::Reference { faults, variants },
@@ -204,6 +227,11 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
     let mut libtest = args.libtest;
     libtest_from_env(&mut libtest);
     let listing = libtest.list;
+    if args.insecure {
+        eprintln!(
+            "petstore-conformance: --insecure: TLS certificates are NOT verified (recorded in the report)"
+        );
+    }
     if !listing {
         eprintln!(
             "petstore-conformance {}: seed {seed} (replay with --seed {seed})",
@@ -226,8 +254,16 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
         client: ClientSettings {
             timeout: Duration::from_secs(args.timeout.max(1)),
             body_cap: args.body_cap,
+            ca_certificates: match &args.ca_cert {
+                Some(file) => vec![std::fs::read(file).map_err(|e| {
+                    RunError::Config(format!("--ca-cert {}: cannot read: {e}", file.display()))
+                })?],
+                None => Vec::new(),
+            },
+            insecure: args.insecure,
             ..ClientSettings::default()
         },
+        read_only: args.read_only,
         libtest,
         regressions: if args.no_regressions {
             None

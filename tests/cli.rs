@@ -363,3 +363,54 @@ fn the_same_seed_sends_the_same_requests() {
     );
     assert_eq!(logs[0], logs[1]);
 }
+
+#[test]
+fn the_key_can_come_from_a_file() {
+    let key = "file-key-31337";
+    let (_server, url) = serve(key, &[]);
+    let dir = temp_dir("key-file");
+    let file = dir.join("key.txt");
+    std::fs::write(&file, format!("{key}\n")).unwrap();
+    let output = run(
+        &[
+            "--base-url",
+            &url,
+            "--api-key-file",
+            file.to_str().unwrap(),
+            "--cases",
+            "4",
+            "--no-regressions",
+        ],
+        None,
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let output = run(
+        &["--base-url", &url, "--api-key-file", "/nonexistent/key"],
+        None,
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("/nonexistent/key"));
+}
+
+#[test]
+fn read_only_creates_nothing() {
+    let key = "read-only-key";
+    let (_server, url) = serve(key, &[]);
+    let dir = temp_dir("read-only");
+    let output = run(
+        &["--base-url", &url, "--read-only", "--no-regressions"],
+        Some(key),
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["created_pets"].as_array().unwrap().len(), 0);
+    for rule in report["rules"].as_array().unwrap() {
+        if rule["id"].as_str().unwrap().starts_with("create-pet/") {
+            assert_eq!(rule["verdict"], "skipped", "{rule}");
+        }
+    }
+}

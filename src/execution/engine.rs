@@ -76,6 +76,8 @@ pub struct RunConfig {
     pub time_budget: Option<Duration>,
     /// Every request sent, one JSON line each (key redacted), for comparing runs.
     pub request_log: Option<PathBuf>,
+    /// Only rules that create nothing run; fixtures use what the store already holds.
+    pub read_only: bool,
 }
 
 impl RunConfig {
@@ -98,6 +100,7 @@ impl RunConfig {
             regressions: None,
             time_budget: None,
             request_log: None,
+            read_only: false,
         }
     }
 }
@@ -153,6 +156,8 @@ pub struct Run {
     prefix: String,
     pub fixtures: Fixtures,
     pub observations: Observations,
+    /// Nothing may be created on the target.
+    pub read_only: bool,
 }
 
 impl Run {
@@ -413,6 +418,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         prefix: run_prefix(config.seed),
         fixtures: Fixtures::default(),
         observations: Observations::default(),
+        read_only: config.read_only,
     });
 
     let mut args = config.libtest.clone();
@@ -449,7 +455,11 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             gate_for_trial.wait_for_earlier(phase);
             let started = Instant::now();
             let ctx = RuleCtx::new(&run, &rule_owned);
-            let verdict = rules::evaluate(&ctx);
+            let verdict = if run.read_only && rule_owned.writes {
+                Verdict::skipped("read-only profile: this rule creates pets")
+            } else {
+                rules::evaluate(&ctx)
+            };
             let outcome = libtest_outcome(&verdict, gates);
             let result = RuleResult {
                 cases_run: ctx.cases_run(),

@@ -64,8 +64,12 @@ impl Fixtures {
     pub fn existing_pet(&self, ctx: &RuleCtx) -> Result<Value, Verdict> {
         let mut slot = self.existing.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
-            let name = ctx.run.pet_name("fixture-existing");
-            *slot = Some(create(ctx, &name, Some("available")));
+            *slot = Some(if ctx.run.read_only {
+                first_listed(ctx)
+            } else {
+                let name = ctx.run.pet_name("fixture-existing");
+                create(ctx, &name, Some("available"))
+            });
         }
         slot.clone()
             .unwrap_or_else(|| Err("no fixture".into()))
@@ -102,11 +106,33 @@ fn create(ctx: &RuleCtx, name: &str, status: Option<&str>) -> Result<Value, Stri
     }
 }
 
+/// Under the read-only profile: a pet the store already holds.
+fn first_listed(ctx: &RuleCtx) -> Result<Value, String> {
+    let listing = ctx.send(&RequestSpec::get("/pets").query("limit", "1"));
+    match listing
+        .json()
+        .and_then(Value::as_array)
+        .and_then(|pets| pets.first())
+    {
+        Some(pet) if pet.get("id").and_then(Value::as_i64).is_some() => Ok(pet.clone()),
+        _ => Err(format!(
+            "read-only profile: the store lists no pet to use ({})",
+            listing.summary()
+        )),
+    }
+}
+
 fn populate(ctx: &RuleCtx) -> Result<Population, String> {
     let mut known: BTreeSet<i64> = BTreeSet::new();
     let listing = ctx.send(&RequestSpec::get("/pets").query("limit", "100"));
     if let Some(Value::Array(pets)) = listing.json() {
         known.extend(pets.iter().filter_map(|pet| pet.get("id")?.as_i64()));
+    }
+    if ctx.run.read_only {
+        // Nothing is created: the rules see the store as it is.
+        return Ok(Population {
+            known_pets: known.len(),
+        });
     }
     // A few pets of every status (and some without one), then enough to pass 100.
     let statuses: Vec<Option<&str>> = PET_STATUSES

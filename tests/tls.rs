@@ -1,0 +1,121 @@
+//! TLS: certificates are verified by default; `--ca-cert` trusts a private CA; `--insecure` is
+//! explicit and recorded in the report. The reference is put behind a TLS front whose
+//! certificate a freshly generated CA signed.
+
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use petstore_conformance::reference::{ReferenceConfig, ReferenceServer};
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls::ServerConfig;
+use tokio_rustls::rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+
+const BIN: &str = env!("CARGO_BIN_EXE_petstore-conformance");
+const KEY: &str = "tls-test-key";
+
+fn run(base_url: &str, extra: &[&str], dir: &std::path::Path) -> Output {
+    Command::new(BIN)
+        .args([
+            "run",
+            "--base-url",
+            base_url,
+            "--no-regressions",
+            "--cases",
+            "4",
+        ])
+        .args(extra)
+        .arg("--report-dir")
+        .arg(dir)
+        .env("PETSTORE_API_KEY", KEY)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn certificates_are_verified_and_a_private_ca_can_be_trusted() {
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let server_key = KeyPair::generate().unwrap();
+    let server_cert = CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .unwrap()
+        .signed_by(&server_key, &ca)
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!("pc-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let tls = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![server_cert.der().clone()],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der())),
+        )
+        .unwrap();
+    let acceptor = TlsAcceptor::from(Arc::new(tls));
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let reference = runtime
+        .block_on(ReferenceServer::start(ReferenceConfig::new(KEY), 0))
+        .unwrap();
+    let backend = reference.addr;
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let port = listener.local_addr().unwrap().port();
+    runtime.spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let Ok(mut plain) = tokio::net::TcpStream::connect(backend).await else {
+                    return;
+                };
+                let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
+            });
+        }
+    });
+    let base_url = format!("https://127.0.0.1:{port}/v1");
+
+    let unknown_ca = run(&base_url, &[], &dir);
+    let stderr = String::from_utf8_lossy(&unknown_ca.stderr);
+    assert_eq!(unknown_ca.status.code(), Some(3), "{stderr}");
+    assert!(stderr.to_lowercase().contains("certificate"), "{stderr}");
+
+    let trusted = run(&base_url, &["--ca-cert", ca_file.to_str().unwrap()], &dir);
+    assert_eq!(
+        trusted.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&trusted.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["target"]["tls_verification"], true);
+    assert_eq!(report["conformance"], "conforms");
+
+    let insecure = run(&base_url, &["--insecure"], &dir);
+    assert_eq!(
+        insecure.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&insecure.stderr)
+    );
+    assert!(String::from_utf8_lossy(&insecure.stderr).contains("NOT verified"));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["target"]["tls_verification"], false);
+
+    let missing = run(&base_url, &["--ca-cert", "/nonexistent/ca.pem"], &dir);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/ca.pem"));
+    drop(reference);
+    let _ = std::fs::remove_dir_all(dir);
+}
