@@ -112,7 +112,7 @@ fn a_required_failure_exits_1_and_a_recommended_one_only_under_gate_all() {
 #[test]
 fn configuration_errors_exit_2_with_one_line_naming_the_problem() {
     let dir = temp_dir("config");
-    let cases: [(&[&str], Option<&str>, &str); 6] = [
+    let cases: [(&[&str], Option<&str>, &str); 7] = [
         (
             &["--base-url", "staging.example/v1"],
             Some("k"),

@@ -477,6 +477,13 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         trials.push(trial);
     }
     *gate.remaining.lock().unwrap_or_else(|e| e.into_inner()) = remaining;
+    if remaining.iter().sum::<usize>() == 0 && !args.list {
+        return Err(RunError::Config(format!(
+            "no rule matches the filter {:?} (skip {:?}); `petstore-conformance run --list` lists the rule ids",
+            args.filter.as_deref().unwrap_or(""),
+            args.skip
+        )));
+    }
 
     let _conclusion = libtest_mimic::run(&args, trials);
     if args.list {
