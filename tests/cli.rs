@@ -139,6 +139,11 @@ fn configuration_errors_exit_2_with_one_line_naming_the_problem() {
             None,
             "no-such-fault",
         ),
+        (
+            &["list-pets/no-such-rule"],
+            None,
+            "no rule matches the filter \"list-pets/no-such-rule\"",
+        ),
     ];
     for (args, key, needle) in cases {
         let output = run(args, key, &dir);
