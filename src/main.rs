@@ -149,36 +149,36 @@ struct ServeArgs {
     list_variants: bool,
 }
 
-fn parse_faults(names: &[String]) -> Result<BTreeSet<Fault>, RunError> {
+/// Names given on the command line, each parsed by `parse`; `what` names the kind of thing
+/// and the command that lists them.
+fn parse_names<T: Ord>(
+    names: &[String],
+    parse: fn(&str) -> Option<T>,
+    what: &str,
+) -> Result<BTreeSet<T>, RunError> {
     names
         .iter()
         .filter(|name| !name.is_empty())
         .map(|name| {
-            Fault::parse(name).ok_or_else(|| {
+            parse(name).ok_or_else(|| {
                 RunError::Config(format!(
-                    "unknown fault {name:?}; `petstore-conformance serve-reference --list-faults` lists them"
+                    "unknown {what} {name:?}; `petstore-conformance serve-reference --list-{what}s` lists them"
                 ))
             })
         })
         .collect()
+}
+
+fn parse_faults(names: &[String]) -> Result<BTreeSet<Fault>, RunError> {
+    parse_names(names, Fault::parse, "fault")
+}
+
+fn parse_variants(names: &[String]) -> Result<BTreeSet<Variant>, RunError> {
+    parse_names(names, Variant::parse, "variant")
 }
 
 /// Cases per property rule under a time budget and no --cases: the budget decides.
 const UNBOUNDED_CASES: u32 = 1_000_000;
-
-fn parse_variants(names: &[String]) -> Result<BTreeSet<Variant>, RunError> {
-    names
-        .iter()
-        .filter(|name| !name.is_empty())
-        .map(|name| {
-            Variant::parse(name).ok_or_else(|| {
-                RunError::Config(format!(
-                    "unknown variant {name:?}; `petstore-conformance serve-reference --list-variants` lists them"
-                ))
-            })
-        })
-        .collect()
-}
 
 /// libtest's flags have no environment variables of their own; these give them one each.
 fn libtest_from_env(args: &mut libtest_mimic::Arguments) {

@@ -191,28 +191,23 @@ fn outside_enum(property: &Value) -> Value {
 /// Every mutation of a flattened object schema: per property and for the body as a whole.
 pub fn for_schema(schema: &Value) -> Vec<Mutation> {
     let mut mutations = Vec::new();
-    let required: Vec<&str> = schema["required"]
-        .as_array()
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required = super::schema::required(schema);
     for name in &required {
         mutations.push(Mutation::Missing(name.to_string()));
     }
-    if let Some(properties) = schema["properties"].as_object() {
-        for (name, property) in properties {
-            mutations.push(Mutation::WrongType(name.clone()));
-            // null for an optional property is often read as "absent"; the contract does not
-            // say, so only required properties get null.
-            if required.contains(&name.as_str()) {
-                mutations.push(Mutation::Null(name.clone()));
-            }
-            if property.get("enum").is_some() {
-                mutations.push(Mutation::NotInEnum(name.clone()));
-            }
-            if property.get("type").and_then(Value::as_str) == Some("integer") {
-                mutations.push(Mutation::Fractional(name.clone()));
-                mutations.push(Mutation::OutOfRange(name.clone()));
-            }
+    for (name, property) in &super::schema::properties(schema) {
+        mutations.push(Mutation::WrongType(name.clone()));
+        // null for an optional property is often read as "absent"; the contract does not
+        // say, so only required properties get null.
+        if required.contains(&name.as_str()) {
+            mutations.push(Mutation::Null(name.clone()));
+        }
+        if property.get("enum").is_some() {
+            mutations.push(Mutation::NotInEnum(name.clone()));
+        }
+        if property.get("type").and_then(Value::as_str) == Some("integer") {
+            mutations.push(Mutation::Fractional(name.clone()));
+            mutations.push(Mutation::OutOfRange(name.clone()));
         }
     }
     mutations.extend([

@@ -168,6 +168,24 @@ fn schema_type(schema: &Value) -> Option<&str> {
     }
 }
 
+/// The `properties` of an object schema (empty when none).
+pub fn properties(schema: &Value) -> Map<String, Value> {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The names in an object schema's `required`.
+pub fn required(schema: &Value) -> Vec<&str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
 /// The inclusive integer range of a schema: its bounds, within int64.
 pub fn integer_range(schema: &Value) -> (i64, i64) {
     let bound =
@@ -230,22 +248,8 @@ pub fn strategy(schema: &Value) -> Result<BoxedStrategy<Value>, GenerationError>
     }
     Ok(match schema_type(schema) {
         Some("object") => {
-            let properties = schema
-                .get("properties")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            let required: Vec<String> = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|names| {
-                    names
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(String::from)
-                        .collect()
-                })
-                .unwrap_or_default();
+            let properties = properties(schema);
+            let required: Vec<String> = required(schema).into_iter().map(String::from).collect();
             let mut fields: Vec<BoxedStrategy<Option<(String, Value)>>> = Vec::new();
             for (name, property) in properties {
                 let value = strategy(&property)?;
@@ -325,16 +329,8 @@ pub fn boundaries(schema: &Value) -> Vec<Value> {
     }
     match schema_type(schema) {
         Some("object") => {
-            let properties = schema
-                .get("properties")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            let required: Vec<&str> = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|names| names.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let properties = properties(schema);
+            let required = required(schema);
             let options: Vec<(String, Vec<Option<Value>>)> = properties
                 .iter()
                 .map(|(name, property)| {
