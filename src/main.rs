@@ -69,6 +69,9 @@ struct RunArgs {
     /// Accept any TLS certificate. Explicit, and recorded in the report.
     #[arg(long, env = "PETSTORE_INSECURE")]
     insecure: bool,
+    /// Speak HTTP/2 to a cleartext target without negotiation (h2c).
+    #[arg(long, env = "PETSTORE_HTTP2_PRIOR_KNOWLEDGE")]
+    http2_prior_knowledge: bool,
     /// Run only the rules that create nothing on the target (for production).
     #[arg(long, env = "PETSTORE_READ_ONLY")]
     read_only: bool,
@@ -261,6 +264,7 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
                 None => Vec::new(),
             },
             insecure: args.insecure,
+            http2_prior_knowledge: args.http2_prior_knowledge,
             ..ClientSettings::default()
         },
         read_only: args.read_only,

@@ -131,6 +131,8 @@ pub struct RecordedRequest {
 /// A response as it was received (body capped), with the key redacted.
 #[derive(Debug, Clone, Serialize)]
 pub struct RecordedResponse {
+    /// The protocol the answer came in ("HTTP/1.1", "HTTP/2.0").
+    pub version: String,
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: String,
@@ -235,6 +237,8 @@ pub struct ClientSettings {
     pub ca_certificates: Vec<Vec<u8>>,
     /// Accept any certificate. Explicit, and recorded in the report.
     pub insecure: bool,
+    /// Speak HTTP/2 without negotiation (h2c). Over TLS, HTTP/2 is negotiated anyway.
+    pub http2_prior_knowledge: bool,
 }
 
 impl Default for ClientSettings {
@@ -245,6 +249,7 @@ impl Default for ClientSettings {
             body_cap: 1 << 20,
             ca_certificates: Vec::new(),
             insecure: false,
+            http2_prior_knowledge: false,
         }
     }
 }
@@ -296,6 +301,9 @@ impl Client {
         }
         if settings.insecure {
             builder = builder.danger_accept_invalid_certs(true);
+        }
+        if settings.http2_prior_knowledge {
+            builder = builder.http2_prior_knowledge();
         }
         let http = builder
             .build()
@@ -388,6 +396,7 @@ impl Client {
             }
         };
         let status = response.status().as_u16();
+        let version = format!("{:?}", response.version());
         let response_headers: Vec<(String, String)> = response
             .headers()
             .iter()
@@ -414,6 +423,7 @@ impl Client {
         Exchange {
             request: recorded,
             response: Some(RecordedResponse {
+                version,
                 status,
                 headers: response_headers,
                 body: self.redactor.redact(&String::from_utf8_lossy(&bytes)),

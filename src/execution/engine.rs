@@ -573,6 +573,11 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             faults,
             variants,
             tls_verification: !config.client.insecure,
+            http_version: preflight
+                .response
+                .as_ref()
+                .map(|r| r.version.clone())
+                .unwrap_or_default(),
         },
         seed: config.seed,
         cases_per_property: run.cases,

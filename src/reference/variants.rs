@@ -15,6 +15,8 @@ pub enum Variant {
     PrettyReordered,
     CrowdedStore,
     Unprocessable422,
+    /// The reference always accepts h2c; this variant is run with --http2-prior-knowledge.
+    Http2,
 }
 
 pub struct VariantInfo {
@@ -78,6 +80,11 @@ pub const VARIANTS: &[VariantInfo] = &[
         variant: Variant::Unprocessable422,
         name: "unprocessable-422",
         description: "well-formed bodies with invalid values get 422 (only a recommended rule asks for 400)",
+    },
+    VariantInfo {
+        variant: Variant::Http2,
+        name: "http2",
+        description: "spoken to over HTTP/2 (h2c; run with --http2-prior-knowledge)",
     },
 ];
 

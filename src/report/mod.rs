@@ -67,6 +67,8 @@ pub struct TargetInfo {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<String>,
     pub tls_verification: bool,
+    /// The protocol the target answered the first request in.
+    pub http_version: String,
 }
 
 /// The run's answer to "does the target conform?".
