@@ -83,6 +83,14 @@ impl Rule {
         self.params.get(name).and_then(Value::as_str)
     }
 
+    /// A non-negative integer param, or `default` when absent.
+    pub fn param_u64(&self, name: &str, default: u64) -> u64 {
+        self.params
+            .get(name)
+            .and_then(Value::as_u64)
+            .unwrap_or(default)
+    }
+
     /// The strings of a list param; empty when absent.
     pub fn param_list(&self, name: &str) -> Vec<&str> {
         self.params

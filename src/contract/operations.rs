@@ -1,4 +1,5 @@
-//! The operations of the contract, with their methods, paths and what they are called.
+//! The operations of the contract as it names them, and its constants (version, statuses,
+//! the removal date of getPet, the `limit` bounds).
 
 use serde::{Deserialize, Serialize};
 
@@ -45,23 +46,6 @@ impl Operation {
             Operation::GetPet => "getPet",
             Operation::ListStoreOrders => "listStoreOrders",
             Operation::Any => "any",
-        }
-    }
-
-    pub fn method(self) -> &'static str {
-        match self {
-            Operation::CreatePet => "POST",
-            _ => "GET",
-        }
-    }
-
-    /// Path template relative to the base address (which ends in `/v1`).
-    pub fn path_template(self) -> &'static str {
-        match self {
-            Operation::ListPets | Operation::CreatePet => "/pets",
-            Operation::GetPet => "/pets/{petId}",
-            Operation::ListStoreOrders => "/store/orders",
-            Operation::Any => "*",
         }
     }
 }

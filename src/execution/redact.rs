@@ -29,10 +29,6 @@ impl Redactor {
         }
         text.replace(&self.key, REDACTED)
     }
-
-    pub fn contains_key(&self, text: &str) -> bool {
-        !self.key.is_empty() && text.contains(&self.key)
-    }
 }
 
 #[cfg(test)]

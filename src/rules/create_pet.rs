@@ -58,12 +58,7 @@ pub fn created_property(ctx: &RuleCtx) -> Checked {
 /// "Unique identifier, assigned by the service on creation." Checks this rule's own pets,
 /// then every pet the run has seen created, whichever rule created it.
 pub fn unique_ids(ctx: &RuleCtx) -> Checked {
-    let count = ctx
-        .rule
-        .params
-        .get("count")
-        .and_then(Value::as_u64)
-        .unwrap_or(8);
+    let count = ctx.rule.param_u64("count", 8);
     let mut ids = BTreeSet::new();
     let mut last = None;
     for n in 0..count {

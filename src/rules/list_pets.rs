@@ -33,12 +33,7 @@ fn at_most(ctx: &RuleCtx, spec: &RequestSpec, max: usize) -> Checked {
 
 /// Without `limit`, the default of 20 applies.
 pub fn default_at_most(ctx: &RuleCtx) -> Checked {
-    let max = ctx
-        .rule
-        .params
-        .get("max")
-        .and_then(Value::as_u64)
-        .unwrap_or(20) as usize;
+    let max = ctx.rule.param_u64("max", 20) as usize;
     ctx.run.fixtures.population(ctx)?;
     ctx.case_done();
     at_most(ctx, &RequestSpec::get("/pets"), max)
@@ -87,12 +82,7 @@ pub fn limit_accepted(ctx: &RuleCtx) -> Checked {
 
 /// With more pets stored than the page size, the page is full.
 pub fn fills_page(ctx: &RuleCtx) -> Checked {
-    let expected = ctx
-        .rule
-        .params
-        .get("expect")
-        .and_then(Value::as_u64)
-        .unwrap_or(20) as usize;
+    let expected = ctx.rule.param_u64("expect", 20) as usize;
     let population = ctx.run.fixtures.population(ctx)?;
     let mut spec = RequestSpec::get("/pets");
     if let Some(limit) = ctx.rule.param_str("limit") {
