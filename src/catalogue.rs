@@ -262,14 +262,11 @@ mod tests {
 mod citation_tests {
     use super::*;
 
-    /// Every quote is the contract's own words (parts joined by " … "), so a reader can find
+    /// Every quote is the contract's own words (the repository's copy, `contract/`) (parts joined by " … "), so a reader can find
     /// the statement a rule checks.
     #[test]
     fn every_quote_is_verbatim_in_the_contract() {
-        let contract =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/contract/petstore-interface.md");
-        let text = std::fs::read_to_string(&contract)
-            .unwrap_or_else(|e| panic!("{}: {e}", contract.display()));
+        let text = crate::contract::CONTRACT_TEXT;
         for rule in Catalogue::built_in().unwrap().rules {
             for part in rule.citation.quote.split(" … ") {
                 assert!(

@@ -106,12 +106,17 @@ struct RunArgs {
     /// Which failures fail the run: required rules only, or all.
     #[arg(long, env = "PETSTORE_GATE", value_enum, default_value = "required")]
     gate: Gate,
-    /// Seconds one exchange may take, connect to last byte.
+    /// Seconds one exchange may take, connect to last byte (1 to 3600).
     #[arg(long, env = "PETSTORE_TIMEOUT", default_value_t = 10)]
     timeout: u64,
-    /// Bytes of a response body kept (the rest is dropped and the body marked truncated).
+    /// Bytes of a response body kept, the rest dropped and the body marked truncated (1 KiB to
+    /// 1 GiB).
     #[arg(long, env = "PETSTORE_BODY_CAP", default_value_t = 1 << 20)]
     body_cap: usize,
+    /// Consecutive transport failures (no response at all) after which the run stops sending
+    /// and the rules left are inconclusive.
+    #[arg(long, env = "PETSTORE_MAX_TRANSPORT_FAILURES", default_value_t = engine::DEFAULT_MAX_TRANSPORT_FAILURES)]
+    max_transport_failures: u32,
     /// Break one statement of the contract in the built-in reference (see serve-reference --list-faults).
     #[arg(
         long = "reference-fault",
@@ -189,10 +194,10 @@ fn libtest_from_env(args: &mut libtest_mimic::Arguments) {
     if args.filter.is_none() {
         args.filter = var("PETSTORE_FILTER");
     }
-    if args.skip.is_empty() {
-        if let Some(skip) = var("PETSTORE_SKIP") {
-            args.skip = skip.split(',').map(String::from).collect();
-        }
+    if args.skip.is_empty()
+        && let Some(skip) = var("PETSTORE_SKIP")
+    {
+        args.skip = skip.split(',').map(String::from).collect();
     }
     if args.test_threads.is_none() {
         args.test_threads = var("PETSTORE_TEST_THREADS").and_then(|v| v.parse().ok());
@@ -200,7 +205,50 @@ fn libtest_from_env(args: &mut libtest_mimic::Arguments) {
     args.exact |= var("PETSTORE_EXACT").is_some_and(|v| v == "1" || v == "true");
 }
 
+/// Bounds of the numeric options: past them a run would panic, hang, or judge nothing.
+const TIMEOUT_SECONDS: std::ops::RangeInclusive<u64> = 1..=3600;
+const BODY_CAP_BYTES: std::ops::RangeInclusive<usize> = 1024..=(1 << 30);
+const MAX_CASES: u32 = 1_000_000;
+
+fn check_limits(args: &RunArgs) -> Result<(), RunError> {
+    let out_of_range = |option: &str, value: String, range: String| {
+        Err(RunError::Config(format!(
+            "{option} {value}: must be within {range}"
+        )))
+    };
+    if !TIMEOUT_SECONDS.contains(&args.timeout) {
+        return out_of_range(
+            "--timeout",
+            args.timeout.to_string(),
+            "1..=3600 seconds".into(),
+        );
+    }
+    if !BODY_CAP_BYTES.contains(&args.body_cap) {
+        return out_of_range(
+            "--body-cap",
+            args.body_cap.to_string(),
+            format!(
+                "{}..={} bytes",
+                BODY_CAP_BYTES.start(),
+                BODY_CAP_BYTES.end()
+            ),
+        );
+    }
+    if let Some(cases) = args.cases.filter(|cases| *cases > MAX_CASES) {
+        return out_of_range(
+            "--cases",
+            cases.to_string(),
+            format!("0..={MAX_CASES} (for longer runs, --time-budget)"),
+        );
+    }
+    if args.max_transport_failures == 0 {
+        return out_of_range("--max-transport-failures", "0".into(), "1..".into());
+    }
+    Ok(())
+}
+
 fn run(args: RunArgs) -> Result<u8, RunError> {
+    check_limits(&args)?;
     let faults = parse_faults(&args.reference_faults)?;
     let variants = parse_variants(&args.reference_variants)?;
     let target = match args.base_url {
@@ -222,6 +270,11 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
                     .to_string(),
                 None => std::env::var(&args.api_key_env).unwrap_or_default(),
             };
+            let source = match &args.api_key_file {
+                Some(file) => format!("--api-key-file {}", file.display()),
+                None => args.api_key_env.clone(),
+            };
+            engine::check_api_key(&api_key, &source)?;
             Target::External { base_url, api_key }
         }
         None => Target::Reference { faults, variants },
@@ -255,7 +308,7 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
         cases_dir: args.cases_dir,
         gate: args.gate,
         client: ClientSettings {
-            timeout: Duration::from_secs(args.timeout.max(1)),
+            timeout: Duration::from_secs(args.timeout),
             body_cap: args.body_cap,
             ca_certificates: match &args.ca_cert {
                 Some(file) => vec![std::fs::read(file).map_err(|e| {
@@ -280,6 +333,7 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
         },
         time_budget: args.time_budget.map(Duration::from_secs),
         request_log: args.request_log,
+        max_transport_failures: args.max_transport_failures,
     };
     let outcome = engine::execute(config)?;
     if let Some(report) = &outcome.report {
@@ -296,6 +350,12 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
             t.inconclusive,
             t.skipped
         );
+        if report.interrupted {
+            eprintln!("  interrupted: the rules not run are skipped");
+        }
+        if let Some(reason) = &report.target.stopped_answering {
+            eprintln!("  {reason}");
+        }
         for path in &outcome.written {
             eprintln!("  wrote {}", path.display());
         }
@@ -356,6 +416,7 @@ fn replay(
     api_key_env: &str,
 ) -> Result<u8, RunError> {
     let api_key = std::env::var(api_key_env).unwrap_or_default();
+    engine::check_api_key(&api_key, api_key_env)?;
     let exchange = petstore_conformance::execution::replay::replay(
         report,
         rule,

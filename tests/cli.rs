@@ -65,7 +65,17 @@ fn default_run_passes_and_writes_three_reports() {
             assert!(rule.get(field).is_some(), "{field} missing in {rule}");
         }
     }
-    assert!(!report["created_pets"].as_array().unwrap().is_empty());
+    let created = report["created_pets"]["count"].as_u64().unwrap();
+    assert!(created > 0, "{}", report["created_pets"]);
+    assert_eq!(report["created_pets"]["file"], "created-pets.jsonl");
+    let listed = std::fs::read_to_string(dir.join("created-pets.jsonl")).unwrap();
+    assert_eq!(listed.lines().count() as u64, created);
+    for line in listed.lines() {
+        let pet: serde_json::Value = serde_json::from_str(line).unwrap();
+        let prefix = report["run_prefix"].as_str().unwrap();
+        assert!(pet["name"].as_str().unwrap().starts_with(prefix), "{line}");
+        assert!(pet["id"].is_i64() && pet["rule"].is_string(), "{line}");
+    }
     let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
     assert_eq!(junit.matches("<testcase ").count(), rules.len());
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
@@ -416,7 +426,7 @@ fn read_only_creates_nothing() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
-    assert_eq!(report["created_pets"].as_array().unwrap().len(), 0);
+    assert_eq!(report["created_pets"]["count"], 0);
     for rule in report["rules"].as_array().unwrap() {
         if rule["id"].as_str().unwrap().starts_with("create-pet/") {
             assert_eq!(rule["verdict"], "skipped", "{rule}");

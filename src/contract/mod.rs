@@ -3,8 +3,11 @@
 //! Schemas are read at run time (so a vendor can read and diff the very files we validate
 //! against); each validator is compiled once per run.
 
+mod document;
 mod operations;
 mod schemas;
+
+pub use document::{CONTRACT_DOCUMENT, CONTRACT_SHA256, CONTRACT_TEXT, sha256_hex};
 
 pub use operations::{
     CONTRACT_TITLE, CONTRACT_VERSION, DEPRECATED_SINCE_UNIX, Operation, PET_STATUSES,

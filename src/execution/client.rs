@@ -273,6 +273,8 @@ pub struct Client {
     redactor: Redactor,
     runtime: tokio::runtime::Handle,
     settings: ClientSettings,
+    /// Turns true when the run is interrupted: requests in flight are dropped.
+    cancelled: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl Client {
@@ -315,7 +317,14 @@ impl Client {
             redactor: Redactor::new(key),
             runtime,
             settings,
+            cancelled: None,
         })
+    }
+
+    /// The same client, whose requests in flight end when `cancelled` turns true.
+    pub fn cancelled_by(mut self, cancelled: tokio::sync::watch::Receiver<bool>) -> Client {
+        self.cancelled = Some(cancelled);
+        self
     }
 
     pub fn base_url(&self) -> &str {
@@ -328,7 +337,18 @@ impl Client {
 
     /// Sends one request and records the exchange. Never panics on what the target sends.
     pub fn send(&self, spec: &RequestSpec) -> Exchange {
-        self.runtime.block_on(self.send_async(spec))
+        let Some(cancelled) = &self.cancelled else {
+            return self.runtime.block_on(self.send_async(spec));
+        };
+        let mut cancelled = cancelled.clone();
+        self.runtime.block_on(async {
+            tokio::select! {
+                exchange = self.send_async(spec) => exchange,
+                _ = cancelled.wait_for(|cancelled| *cancelled) => {
+                    self.not_sent(spec, "cut off: the run was interrupted")
+                }
+            }
+        })
     }
 
     async fn send_async(&self, spec: &RequestSpec) -> Exchange {
@@ -402,7 +422,7 @@ impl Client {
             .iter()
             .map(|(n, v)| {
                 (
-                    n.as_str().to_string(),
+                    self.redactor.redact(n.as_str()),
                     self.redactor.redact(&String::from_utf8_lossy(v.as_bytes())),
                 )
             })
@@ -416,7 +436,8 @@ impl Client {
             )
         } else {
             match serde_json::from_slice::<Value>(&bytes) {
-                Ok(value) => (Some(value), None),
+                // Redacted before any check can quote it: the target may echo the key.
+                Ok(value) => (Some(self.redactor.redact_json(&value)), None),
                 Err(e) => (None, Some(e.to_string())),
             }
         };
@@ -426,7 +447,12 @@ impl Client {
                 version,
                 status,
                 headers: response_headers,
-                body: self.redactor.redact(&String::from_utf8_lossy(&bytes)),
+                body: if body_truncated || body_error.is_some() {
+                    // A cut may leave the start of the key at the end.
+                    self.redactor.redact_cut(&String::from_utf8_lossy(&bytes))
+                } else {
+                    self.redactor.redact(&String::from_utf8_lossy(&bytes))
+                },
                 body_truncated,
                 json,
                 json_error,

@@ -4,21 +4,28 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::Value;
 
 use super::client::{Client, ClientSettings, Exchange, RequestSpec};
+use super::fixtures::CreatedPets;
 use super::fixtures::Fixtures;
+use super::redact::Redactor;
 use super::regressions::{self, Regression};
 use crate::catalogue::{Catalogue, Level, Rule};
-use crate::contract::{CONTRACT_TITLE, CONTRACT_VERSION, Contract, SchemaName};
+use crate::contract::{
+    CONTRACT_DOCUMENT, CONTRACT_TEXT, CONTRACT_TITLE, CONTRACT_VERSION, Contract, SchemaName,
+    sha256_hex,
+};
 use crate::generation::Schemas;
 use crate::reference::{Fault, ReferenceConfig, ReferenceServer, Variant};
 use crate::report::{
-    self, Conformance, ContractInfo, Named, Report, RuleReport, TargetInfo, Totals,
+    CREATED_PETS_FILE, Conformance, ContractInfo, CreatedPetsInfo, Named, Report, ReportDir,
+    RuleReport, TargetInfo, Totals,
 };
 use crate::rules::responses::Observations;
 use crate::rules::{self, Phase, RuleCtx, Verdict};
@@ -78,6 +85,8 @@ pub struct RunConfig {
     pub request_log: Option<PathBuf>,
     /// Only rules that create nothing run; fixtures use what the store already holds.
     pub read_only: bool,
+    /// Consecutive transport failures after which the run stops sending.
+    pub max_transport_failures: u32,
 }
 
 impl RunConfig {
@@ -101,6 +110,7 @@ impl RunConfig {
             time_budget: None,
             request_log: None,
             read_only: false,
+            max_transport_failures: DEFAULT_MAX_TRANSPORT_FAILURES,
         }
     }
 }
@@ -139,6 +149,66 @@ pub struct RunOutcome {
     pub written: Vec<PathBuf>,
 }
 
+/// Consecutive transport failures (no response at all) after which a run stops sending.
+pub const DEFAULT_MAX_TRANSPORT_FAILURES: u32 = 5;
+
+/// Why requests stop going out before the rules are done: the time budget, an interrupt, or a
+/// target that stopped answering. Every send after that is "not sent", with the reason, so
+/// the rules left end inconclusive rather than waiting on timeouts.
+#[derive(Default)]
+pub struct Stops {
+    /// When requests stop being sent at all (the whole budget).
+    hard_deadline: Option<Instant>,
+    /// Consecutive exchanges with no response.
+    consecutive_failures: AtomicU32,
+    max_transport_failures: u32,
+    /// Set once: why the run stopped sending.
+    stopped: OnceLock<String>,
+    /// SIGINT or SIGTERM came.
+    interrupted: AtomicBool,
+    /// Some request of a rule got a response (the preflight does not count).
+    answered: AtomicBool,
+}
+
+impl Stops {
+    fn reason(&self) -> Option<String> {
+        if self.interrupted.load(Ordering::Relaxed) {
+            return Some("not sent: the run was interrupted".into());
+        }
+        if self
+            .hard_deadline
+            .is_some_and(|deadline| Instant::now() >= deadline)
+        {
+            return Some("not sent: the run's time budget is spent".into());
+        }
+        self.stopped.get().cloned()
+    }
+
+    fn observe(&self, exchange: &Exchange) {
+        if exchange.response.is_some() {
+            self.answered.store(true, Ordering::Relaxed);
+            self.consecutive_failures.store(0, Ordering::Relaxed);
+            return;
+        }
+        let failures = self.consecutive_failures.fetch_add(1, Ordering::Relaxed) + 1;
+        if failures >= self.max_transport_failures {
+            let _ = self.stopped.set(format!(
+                "not sent: the target stopped answering after {failures} consecutive transport failures (last: {})",
+                exchange.summary()
+            ));
+        }
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
+    }
+
+    /// Why the run stopped sending because of the target, if it did.
+    pub fn target_stopped(&self) -> Option<&str> {
+        self.stopped.get().map(String::as_str)
+    }
+}
+
 /// The state every rule of a run shares.
 pub struct Run {
     pub client: Client,
@@ -147,10 +217,9 @@ pub struct Run {
     pub new_pet_schema: Value,
     pub seed: u64,
     pub cases: u32,
-    /// When generated cases stop, under `--time-budget` (80% of it).
+    /// When generated cases stop, under `--time-budget`.
     pub deadline: Option<Instant>,
-    /// When requests stop being sent at all (the whole budget).
-    hard_deadline: Option<Instant>,
+    pub stops: Stops,
     regressions: BTreeMap<String, Vec<Value>>,
     request_log: Option<Mutex<std::io::BufWriter<std::fs::File>>>,
     prefix: String,
@@ -161,18 +230,18 @@ pub struct Run {
 }
 
 impl Run {
-    /// Sends through the client; inspects the response for the cross-cutting statements and
-    /// records any pet the target says it created.
+    /// Sends through the client, unless the run has stopped sending; inspects the response
+    /// for the cross-cutting statements, logs the request and records any pet the target says
+    /// it created. Every exchange of the rules passes through here.
     pub fn send(&self, rule_id: &str, spec: &RequestSpec) -> Exchange {
-        if self
-            .hard_deadline
-            .is_some_and(|deadline| Instant::now() >= deadline)
-        {
-            return self
-                .client
-                .not_sent(spec, "not sent: the run's time budget is spent");
+        if let Some(reason) = self.stops.reason() {
+            return self.client.not_sent(spec, &reason);
         }
         let exchange = self.client.send(spec);
+        if self.stops.interrupted() && exchange.response.is_none() {
+            return exchange; // cut off by the interrupt: says nothing about the target
+        }
+        self.stops.observe(&exchange);
         self.observations
             .inspect(rule_id, &exchange, &self.contract);
         if let Some(log) = &self.request_log {
@@ -184,13 +253,15 @@ impl Run {
                 "headers": exchange.request.headers,
                 "body": exchange.request.body,
             });
+            let line = self.client.redactor().redact(&line.to_string());
             let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
             let _ = writeln!(log, "{line}");
         }
-        if spec.method == "POST" && spec.path == "/pets" {
-            if let (Some(200..=299), Some(pet)) = (exchange.status(), exchange.json()) {
-                self.fixtures.record_created(rule_id, pet);
-            }
+        if spec.method == "POST"
+            && spec.path == "/pets"
+            && let (Some(200..=299), Some(pet)) = (exchange.status(), exchange.json())
+        {
+            self.fixtures.record_created(rule_id, pet, &exchange);
         }
         exchange
     }
@@ -284,15 +355,26 @@ pub fn random_seed() -> u64 {
     random_u64()
 }
 
-fn check_base_url(base_url: &str) -> Result<(), RunError> {
+pub fn check_base_url(base_url: &str) -> Result<(), RunError> {
     let url = reqwest::Url::parse(base_url).map_err(|e| {
         RunError::Config(format!(
             "--base-url {base_url:?}: not a URL ({e}); give the whole base address, e.g. https://staging.example/v1"
         ))
     })?;
+    if !url.username().is_empty() || url.password().is_some() {
+        // They would go out as a second Authorization header and be written everywhere.
+        return Err(RunError::Config(
+            "--base-url: credentials in the URL are refused; give the key in PETSTORE_API_KEY (or --api-key-env, --api-key-file)".into(),
+        ));
+    }
     if !matches!(url.scheme(), "http" | "https") {
         return Err(RunError::Config(format!(
             "--base-url {base_url:?}: the scheme must be http or https"
+        )));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(RunError::Config(format!(
+            "--base-url {base_url:?}: a base address has no query string or fragment (paths are appended to it)"
         )));
     }
     if !url.path().trim_end_matches('/').ends_with("/v1") {
@@ -303,11 +385,28 @@ fn check_base_url(base_url: &str) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Runs the suite: loads the contract and catalogue, starts the reference if asked, runs the
-/// selected rules as libtest-mimic trials, writes the reports.
-pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
-    let started_at = SystemTime::now();
-    let started = Instant::now();
+/// A key that would not survive as a header value, or would break every line it is redacted
+/// from, is a configuration error naming where it came from.
+pub fn check_api_key(key: &str, source: &str) -> Result<(), RunError> {
+    if key.chars().any(char::is_control) {
+        return Err(RunError::Config(format!(
+            "{source}: the API key holds a control character (a newline, a tab?); it cannot be sent in an Authorization header"
+        )));
+    }
+    Ok(())
+}
+
+/// What a run loads before it sends anything.
+struct Loaded {
+    contract: Contract,
+    catalogue: Catalogue,
+    new_pet_schema: Value,
+    regressions: BTreeMap<String, Vec<Value>>,
+}
+
+/// Stage 1: the contract, the catalogue and the saved counterexamples; every error names its
+/// file.
+fn load(config: &RunConfig) -> Result<Loaded, RunError> {
     let contract =
         Contract::load(config.schemas.as_deref()).map_err(|e| RunError::Config(e.to_string()))?;
     let catalogue = Catalogue::load(config.cases_dir.as_deref())
@@ -320,19 +419,42 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             )));
         }
     }
-    if let Some(dir) = &config.report_dir {
-        if !config.libtest.list {
-            report::prepare_dir(dir)
-                .map_err(|e| RunError::Config(format!("{e}; choose another with --report-dir")))?;
-        }
+    let new_pet_schema = Schemas::new(&contract)
+        .flatten(&contract, SchemaName::NewPet)
+        .map_err(|e| RunError::Config(e.to_string()))?;
+    for note in crate::generation::check_caps(&new_pet_schema, "NewPet")
+        .map_err(|e| RunError::Config(e.to_string()))?
+    {
+        eprintln!("petstore-conformance: {note}");
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| RunError::Config(format!("cannot start the async runtime: {e}")))?;
+    let regressions = match &config.regressions {
+        Some(path) => regressions::load(path).map_err(RunError::Config)?,
+        None => BTreeMap::new(),
+    };
+    Ok(Loaded {
+        contract,
+        catalogue,
+        new_pet_schema,
+        regressions,
+    })
+}
 
-    let (base_url, api_key, faults, variants, _server) = match &config.target {
+/// The target a run talks to: its address and key, and the reference server when it is one
+/// (kept alive for the run).
+struct Started {
+    base_url: String,
+    api_key: String,
+    faults: Vec<String>,
+    variants: Vec<String>,
+    _server: Option<ReferenceServer>,
+}
+
+/// Stage 2: starts the built-in reference, or checks the external target's address and key.
+fn start_target(
+    config: &RunConfig,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<Started, RunError> {
+    match &config.target {
         Target::Reference { faults, variants } => {
             let api_key = format!("ref-{:016x}{:016x}", random_u64(), random_u64());
             let server = runtime
@@ -345,15 +467,13 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
                     0,
                 ))
                 .map_err(|e| RunError::Config(format!("cannot start the reference server: {e}")))?;
-            let names = faults.iter().map(|f| f.name().to_string()).collect();
-            let variant_names = variants.iter().map(|v| v.name().to_string()).collect();
-            (
-                server.base_url.clone(),
+            Ok(Started {
+                base_url: server.base_url.clone(),
                 api_key,
-                names,
-                variant_names,
-                Some(server),
-            )
+                faults: faults.iter().map(|f| f.name().to_string()).collect(),
+                variants: variants.iter().map(|v| v.name().to_string()).collect(),
+                _server: Some(server),
+            })
         }
         Target::External { base_url, api_key } => {
             check_base_url(base_url)?;
@@ -363,65 +483,84 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
                     config.api_key_env
                 )));
             }
-            (
-                base_url.clone(),
-                api_key.clone(),
-                Vec::new(),
-                Vec::new(),
-                None,
-            )
+            check_api_key(api_key, &config.api_key_env)?;
+            Ok(Started {
+                base_url: base_url.clone(),
+                api_key: api_key.clone(),
+                faults: Vec::new(),
+                variants: Vec::new(),
+                _server: None,
+            })
         }
-    };
-    let client = Client::new(
-        &base_url,
-        &api_key,
-        config.client.clone(),
-        runtime.handle().clone(),
-    )
-    .map_err(|e| RunError::Config(e.to_string()))?;
-    let redactor = client.redactor().clone();
-
-    let preflight = client.send(&RequestSpec::get("/pets"));
-    if preflight.response.is_none() && !config.libtest.list {
-        return Err(RunError::Unreachable(format!(
-            "the target {base_url} could not be reached: {}",
-            preflight.summary()
-        )));
     }
+}
 
-    let regressions = match &config.regressions {
-        Some(path) => regressions::load(path).map_err(RunError::Config)?,
-        None => BTreeMap::new(),
-    };
-    let request_log = match &config.request_log {
-        Some(path) => Some(Mutex::new(std::io::BufWriter::new(
-            std::fs::File::create(path)
-                .map_err(|e| RunError::Config(format!("--request-log {}: {e}", path.display())))?,
-        ))),
-        None => None,
-    };
-    let new_pet_schema = Schemas::new(&contract)
-        .flatten(&contract, SchemaName::NewPet)
-        .map_err(|e| RunError::Config(e.to_string()))?;
-    let run = Arc::new(Run {
-        client,
-        contract,
-        new_pet_schema,
-        seed: config.seed,
-        cases: config.cases.max(1),
-        deadline: config
-            .time_budget
-            .map(|budget| started + budget.mul_f64(0.8)),
-        hard_deadline: config.time_budget.map(|budget| started + budget),
-        regressions,
-        request_log,
-        prefix: run_prefix(config.seed),
-        fixtures: Fixtures::default(),
-        observations: Observations::default(),
-        read_only: config.read_only,
+/// `start + budget`, or no deadline when that is past what a clock can hold.
+fn deadline(start: Instant, budget: Option<Duration>) -> Option<Instant> {
+    budget.and_then(|budget| start.checked_add(budget))
+}
+
+/// Stage 3: SIGINT and SIGTERM stop the run: the flag stops new requests, the watch cuts the
+/// ones in flight. A second signal ends the process at once.
+fn listen_for_interrupts(
+    runtime: &tokio::runtime::Runtime,
+    run: &Arc<Run>,
+    cancel: tokio::sync::watch::Sender<bool>,
+) {
+    let run = Arc::clone(run);
+    runtime.spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let (Ok(mut interrupt), Ok(mut terminate)) = (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) else {
+                return;
+            };
+            for round in 0..2 {
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
+                }
+                if round == 1 {
+                    std::process::exit(INTERRUPTED_EXIT_CODE.into());
+                }
+                run.stops.interrupted.store(true, Ordering::Relaxed);
+                let _ = cancel.send(true);
+                eprintln!(
+                    "petstore-conformance: interrupted: no more requests; writing the reports (again to quit at once)"
+                );
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                run.stops.interrupted.store(true, Ordering::Relaxed);
+                let _ = cancel.send(true);
+            }
+        }
     });
+}
 
+/// The exit code of a run stopped by SIGINT or SIGTERM, as shells report a SIGINT death.
+pub const INTERRUPTED_EXIT_CODE: u8 = 130;
+
+/// What the trials hand back: one slot per catalogue rule, `None` when not selected.
+type Results = Vec<Option<RuleResult>>;
+
+/// Stage 4: the selected rules as libtest-mimic trials, phase by phase; `None` under `--list`.
+fn run_trials(
+    config: &RunConfig,
+    catalogue: &Catalogue,
+    run: &Arc<Run>,
+) -> Result<Option<Results>, RunError> {
     let mut args = config.libtest.clone();
+    if args.test_threads == Some(0) {
+        return Err(RunError::Config(
+            "--test-threads 0: at least one rule must run at a time".into(),
+        ));
+    }
     if args.test_threads.is_none() {
         args.test_threads = Some(DEFAULT_CONCURRENCY);
     }
@@ -440,13 +579,13 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         remaining: Mutex::new([0; 3]),
         changed: Condvar::new(),
     });
-    let results: Arc<Mutex<Vec<Option<RuleResult>>>> = Arc::new(Mutex::new(
+    let results: Arc<Mutex<Results>> = Arc::new(Mutex::new(
         (0..catalogue.rules.len()).map(|_| None).collect(),
     ));
     let mut trials = Vec::new();
     let mut remaining = [0usize; 3];
     for (index, rule, phase) in ordered {
-        let run = Arc::clone(&run);
+        let run = Arc::clone(run);
         let gate_for_trial = Arc::clone(&gate);
         let results = Arc::clone(&results);
         let rule_owned = rule.clone();
@@ -455,10 +594,20 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             gate_for_trial.wait_for_earlier(phase);
             let started = Instant::now();
             let ctx = RuleCtx::new(&run, &rule_owned);
-            let verdict = if run.read_only && rule_owned.writes {
+            let verdict = if run.stops.interrupted() {
+                Verdict::skipped("interrupted: not run")
+            } else if run.read_only && rule_owned.writes {
                 Verdict::skipped("read-only profile: this rule creates pets")
             } else {
-                rules::evaluate(&ctx)
+                match rules::evaluate(&ctx) {
+                    // Evidence gathered before the interrupt still stands; anything else the
+                    // interrupt may have cut short.
+                    verdict @ Verdict::Failed(_) => verdict,
+                    _ if run.stops.interrupted() => {
+                        Verdict::skipped("interrupted: stopped while running")
+                    }
+                    verdict => verdict,
+                }
             };
             let outcome = libtest_outcome(&verdict, gates);
             let result = RuleResult {
@@ -484,17 +633,21 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             args.skip
         )));
     }
-
     let _conclusion = libtest_mimic::run(&args, trials);
     if args.list {
-        return Ok(RunOutcome {
-            report: None,
-            exit_code: 0,
-            written: Vec::new(),
-        });
+        return Ok(None);
     }
+    Ok(Some(std::mem::take(
+        &mut *results.lock().unwrap_or_else(|e| e.into_inner()),
+    )))
+}
 
-    let results = std::mem::take(&mut *results.lock().unwrap_or_else(|e| e.into_inner()));
+/// Stage 5: verdicts tallied into rule reports and the run's answer.
+fn tally(
+    config: &RunConfig,
+    catalogue: &Catalogue,
+    results: Results,
+) -> (Vec<RuleReport>, Totals, Conformance) {
     let mut totals = Totals::default();
     let mut reports = Vec::new();
     let mut required_undecided = false;
@@ -529,15 +682,19 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             &config.api_key_env,
         ));
     }
-    let any_gated_failure = reports.iter().any(|r| r.gated);
-    let conformance = if any_gated_failure {
+    let conformance = if reports.iter().any(|r| r.gated) {
         Conformance::DoesNotConform
     } else if required_undecided {
         Conformance::Undetermined
     } else {
         Conformance::Conforms
     };
-    let rerun = match &config.target {
+    (reports, totals, conformance)
+}
+
+/// The command that re-runs the same cases against the same target.
+fn rerun_command(config: &RunConfig) -> String {
+    match &config.target {
         Target::Reference { faults, variants } => {
             let mut command = format!("petstore-conformance run --seed {}", config.seed);
             for fault in faults {
@@ -552,7 +709,127 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             "{}=... petstore-conformance run --base-url {base_url} --seed {}",
             config.api_key_env, config.seed
         ),
+    }
+}
+
+/// Stage 6: counterexamples found on a real target are kept for the next run; a reference
+/// with injected faults is a demonstration, not a target to remember.
+fn save_regressions(
+    config: &RunConfig,
+    report: &Report,
+    redactor: &Redactor,
+) -> Result<(), RunError> {
+    let (Some(path), Target::External { .. }) = (&config.regressions, &config.target) else {
+        return Ok(());
     };
+    let found: Vec<Regression> = report
+        .rules
+        .iter()
+        .filter_map(|rule| {
+            let example = rule.failure.as_ref()?.counterexample.as_ref()?;
+            Some(Regression {
+                rule: rule.id.clone(),
+                value: redactor.redact_json(&example.minimal_value),
+                description: redactor.redact(&example.minimal),
+                found_at: report.finished_at.clone(),
+                seed: report.seed,
+                target: report.target.base_url.clone(),
+            })
+        })
+        .collect();
+    regressions::save(path, found).map_err(RunError::Config)?;
+    Ok(())
+}
+
+/// Runs the suite, stage by stage: load, target, client and preflight, trials, tally, reports.
+pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
+    let started_at = SystemTime::now();
+    let started = Instant::now();
+    let loaded = load(&config)?;
+    let listing = config.libtest.list;
+    let report_dir = match &config.report_dir {
+        Some(dir) if !listing => Some(
+            ReportDir::prepare(dir)
+                .map_err(|e| RunError::Config(format!("{e}; choose another with --report-dir")))?,
+        ),
+        _ => None,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Config(format!("cannot start the async runtime: {e}")))?;
+    let target = start_target(&config, &runtime)?;
+    let (cancel, cancelled) = tokio::sync::watch::channel(false);
+    let client = Client::new(
+        &target.base_url,
+        &target.api_key,
+        config.client.clone(),
+        runtime.handle().clone(),
+    )
+    .map_err(|e| RunError::Config(e.to_string()))?
+    .cancelled_by(cancelled);
+    let redactor = client.redactor().clone();
+
+    let preflight = client.send(&RequestSpec::get("/pets"));
+    if preflight.response.is_none() && !listing {
+        return Err(RunError::Unreachable(format!(
+            "the target {} could not be reached: {}",
+            redactor.redact(&target.base_url),
+            preflight.summary()
+        )));
+    }
+
+    let request_log = match &config.request_log {
+        Some(path) => Some(Mutex::new(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .map_err(|e| RunError::Config(format!("--request-log {}: {e}", path.display())))?,
+        ))),
+        None => None,
+    };
+    let created = match &report_dir {
+        Some(dir) => CreatedPets::streamed_to(
+            dir.stage(CREATED_PETS_FILE)
+                .map_err(|e| RunError::Config(e.to_string()))?,
+        ),
+        None => CreatedPets::default(),
+    };
+    let Loaded {
+        contract,
+        catalogue,
+        new_pet_schema,
+        regressions,
+    } = loaded;
+    let run = Arc::new(Run {
+        client,
+        contract,
+        new_pet_schema,
+        seed: config.seed,
+        cases: config.cases.max(1),
+        deadline: deadline(started, config.time_budget.map(|budget| budget / 5 * 4)),
+        stops: Stops {
+            hard_deadline: deadline(started, config.time_budget),
+            max_transport_failures: config.max_transport_failures.max(1),
+            ..Stops::default()
+        },
+        regressions,
+        request_log,
+        prefix: run_prefix(config.seed),
+        fixtures: Fixtures::new(created),
+        observations: Observations::default(),
+        read_only: config.read_only,
+    });
+    listen_for_interrupts(&runtime, &run, cancel);
+
+    let Some(results) = run_trials(&config, &catalogue, &run)? else {
+        return Ok(RunOutcome {
+            report: None,
+            exit_code: 0,
+            written: Vec::new(),
+        });
+    };
+    let (rules, totals, conformance) = tally(&config, &catalogue, results);
+    let interrupted = run.stops.interrupted();
     let report = Report {
         suite: Named {
             name: crate::SUITE_NAME.into(),
@@ -561,23 +838,26 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         contract: ContractInfo {
             title: CONTRACT_TITLE.into(),
             version: CONTRACT_VERSION.into(),
+            document: CONTRACT_DOCUMENT.into(),
+            sha256: sha256_hex(CONTRACT_TEXT.as_bytes()),
             schemas: run.contract.source().to_string(),
             cases: catalogue.source.clone(),
         },
         target: TargetInfo {
-            base_url: redactor.redact(&base_url),
+            base_url: redactor.redact(&target.base_url),
             kind: match config.target {
                 Target::Reference { .. } => "built-in reference server".into(),
                 Target::External { .. } => "external".into(),
             },
-            faults,
-            variants,
+            faults: target.faults.clone(),
+            variants: target.variants.clone(),
             tls_verification: !config.client.insecure,
             http_version: preflight
                 .response
                 .as_ref()
                 .map(|r| r.version.clone())
                 .unwrap_or_default(),
+            stopped_answering: run.stops.target_stopped().map(|r| redactor.redact(r)),
         },
         seed: config.seed,
         cases_per_property: run.cases,
@@ -585,53 +865,40 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
         finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
         duration_ms: started.elapsed().as_millis() as u64,
+        interrupted,
         conformance,
         totals,
-        rerun,
-        rules: reports,
+        rerun: rerun_command(&config),
+        rules,
         run_prefix: run.prefix.clone(),
-        created_pets: run.fixtures.created(),
+        created_pets: CreatedPetsInfo {
+            count: run.fixtures.created.count(),
+            file: report_dir.as_ref().map(|_| CREATED_PETS_FILE.to_string()),
+            run_prefix: run.prefix.clone(),
+        },
     };
     if let Some(log) = &run.request_log {
         let _ = log.lock().unwrap_or_else(|e| e.into_inner()).flush();
     }
-    // Counterexamples found on a real target are kept for the next run; a reference with
-    // injected faults is a demonstration, not a target to remember.
-    let remember = matches!(config.target, Target::External { .. });
-    if let (Some(path), true) = (&config.regressions, remember) {
-        let found: Vec<Regression> = report
-            .rules
-            .iter()
-            .filter_map(|rule| {
-                let example = rule.failure.as_ref()?.counterexample.as_ref()?;
-                Some(Regression {
-                    rule: rule.id.clone(),
-                    value: example.minimal_value.clone(),
-                    description: example.minimal.clone(),
-                    found_at: report.finished_at.clone(),
-                    seed: report.seed,
-                    target: report.target.base_url.clone(),
-                })
-            })
-            .collect();
-        let found: Vec<Regression> = found
-            .into_iter()
-            .map(|mut r| {
-                r.description = redactor.redact(&r.description);
-                r.value = serde_json::from_str(&redactor.redact(&r.value.to_string()))
-                    .unwrap_or(Value::Null);
-                r
-            })
-            .collect();
-        regressions::save(path, found).map_err(RunError::Config)?;
-    }
-    let written = match &config.report_dir {
-        Some(dir) => report::write_all(&report, dir, &redactor)
+    run.fixtures.created.flush();
+    save_regressions(&config, &report, &redactor)?;
+    let written = match &report_dir {
+        Some(dir) => dir
+            .commit(&report, &redactor, &[CREATED_PETS_FILE])
             .map_err(|e| RunError::Config(e.to_string()))?,
         None => Vec::new(),
     };
+    let exit_code = if interrupted {
+        INTERRUPTED_EXIT_CODE
+    } else if report.conformance == Conformance::DoesNotConform {
+        1
+    } else if run.stops.target_stopped().is_some() && !run.stops.answered.load(Ordering::Relaxed) {
+        3
+    } else {
+        0
+    };
     Ok(RunOutcome {
-        exit_code: if any_gated_failure { 1 } else { 0 },
+        exit_code,
         report: Some(report),
         written,
     })

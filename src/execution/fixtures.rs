@@ -1,19 +1,22 @@
 //! What rules need to find on the target before they can decide: a pet that exists, a store
 //! with more than 100 pets of every status. Built once per run, on first use, by creating
-//! pets named with the run's prefix; every pet the run creates is listed in the report.
+//! pets named with the run's prefix. Every pet the run creates is streamed to a file as it is
+//! created (not kept in memory: a night-long run creates millions), and counted.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::contract::PET_STATUSES;
-use crate::execution::{Body, RequestSpec};
+use crate::execution::{Body, Exchange, RequestSpec};
 use crate::rules::{Checked, RuleCtx, Verdict};
 
 /// A pet this run created, so that it can be found again.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CreatedPet {
     pub id: i64,
     pub name: String,
@@ -29,35 +32,119 @@ pub struct Population {
 /// Pets needed to tell "limit=100 returns exactly 100" from "returns what there is".
 pub const POPULATION_TARGET: usize = 101;
 
+/// Ids remembered to find one given twice: the first this many pets of a run. Past them the
+/// memory of a run stays flat, and a repeated id is found only among these.
+pub const TRACKED_IDS: usize = 100_000;
+
+/// Characters of a name kept with a remembered id (names may be 65536 characters long).
+const TRACKED_NAME: usize = 80;
+
+/// An id the target gave to two pets of the run.
+#[derive(Debug, Clone)]
+pub struct Duplicate {
+    pub earlier: CreatedPet,
+    pub later: CreatedPet,
+    /// The createPet answer that gave the id the second time.
+    pub exchange: Box<Exchange>,
+}
+
+/// Every pet the run created: counted, streamed to `created-pets.jsonl`, and the first
+/// [`TRACKED_IDS`] remembered by id so that an id given twice is seen.
+#[derive(Default)]
+pub struct CreatedPets {
+    count: AtomicU64,
+    by_id: Mutex<BTreeMap<i64, CreatedPet>>,
+    /// The first id given to two pets: the earlier pet, the later one, and the answer that
+    /// gave it again.
+    duplicate: Mutex<Option<Duplicate>>,
+    sink: Option<Mutex<std::io::BufWriter<std::fs::File>>>,
+}
+
+impl CreatedPets {
+    /// Streams every created pet, one JSON line each, to `file`.
+    pub fn streamed_to(file: std::fs::File) -> CreatedPets {
+        CreatedPets {
+            sink: Some(Mutex::new(std::io::BufWriter::new(file))),
+            ..CreatedPets::default()
+        }
+    }
+
+    fn record(&self, pet: CreatedPet, exchange: &Exchange) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        if let Some(sink) = &self.sink
+            && let Ok(line) = serde_json::to_string(&pet)
+        {
+            let mut sink = sink.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = writeln!(sink, "{line}");
+        }
+        let mut by_id = self.by_id.lock().unwrap_or_else(|e| e.into_inner());
+        let short = CreatedPet {
+            name: pet.name.chars().take(TRACKED_NAME).collect(),
+            ..pet
+        };
+        if let Some(earlier) = by_id.get(&short.id) {
+            let mut duplicate = self.duplicate.lock().unwrap_or_else(|e| e.into_inner());
+            duplicate.get_or_insert_with(|| Duplicate {
+                earlier: earlier.clone(),
+                later: short,
+                exchange: Box::new(exchange.clone()),
+            });
+        } else if by_id.len() < TRACKED_IDS {
+            by_id.insert(short.id, short);
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// The first id the target gave to two pets of this run, if any.
+    pub fn duplicate(&self) -> Option<Duplicate> {
+        self.duplicate
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Writes out what is buffered, so the file holds whole lines of every pet so far.
+    pub fn flush(&self) {
+        if let Some(sink) = &self.sink {
+            let _ = sink.lock().unwrap_or_else(|e| e.into_inner()).flush();
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Fixtures {
-    created: Mutex<Vec<CreatedPet>>,
+    pub created: CreatedPets,
     population: Mutex<Option<Result<Population, String>>>,
     existing: Mutex<Option<Result<Value, String>>>,
 }
 
 impl Fixtures {
+    pub fn new(created: CreatedPets) -> Fixtures {
+        Fixtures {
+            created,
+            ..Fixtures::default()
+        }
+    }
+
     /// Records a pet the target says it created (any 2xx to POST /pets with an id).
-    pub fn record_created(&self, rule: &str, pet: &Value) {
+    pub fn record_created(&self, rule: &str, pet: &Value, exchange: &Exchange) {
         let (Some(id), Some(name)) = (
             pet.get("id").and_then(Value::as_i64),
             pet.get("name").and_then(Value::as_str),
         ) else {
             return;
         };
-        let mut created = self.created.lock().unwrap_or_else(|e| e.into_inner());
-        created.push(CreatedPet {
-            id,
-            name: name.to_string(),
-            rule: rule.to_string(),
-        });
-    }
-
-    pub fn created(&self) -> Vec<CreatedPet> {
-        self.created
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.created.record(
+            CreatedPet {
+                id,
+                name: name.to_string(),
+                rule: rule.to_string(),
+            },
+            exchange,
+        );
     }
 
     /// A pet that exists on the target, created once for the run.

@@ -86,15 +86,17 @@ pub fn replay(
         .build()
         .map_err(|e| RunError::Config(e.to_string()))?;
     let (base_url, api_key, _server) = match target.base_url {
-        Some(base_url) => (base_url, target.api_key, None),
-        None if report["target"]["kind"] == "external" => (
-            report["target"]["base_url"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-            target.api_key,
-            None,
-        ),
+        Some(base_url) => {
+            super::engine::check_base_url(&base_url)?;
+            (base_url, target.api_key, None)
+        }
+        // The key goes only where the current configuration says: a report may name any host.
+        None if report["target"]["kind"] == "external" => {
+            return Err(RunError::Config(format!(
+                "the report's target is {}; the key is sent only to the target you configure: pass --base-url (or set PETSTORE_BASE_URL) to replay there",
+                report["target"]["base_url"].as_str().unwrap_or("unknown")
+            )));
+        }
         None => {
             let faults: BTreeSet<Fault> = report["target"]["faults"]
                 .as_array()
@@ -126,6 +128,7 @@ pub fn replay(
             "no API key in the environment variable".into(),
         ));
     }
+    super::engine::check_api_key(&api_key, "the API key variable")?;
     let client = Client::new(
         &base_url,
         &api_key,

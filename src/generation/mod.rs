@@ -6,7 +6,10 @@ pub mod schema;
 
 use serde_json::{Value, json};
 
-pub use schema::{GenerationError, Schemas, boundaries, strategy};
+pub use schema::{
+    GenerationError, MAX_GENERATED_ITEMS, MAX_GENERATED_LENGTH, Schemas, boundaries, check_caps,
+    strategy,
+};
 
 /// The NewPet to send: a generated one with the run prefix before its name, so that every pet
 /// the run creates can be found again.

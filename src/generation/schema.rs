@@ -21,6 +21,51 @@ pub struct GenerationError {
 /// Longest string generated where a schema sets no `maxLength`.
 pub const LONG_STRING: usize = 1000;
 
+/// The most characters generation puts in one string, whatever a schema's `maxLength` says: a
+/// schema may allow 2e9, and memory may not. A `maxLength` above it is generated up to it.
+pub const MAX_GENERATED_LENGTH: usize = 65_536;
+
+/// The most items generation puts in one array, whatever `maxItems` says.
+pub const MAX_GENERATED_ITEMS: usize = 1_000;
+
+/// Where a schema's bounds pass what generation builds: `Err` when a *minimum* does (nothing
+/// valid could be generated), else notes on the maxima that are capped.
+pub fn check_caps(schema: &Value, at: &str) -> Result<Vec<String>, GenerationError> {
+    let mut notes = Vec::new();
+    let limits = [
+        ("minLength", "maxLength", MAX_GENERATED_LENGTH, "characters"),
+        ("minItems", "maxItems", MAX_GENERATED_ITEMS, "items"),
+    ];
+    for (min_key, max_key, cap, unit) in limits {
+        if let Some(min) = schema.get(min_key).and_then(Value::as_u64)
+            && min > cap as u64
+        {
+            return Err(GenerationError {
+                schema: at.to_string(),
+                reason: format!(
+                    "{min_key} {min} is past the most generation builds ({cap} {unit})"
+                ),
+            });
+        }
+        if let Some(max) = schema.get(max_key).and_then(Value::as_u64)
+            && max > cap as u64
+        {
+            notes.push(format!(
+                    "{at}: {max_key} {max} is past the most generation builds; generated up to {cap} {unit}"
+                ));
+        }
+    }
+    if let Some(Value::Object(properties)) = schema.get("properties") {
+        for (name, property) in properties {
+            notes.extend(check_caps(property, &format!("{at}.{name}"))?);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        notes.extend(check_caps(items, &format!("{at}[]"))?);
+    }
+    Ok(notes)
+}
+
 /// The schemas of a contract, with `$ref` and `allOf` resolved away.
 pub struct Schemas<'c> {
     documents: BTreeMap<String, &'c Value>,
@@ -194,11 +239,15 @@ pub fn integer_range(schema: &Value) -> (i64, i64) {
 }
 
 fn string_lengths(schema: &Value) -> (usize, usize) {
-    let min = schema.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
-    let max = schema
-        .get("maxLength")
-        .and_then(Value::as_u64)
-        .map_or(LONG_STRING, |max| max as usize);
+    let bound = |key: &str| {
+        schema.get(key).and_then(Value::as_u64).map(|n| {
+            usize::try_from(n)
+                .unwrap_or(usize::MAX)
+                .min(MAX_GENERATED_LENGTH)
+        })
+    };
+    let min = bound("minLength").unwrap_or(0);
+    let max = bound("maxLength").unwrap_or(LONG_STRING);
     (min, max.max(min))
 }
 
@@ -303,11 +352,15 @@ pub fn strategy(schema: &Value) -> Result<BoxedStrategy<Value>, GenerationError>
         Some("null") => Just(Value::Null).boxed(),
         Some("array") => {
             let items = strategy(schema.get("items").unwrap_or(&json!({})))?;
-            let min = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0) as usize;
-            let max = schema
-                .get("maxItems")
-                .and_then(Value::as_u64)
-                .map_or(min + 8, |m| m as usize);
+            let bound = |key: &str| {
+                schema.get(key).and_then(Value::as_u64).map(|n| {
+                    usize::try_from(n)
+                        .unwrap_or(usize::MAX)
+                        .min(MAX_GENERATED_ITEMS)
+                })
+            };
+            let min = bound("minItems").unwrap_or(0);
+            let max = bound("maxItems").unwrap_or(min + 8);
             proptest::collection::vec(items, min..=max.max(min))
                 .prop_map(Value::Array)
                 .boxed()

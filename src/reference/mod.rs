@@ -413,10 +413,10 @@ async fn create_pet(State(shared): State<AppState>, headers: HeaderMap, body: By
                 return response;
             }
             let mut value = shared.pet_value(&pet);
-            if shared.has(Fault::CreateDropsStatus) {
-                if let Some(fields) = value.as_object_mut() {
-                    fields.remove("status");
-                }
+            if shared.has(Fault::CreateDropsStatus)
+                && let Some(fields) = value.as_object_mut()
+            {
+                fields.remove("status");
             }
             answer(&shared, status, &value)
         }
@@ -642,10 +642,10 @@ async fn shape(State(shared): State<AppState>, request: Request, next: Next) -> 
     let mut bytes = axum::body::to_bytes(body, 64 << 20)
         .await
         .unwrap_or_default();
-    if shared.is(Variant::PrettyReordered) {
-        if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
-            bytes = Bytes::from(pretty_reversed(&value, 0));
-        }
+    if shared.is(Variant::PrettyReordered)
+        && let Ok(value) = serde_json::from_slice::<Value>(&bytes)
+    {
+        bytes = Bytes::from(pretty_reversed(&value, 0));
     }
     parts.headers.remove(header::CONTENT_LENGTH);
     if shared.is(Variant::Chunked) {

@@ -113,12 +113,17 @@ pub fn render(report: &Report) -> String {
             }
         }
     }
-    if !report.created_pets.is_empty() {
+    if report.created_pets.count > 0 {
         let _ = writeln!(
             out,
-            "\n{} pets were created, named with the prefix `{}`; their ids are in report.json.",
-            report.created_pets.len(),
-            report.run_prefix
+            "\n{} pets were created, named with the prefix `{}`; their ids are in {}.",
+            report.created_pets.count,
+            report.run_prefix,
+            report
+                .created_pets
+                .file
+                .as_deref()
+                .unwrap_or("no file (no report directory)")
         );
     }
     out

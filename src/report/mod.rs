@@ -12,15 +12,17 @@ use crate::catalogue::{Citation, Level, Rule};
 use crate::contract::Operation;
 use crate::execution::Redactor;
 use crate::execution::client::{RecordedRequest, RecordedResponse};
-use crate::execution::fixtures::CreatedPet;
 use crate::rules::{Counterexample, Verdict};
 
 pub use json::render as render_json;
 pub use junit::render as render_junit;
 pub use markdown::render as render_markdown;
 
-/// Names of the files a run writes into the report directory.
+/// Names of the files a run renders into the report directory.
 pub const REPORT_FILES: [&str; 3] = ["report.json", "junit.xml", "summary.md"];
+
+/// The file every pet a run creates is streamed to, one JSON line each.
+pub const CREATED_PETS_FILE: &str = "created-pets.jsonl";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -33,6 +35,8 @@ pub struct Report {
     pub started_at: String,
     pub finished_at: String,
     pub duration_ms: u64,
+    /// SIGINT or SIGTERM stopped the run: the rules not run are skipped ("interrupted").
+    pub interrupted: bool,
     pub conformance: Conformance,
     pub totals: Totals,
     /// Re-runs the same cases against the same target.
@@ -40,7 +44,17 @@ pub struct Report {
     pub rules: Vec<RuleReport>,
     /// Every pet the run created names start with this.
     pub run_prefix: String,
-    pub created_pets: Vec<CreatedPet>,
+    pub created_pets: CreatedPetsInfo,
+}
+
+/// Where the pets a run created are listed, and how many there are.
+#[derive(Debug, Clone, Serialize)]
+pub struct CreatedPetsInfo {
+    pub count: u64,
+    /// `created-pets.jsonl` beside the report (one `{id, name, rule}` per line); `None` when
+    /// the run wrote no reports.
+    pub file: Option<String>,
+    pub run_prefix: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -53,6 +67,10 @@ pub struct Named {
 pub struct ContractInfo {
     pub title: String,
     pub version: String,
+    /// The contract text the rules cite, as the repository carries it.
+    pub document: String,
+    /// SHA-256 of that text: which text exactly the run certified against.
+    pub sha256: String,
     pub schemas: String,
     pub cases: String,
 }
@@ -69,6 +87,9 @@ pub struct TargetInfo {
     pub tls_verification: bool,
     /// The protocol the target answered the first request in.
     pub http_version: String,
+    /// Why the run stopped sending, when the target stopped answering.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_answering: Option<String>,
 }
 
 /// The run's answer to "does the target conform?".
@@ -213,44 +234,114 @@ pub struct ReportWriteError {
     pub reason: String,
 }
 
-/// Checks that `dir` can hold the reports before the run starts, so that a run never ends
-/// with nowhere to write.
-pub fn prepare_dir(dir: &Path) -> Result<(), ReportWriteError> {
-    let fail = |reason: String| ReportWriteError {
-        dir: dir.to_path_buf(),
-        reason,
-    };
-    std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create it: {e}")))?;
-    let probe = dir.join(".write-probe");
-    std::fs::write(&probe, b"").map_err(|e| fail(format!("cannot write in it: {e}")))?;
-    let _ = std::fs::remove_file(probe);
-    Ok(())
+/// The report directory of one run. Files are written under names of this run's own
+/// (`.NAME.<pid>-<nonce>.partial`), then renamed into place together while the run holds the
+/// directory's lock (`.lock`): two runs into one directory never see each other's half-written
+/// files, and the set of reports is always one run's, the last to finish.
+pub struct ReportDir {
+    dir: PathBuf,
+    token: String,
 }
 
-/// Renders every format and writes them; each file appears whole or not at all (write to a
-/// temporary name, then rename). Everything written passes through the redactor.
+impl ReportDir {
+    /// Checks that `dir` can hold the reports before the run starts, so that a run never ends
+    /// with nowhere to write.
+    pub fn prepare(dir: &Path) -> Result<ReportDir, ReportWriteError> {
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let report_dir = ReportDir {
+            dir: dir.to_path_buf(),
+            token: format!("{}-{nonce:x}", std::process::id()),
+        };
+        std::fs::create_dir_all(dir)
+            .map_err(|e| report_dir.fail(format!("cannot create it: {e}")))?;
+        let probe = report_dir.partial(".write-probe");
+        std::fs::write(&probe, b"")
+            .map_err(|e| report_dir.fail(format!("cannot write in it: {e}")))?;
+        let _ = std::fs::remove_file(probe);
+        Ok(report_dir)
+    }
+
+    fn fail(&self, reason: String) -> ReportWriteError {
+        ReportWriteError {
+            dir: self.dir.clone(),
+            reason,
+        }
+    }
+
+    /// This run's temporary name for `name`.
+    fn partial(&self, name: &str) -> PathBuf {
+        self.dir.join(format!(".{name}.{}.partial", self.token))
+    }
+
+    /// A file the run fills as it goes (created pets), renamed into place by [`Self::commit`].
+    pub fn stage(&self, name: &str) -> Result<std::fs::File, ReportWriteError> {
+        std::fs::File::create(self.partial(name)).map_err(|e| self.fail(format!("{name}: {e}")))
+    }
+
+    /// Renders every format, writes each under this run's temporary name, then renames them
+    /// and the `staged` files into place under the directory's lock. Everything rendered
+    /// passes through the redactor.
+    pub fn commit(
+        &self,
+        report: &Report,
+        redactor: &Redactor,
+        staged: &[&str],
+    ) -> Result<Vec<PathBuf>, ReportWriteError> {
+        let rendered = [
+            (REPORT_FILES[0], render_json(report)),
+            (REPORT_FILES[1], render_junit(report)),
+            (REPORT_FILES[2], render_markdown(report)),
+        ];
+        let mut names = Vec::new();
+        for (name, text) in rendered {
+            std::fs::write(self.partial(name), redactor.redact(&text))
+                .map_err(|e| self.fail(format!("{name}: {e}")))?;
+            names.push(name);
+        }
+        names.extend(
+            staged
+                .iter()
+                .copied()
+                .filter(|name| self.partial(name).exists()),
+        );
+        let lock = std::fs::File::create(self.dir.join(".lock"))
+            .map_err(|e| self.fail(format!(".lock: {e}")))?;
+        lock.lock().map_err(|e| self.fail(format!(".lock: {e}")))?;
+        let mut written = Vec::new();
+        for name in names {
+            let path = self.dir.join(name);
+            std::fs::rename(self.partial(name), &path)
+                .map_err(|e| self.fail(format!("{name}: {e}")))?;
+            written.push(path);
+        }
+        drop(lock);
+        Ok(written)
+    }
+}
+
+impl Drop for ReportDir {
+    /// What a run that ends early leaves: no half-written report; a list of created pets only
+    /// when it holds any (they must be findable).
+    fn drop(&mut self) {
+        for name in REPORT_FILES.into_iter().chain([CREATED_PETS_FILE]) {
+            let partial = self.partial(name);
+            let keep =
+                name == CREATED_PETS_FILE && std::fs::metadata(&partial).is_ok_and(|m| m.len() > 0);
+            if !keep {
+                let _ = std::fs::remove_file(partial);
+            }
+        }
+    }
+}
+
+/// Writes every format of `report` into `dir` (see [`ReportDir::commit`]).
 pub fn write_all(
     report: &Report,
     dir: &Path,
     redactor: &Redactor,
 ) -> Result<Vec<PathBuf>, ReportWriteError> {
-    prepare_dir(dir)?;
-    let rendered = [
-        (REPORT_FILES[0], render_json(report)),
-        (REPORT_FILES[1], render_junit(report)),
-        (REPORT_FILES[2], render_markdown(report)),
-    ];
-    let mut written = Vec::new();
-    for (name, text) in rendered {
-        let path = dir.join(name);
-        let temporary = dir.join(format!(".{name}.partial"));
-        let fail = |reason: String| ReportWriteError {
-            dir: dir.to_path_buf(),
-            reason: format!("{name}: {reason}"),
-        };
-        std::fs::write(&temporary, redactor.redact(&text)).map_err(|e| fail(e.to_string()))?;
-        std::fs::rename(&temporary, &path).map_err(|e| fail(e.to_string()))?;
-        written.push(path);
-    }
-    Ok(written)
+    ReportDir::prepare(dir)?.commit(report, redactor, &[])
 }

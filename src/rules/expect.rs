@@ -19,6 +19,17 @@ pub fn response(exchange: &Exchange) -> Result<&RecordedResponse, Verdict> {
     })
 }
 
+/// Inconclusive when the body was cut at `--body-cap`: what it would have parsed to is unknown.
+pub fn truncated(exchange: &Exchange) -> Checked {
+    match &exchange.response {
+        Some(response) if response.body_truncated => Err(Verdict::inconclusive(format!(
+            "the body passed --body-cap, so it cannot be judged (raise the cap): {}",
+            exchange.summary()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The status is one of `expected`; `what` says in words what that status means.
 pub fn status(exchange: &Exchange, expected: &[u16], what: &str) -> Checked {
     let response = response(exchange)?;
@@ -45,6 +56,7 @@ pub fn body<'e>(
 ) -> Result<&'e Value, Verdict> {
     let response = response(exchange)?;
     let name = schema.file_name().trim_end_matches(".json");
+    truncated(exchange)?;
     let Some(json) = &response.json else {
         let reason = response.json_error.as_deref().unwrap_or("not JSON");
         return Err(Verdict::failed(
@@ -75,6 +87,7 @@ pub fn pets<'e>(ctx: &RuleCtx, exchange: &'e Exchange) -> Result<&'e Vec<Value>,
 /// of `list-pets/success/pets-array`; rules about counts and filters only need the array.
 pub fn listing(exchange: &Exchange) -> Result<&Vec<Value>, Verdict> {
     status(exchange, &[200], "200 with an array of Pet")?;
+    truncated(exchange)?;
     match exchange.json() {
         Some(Value::Array(items)) => Ok(items),
         _ => Err(Verdict::failed(

@@ -126,17 +126,17 @@ pub fn out_of_range_capped(ctx: &RuleCtx) -> Checked {
         if exchange.status() != Some(200) {
             continue;
         }
-        if let Some(Value::Array(pets)) = exchange.json() {
-            if pets.len() > 100 {
-                return Err(Verdict::failed(
-                    format!(
-                        "at most 100 pets (the maximum), with {} or more stored",
-                        population.known_pets
-                    ),
-                    format!("200 with {} pets for limit={limit}", pets.len()),
-                    &exchange,
-                ));
-            }
+        if let Some(Value::Array(pets)) = exchange.json()
+            && pets.len() > 100
+        {
+            return Err(Verdict::failed(
+                format!(
+                    "at most 100 pets (the maximum), with {} or more stored",
+                    population.known_pets
+                ),
+                format!("200 with {} pets for limit={limit}", pets.len()),
+                &exchange,
+            ));
         }
     }
     Ok(())

@@ -75,6 +75,26 @@ impl Verdict {
         }))
     }
 
+    /// The verdict with every text it carries passed through the redactor: checks quote what
+    /// the target sent, and the target may have echoed the key in any spelling.
+    pub fn redacted(self, redactor: &crate::execution::Redactor) -> Verdict {
+        match self {
+            Verdict::Passed => Verdict::Passed,
+            Verdict::Failed(mut failure) => {
+                failure.expected = redactor.redact(&failure.expected);
+                failure.observed = redactor.redact(&failure.observed);
+                if let Some(example) = &mut failure.counterexample {
+                    example.original = redactor.redact(&example.original);
+                    example.minimal = redactor.redact(&example.minimal);
+                    example.minimal_value = redactor.redact_json(&example.minimal_value);
+                }
+                Verdict::Failed(failure)
+            }
+            Verdict::Inconclusive { reason } => Verdict::inconclusive(redactor.redact(&reason)),
+            Verdict::Skipped { reason } => Verdict::skipped(redactor.redact(&reason)),
+        }
+    }
+
     /// One line for the terminal and the JUnit message.
     pub fn message(&self) -> String {
         match self {
@@ -340,9 +360,36 @@ pub fn lookup(name: &str) -> Option<&'static CheckDef> {
     CHECKS.iter().find(|check| check.name == name)
 }
 
-/// Runs a rule's check, turning a panic in check code into a failed verdict rather than a
-/// crashed run.
+/// Runs a rule's check, turning a panic in check code into an inconclusive verdict rather
+/// than a crashed run; the verdict comes back redacted.
 pub fn evaluate(ctx: &RuleCtx) -> Verdict {
+    judge(ctx).redacted(ctx.run.client.redactor())
+}
+
+/// No rule fails without a response that shows it: a failure whose exchange got no answer
+/// (a timeout, a reset, a request not sent) is the absence of evidence, so inconclusive.
+fn judge(ctx: &RuleCtx) -> Verdict {
+    match check(ctx) {
+        Verdict::Failed(failure)
+            if failure
+                .exchange
+                .as_ref()
+                .is_none_or(|exchange| exchange.response.is_none()) =>
+        {
+            let seen = failure
+                .exchange
+                .as_ref()
+                .map_or("no exchange".to_string(), |exchange| exchange.summary());
+            Verdict::inconclusive(format!(
+                "no response shows it (expected {}; {seen})",
+                failure.expected
+            ))
+        }
+        verdict => verdict,
+    }
+}
+
+fn check(ctx: &RuleCtx) -> Verdict {
     let Some(check) = lookup(&ctx.rule.check) else {
         return Verdict::skipped(format!("no check named {:?}", ctx.rule.check));
     };

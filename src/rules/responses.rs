@@ -59,8 +59,8 @@ fn problem(
             })
         }
         Statement::ErrorBody => {
-            if response.status < 400 {
-                return None;
+            if response.status < 400 || response.body_truncated {
+                return None; // a body cut at --body-cap cannot be judged
             }
             let Some(body) = &response.json else {
                 return Some(Some(format!(

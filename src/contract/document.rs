@@ -1,0 +1,31 @@
+//! The contract's own text, as the repository carries it in `contract/`: what every rule's
+//! citation quotes, and what a report names by version and SHA-256.
+
+/// Where the text lives in the repository.
+pub const CONTRACT_DOCUMENT: &str = "contract/petstore-interface.md";
+
+/// The text this binary was built with.
+pub const CONTRACT_TEXT: &str = include_str!("../../contract/petstore-interface.md");
+
+/// The SHA-256 of [`CONTRACT_TEXT`], as `contract/README.md` records it (a test checks both).
+pub const CONTRACT_SHA256: &str =
+    "8bd1fa4319f9972d36af82a0c304e4e3a86f732c9a1fc8bd57a16bcf4aa6667f";
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_recorded_digest_is_the_texts() {
+        assert_eq!(sha256_hex(CONTRACT_TEXT.as_bytes()), CONTRACT_SHA256);
+        let readme = include_str!("../../contract/README.md");
+        assert!(readme.contains(CONTRACT_SHA256), "contract/README.md");
+        assert!(CONTRACT_TEXT.contains("The interface description is at version 1.0.0."));
+    }
+}
