@@ -39,6 +39,20 @@ pub enum Operation {
 }
 
 impl Operation {
+    /// The operation a request is for, from its method and its path below the base address.
+    pub fn of(method: &str, path: &str) -> Option<Operation> {
+        let path = path.split('?').next().unwrap_or(path);
+        match (method, path) {
+            ("GET", "/pets") => Some(Operation::ListPets),
+            ("POST", "/pets") => Some(Operation::CreatePet),
+            ("GET", "/store/orders") => Some(Operation::ListStoreOrders),
+            ("GET", p) if p.starts_with("/pets/") && p.len() > "/pets/".len() => {
+                Some(Operation::GetPet)
+            }
+            _ => None,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Operation::ListPets => "listPets",

@@ -24,6 +24,9 @@ pub enum Credential {
     OtherScheme,
     /// `bearer <API_KEY>`: the scheme name is case-insensitive (RFC 9110 section 11.1).
     LowercaseScheme,
+    /// A near miss of the key: what real implementations get wrong when they do not compare
+    /// the token exactly. Each is another token, so each must be refused.
+    NearMiss(NearMiss),
     /// An Authorization value as a report recorded it, `[REDACTED]` standing for the key.
     Recorded(String),
 }
@@ -37,14 +40,24 @@ impl Credential {
             "empty-token" => Credential::EmptyToken,
             "other-scheme" => Credential::OtherScheme,
             "lowercase-scheme" => Credential::LowercaseScheme,
-            _ => return None,
+            other => Credential::NearMiss(NearMiss::parse(other)?),
         })
+    }
+
+    /// The Authorization value as the harness records it: `[REDACTED]` where the key stands,
+    /// near misses as expressions over it (see [`NearMiss::recorded`]), never the key's text.
+    fn recorded_value(&self) -> Option<String> {
+        match self {
+            Credential::NearMiss(near) => Some(format!("Bearer {}", near.recorded())),
+            other => other.header_value(REDACTED),
+        }
     }
 
     /// The Authorization header value; `key` stands for the API key.
     fn header_value(&self, key: &str) -> Option<String> {
         match self {
-            Credential::Recorded(value) => Some(value.replace(REDACTED, key)),
+            Credential::Recorded(value) => Some(expand_recorded(value, key)),
+            Credential::NearMiss(near) => Some(format!("Bearer {}", near.token(key))),
             Credential::Valid => Some(format!("Bearer {key}")),
             Credential::Missing => None,
             Credential::WrongKey => Some(format!("Bearer {}", wrong_key(key))),
@@ -53,6 +66,122 @@ impl Credential {
             Credential::LowercaseScheme => Some(format!("bearer {key}")),
         }
     }
+}
+
+/// A token one edit away from the key, the mistakes of a comparison that is not exact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NearMiss {
+    /// The key with a character added at the end (a prefix comparison accepts it).
+    CharAppended,
+    /// The key with a character added at the start (a suffix comparison accepts it).
+    CharPrepended,
+    /// The key less its last character (a comparison one character short accepts it).
+    LastCharDropped,
+    /// The key less its first character.
+    FirstCharDropped,
+    /// The key with every letter's case swapped (a case-insensitive comparison accepts it).
+    CaseSwapped,
+    /// The key twice.
+    Repeated,
+}
+
+/// How each near miss is written where the key may not be: an expression over `[REDACTED]`
+/// that `replay` expands and a curl line turns into the shell's own (`${KEY:1}`, `${KEY%?}`,
+/// `${KEY~~}`).
+const RECORDED_FORMS: [(&str, &str); 3] = [
+    ("[REDACTED:1]", ":1"),
+    ("[REDACTED%?]", "%?"),
+    ("[REDACTED~~]", "~~"),
+];
+
+impl NearMiss {
+    pub const ALL: [NearMiss; 6] = [
+        NearMiss::CharAppended,
+        NearMiss::CharPrepended,
+        NearMiss::LastCharDropped,
+        NearMiss::FirstCharDropped,
+        NearMiss::CaseSwapped,
+        NearMiss::Repeated,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            NearMiss::CharAppended => "char-appended",
+            NearMiss::CharPrepended => "char-prepended",
+            NearMiss::LastCharDropped => "last-char-dropped",
+            NearMiss::FirstCharDropped => "first-char-dropped",
+            NearMiss::CaseSwapped => "case-swapped",
+            NearMiss::Repeated => "repeated",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<NearMiss> {
+        NearMiss::ALL.into_iter().find(|near| near.name() == name)
+    }
+
+    /// The token sent.
+    pub fn token(self, key: &str) -> String {
+        let mut chars = key.chars();
+        match self {
+            NearMiss::CharAppended => format!("{key}x"),
+            NearMiss::CharPrepended => format!("x{key}"),
+            NearMiss::LastCharDropped => {
+                chars.next_back();
+                chars.collect()
+            }
+            NearMiss::FirstCharDropped => {
+                chars.next();
+                chars.collect()
+            }
+            NearMiss::CaseSwapped => swap_case(key),
+            NearMiss::Repeated => format!("{key}{key}"),
+        }
+    }
+
+    /// The token as recorded: an expression over `[REDACTED]`.
+    pub fn recorded(self) -> String {
+        match self {
+            NearMiss::CharAppended => format!("{REDACTED}x"),
+            NearMiss::CharPrepended => format!("x{REDACTED}"),
+            NearMiss::LastCharDropped => RECORDED_FORMS[1].0.into(),
+            NearMiss::FirstCharDropped => RECORDED_FORMS[0].0.into(),
+            NearMiss::CaseSwapped => RECORDED_FORMS[2].0.into(),
+            NearMiss::Repeated => format!("{REDACTED}{REDACTED}"),
+        }
+    }
+
+    /// Whether the near miss is another token for this key at all (a key without letters
+    /// has no other case; an empty key no character to drop).
+    pub fn differs(self, key: &str) -> bool {
+        !key.is_empty() && self.token(key) != key
+    }
+}
+
+fn swap_case(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect()
+}
+
+/// A recorded Authorization value with the key put back where `[REDACTED]` stands.
+fn expand_recorded(value: &str, key: &str) -> String {
+    let swapped = swap_case(key);
+    let mut first_dropped = key.chars();
+    first_dropped.next();
+    let mut last_dropped = key.chars();
+    last_dropped.next_back();
+    value
+        .replace(RECORDED_FORMS[0].0, first_dropped.as_str())
+        .replace(RECORDED_FORMS[1].0, last_dropped.as_str())
+        .replace(RECORDED_FORMS[2].0, &swapped)
+        .replace(REDACTED, key)
 }
 
 /// A token that is certainly not the key.
@@ -204,8 +333,11 @@ impl Exchange {
         ];
         for (name, value) in &self.request.headers {
             let header = format!("{name}: {value}");
-            if header.contains(REDACTED) {
-                let escaped = header.replace(['"', '$', '`', '\\'], "");
+            if header.contains("[REDACTED") {
+                let mut escaped = header.replace(['"', '$', '`', '\\'], "");
+                for (form, operator) in RECORDED_FORMS {
+                    escaped = escaped.replace(form, &format!("${{{key_env}{operator}}}"));
+                }
                 parts.push(format!(
                     "-H \"{}\"",
                     escaped.replace(REDACTED, &format!("${{{key_env}}}"))
@@ -327,6 +459,11 @@ impl Client {
         self
     }
 
+    /// Whether a near miss of this client's key is another token (the key is not shown).
+    pub fn near_miss_differs(&self, near: NearMiss) -> bool {
+        near.differs(&self.key)
+    }
+
     pub fn base_url(&self) -> &str {
         &self.base
     }
@@ -372,6 +509,7 @@ impl Client {
         if let Some(value) = spec.credential.header_value(&self.key) {
             headers.push(("Authorization".to_string(), value));
         }
+        let recorded_authorization = spec.credential.recorded_value();
         let body: Option<Vec<u8>> = match &spec.body {
             Body::None => None,
             Body::Json(value) => {
@@ -400,7 +538,10 @@ impl Client {
             url: self.redactor.redact(url.as_str()),
             headers: headers
                 .iter()
-                .map(|(n, v)| (n.clone(), self.redactor.redact(v)))
+                .map(|(n, v)| match (n.as_str(), &recorded_authorization) {
+                    ("Authorization", Some(recorded)) => (n.clone(), recorded.clone()),
+                    _ => (n.clone(), self.redactor.redact(v)),
+                })
                 .collect(),
             body: body.map(|b| self.redactor.redact(&String::from_utf8_lossy(&b))),
         };
@@ -574,6 +715,32 @@ mod tests {
         );
         assert!(curl.contains(r#"'{"name":"O'\''Brien"}'"#), "{curl}");
         assert!(!curl.contains(REDACTED));
+    }
+
+    #[test]
+    fn near_misses_are_recorded_as_expressions_and_expand_back() {
+        let key = "Key-123abc";
+        for near in NearMiss::ALL {
+            let token = near.token(key);
+            assert_ne!(token, key, "{near:?}");
+            let recorded = near.recorded();
+            assert!(!recorded.contains(key), "{recorded}");
+            assert_eq!(expand_recorded(&recorded, key), token, "{near:?}");
+            let exchange = Exchange {
+                request: RecordedRequest {
+                    method: "GET".into(),
+                    url: "http://127.0.0.1:1/v1/pets".into(),
+                    headers: vec![("Authorization".into(), format!("Bearer {recorded}"))],
+                    body: None,
+                },
+                response: None,
+                transport_error: None,
+                elapsed_ms: 0,
+            };
+            let curl = exchange.curl("K");
+            assert!(curl.contains("${K") && !curl.contains("REDACTED"), "{curl}");
+        }
+        assert!(!NearMiss::CaseSwapped.differs("1234-5678"));
     }
 
     #[test]

@@ -18,7 +18,8 @@ use super::redact::Redactor;
 use super::regressions::{self, Regression};
 use crate::catalogue::{Catalogue, Level, Rule};
 use crate::contract::{
-    CONTRACT_DOCUMENT, CONTRACT_TEXT, CONTRACT_TITLE, CONTRACT_VERSION, Contract, SchemaName,
+    CONTRACT_DOCUMENT, CONTRACT_TEXT, CONTRACT_TITLE, CONTRACT_VERSION, Contract, Operation,
+    SchemaName,
     sha256_hex,
 };
 use crate::generation::Schemas;
@@ -242,8 +243,9 @@ impl Run {
             return exchange; // cut off by the interrupt: says nothing about the target
         }
         self.stops.observe(&exchange);
+        let operation = Operation::of(spec.method, &spec.path);
         self.observations
-            .inspect(rule_id, &exchange, &self.contract);
+            .inspect(rule_id, operation, &exchange, &self.contract);
         if let Some(log) = &self.request_log {
             let url = &exchange.request.url;
             let line = serde_json::json!({

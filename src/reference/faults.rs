@@ -58,6 +58,13 @@ pub enum Fault {
     CategoryIdTruncated32,
     UnescapedNameJson,
     StatusFilterFirst50,
+    AuthCaseInsensitive,
+    AuthPrefixMatch,
+    AuthOneCharShort,
+    AuthIgnoresFirstChar,
+    ValidationBeforeAuth,
+    NotFoundBeforeAuth,
+    QueryValidatedBeforeAuth,
 }
 
 /// A fault's name on the command line, what it does, and the rules it is meant to fail.
@@ -568,6 +575,59 @@ pub const FAULTS: &[FaultInfo] = &[
         name: "status-filter-first-50",
         description: "the status filter looks only at the first 50 pets stored; later ones pass unfiltered",
         breaks: &["list-pets/status/filter"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::AuthCaseInsensitive,
+        name: "auth-case-insensitive",
+        description: "the token is compared with the key ignoring case",
+        breaks: &["auth/near-miss/case-swapped"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::AuthPrefixMatch,
+        name: "auth-prefix-match",
+        description: "a token that starts with the key is accepted (the key, then anything)",
+        breaks: &["auth/near-miss/char-appended", "auth/near-miss/repeated"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::AuthOneCharShort,
+        name: "auth-one-char-short",
+        description: "a token that is the key less its last character is accepted (a length check off by one)",
+        breaks: &["auth/near-miss/last-char-dropped"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::AuthIgnoresFirstChar,
+        name: "auth-ignores-first-char",
+        description: "the comparison starts at the key's second character: the key less its first character, or with one added before, is accepted",
+        breaks: &[
+            "auth/near-miss/first-char-dropped",
+            "auth/near-miss/char-prepended",
+            "auth/near-miss/repeated",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::ValidationBeforeAuth,
+        name: "validation-before-auth",
+        description: "createPet validates the body before the key: an invalid body without a key gets 400",
+        breaks: &["auth/precedence/create-pet"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::NotFoundBeforeAuth,
+        name: "not-found-before-auth",
+        description: "getPet looks the pet up before the key: an unknown or malformed petId without a key gets 404 or 400",
+        breaks: &["auth/precedence/get-pet"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::QueryValidatedBeforeAuth,
+        name: "query-validated-before-auth",
+        description: "listPets validates limit and status before the key: an invalid one without a key gets 400",
+        breaks: &["auth/precedence/list-pets"],
         may_break: &[],
     },
 ];

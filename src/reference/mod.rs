@@ -226,6 +226,33 @@ async fn authenticate(State(shared): State<AppState>, request: Request, next: Ne
     if skipped || authorized(&shared, request.headers()) {
         return next.run(request).await;
     }
+    // Faults that look at the request before the key: a refusal for what else is wrong wins.
+    let read_only_first = (path == "/v1/pets"
+        && method == Method::GET
+        && shared.has(Fault::QueryValidatedBeforeAuth))
+        || (path.starts_with("/v1/pets/") && shared.has(Fault::NotFoundBeforeAuth));
+    if read_only_first {
+        let response = next.run(request).await;
+        if response.status().is_client_error() {
+            return response;
+        }
+        return unauthorized(&shared);
+    }
+    let request = if path == "/v1/pets"
+        && method == Method::POST
+        && shared.has(Fault::ValidationBeforeAuth)
+    {
+        let (parts, body) = request.into_parts();
+        let body = axum::body::to_bytes(body, 1 << 20)
+            .await
+            .unwrap_or_default();
+        if let Some(message) = invalid_new_pet(&parts.headers, &body) {
+            return error(&shared, StatusCode::BAD_REQUEST, "invalid-pet", &message);
+        }
+        Request::from_parts(parts, Body::from(body))
+    } else {
+        request
+    };
     if shared.has(Fault::RefusedCreateStillStored) && path == "/v1/pets" && method == Method::POST {
         let body = axum::body::to_bytes(request.into_body(), 1 << 20)
             .await
@@ -243,6 +270,34 @@ async fn authenticate(State(shared): State<AppState>, request: Request, next: Ne
             shared.insert(name.to_string(), category_id, status);
         }
     }
+    unauthorized(&shared)
+}
+
+/// What is wrong with a createPet body, checked without storing anything (for the fault that
+/// validates before authenticating).
+fn invalid_new_pet(headers: &HeaderMap, body: &[u8]) -> Option<String> {
+    let json_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().to_ascii_lowercase().starts_with("application/json"));
+    if !json_type {
+        return Some("the body must be application/json".into());
+    }
+    let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(body) else {
+        return Some("the body must be a JSON object".into());
+    };
+    let name_ok = fields.get("name").is_some_and(Value::is_string);
+    let category_ok = fields.get("categoryId").is_some_and(|v| v.as_i64().is_some());
+    let status_ok = match fields.get("status") {
+        None => true,
+        Some(Value::String(status)) => PET_STATUSES.contains(&status.as_str()),
+        Some(_) => false,
+    };
+    (!(name_ok && category_ok && status_ok)).then(|| "invalid NewPet".into())
+}
+
+/// The 401 of a request without a valid key.
+fn unauthorized(shared: &Shared) -> Response {
     if shared.has(Fault::UnauthorizedWithoutBody) {
         let mut response = (StatusCode::UNAUTHORIZED, Body::empty()).into_response();
         response
@@ -251,7 +306,7 @@ async fn authenticate(State(shared): State<AppState>, request: Request, next: Ne
         return response;
     }
     let mut response = error(
-        &shared,
+        shared,
         StatusCode::UNAUTHORIZED,
         "unauthorized",
         "missing or invalid API key",
@@ -280,8 +335,18 @@ fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
         // RFC 9110 section 11.1: the scheme name is case-insensitive.
         scheme.eq_ignore_ascii_case("bearer")
     };
-    let token_ok = token == shared.config.api_key
-        || (token.is_empty() && shared.has(Fault::AuthEmptyTokenAccepted));
+    let key = shared.config.api_key.as_str();
+    let token_ok = token == key
+        || (token.is_empty() && shared.has(Fault::AuthEmptyTokenAccepted))
+        || (shared.has(Fault::AuthCaseInsensitive) && token.eq_ignore_ascii_case(key))
+        || (shared.has(Fault::AuthPrefixMatch) && token.starts_with(key))
+        || (shared.has(Fault::AuthOneCharShort)
+            && !token.is_empty()
+            && key.starts_with(token)
+            && token.len() + 1 >= key.len())
+        || (shared.has(Fault::AuthIgnoresFirstChar)
+            && token.len() + 1 >= key.len()
+            && key.get(1..).is_some_and(|rest| token.ends_with(rest)));
     scheme_ok && token_ok
 }
 

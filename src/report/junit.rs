@@ -11,6 +11,8 @@ pub fn render(report: &Report) -> String {
     for (name, value) in [
         ("suite.version", report.suite.version.clone()),
         ("contract.version", report.contract.version.clone()),
+        ("contract.sha256", report.contract.sha256.clone()),
+        ("interrupted", report.interrupted.to_string()),
         ("target", report.target.base_url.clone()),
         ("seed", report.seed.to_string()),
         ("gate", report.gate.clone()),

@@ -30,6 +30,20 @@ pub fn render(report: &Report) -> String {
         report.gate,
         report.duration_ms
     );
+    let _ = writeln!(
+        out,
+        "\nContract text: `{}`, SHA-256 `{}`",
+        report.contract.document, report.contract.sha256
+    );
+    if report.interrupted {
+        let _ = writeln!(
+            out,
+            "\n**Interrupted** (SIGINT or SIGTERM): the rules not run are skipped."
+        );
+    }
+    if let Some(reason) = &report.target.stopped_answering {
+        let _ = writeln!(out, "\n**The target stopped answering**: {reason}.");
+    }
     if !report.target.faults.is_empty() {
         let _ = writeln!(
             out,

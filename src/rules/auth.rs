@@ -5,6 +5,7 @@ use serde_json::json;
 use super::{Checked, RuleCtx, Verdict, expect};
 use crate::contract::Operation;
 use crate::execution::fixtures::{Marker, assert_not_stored};
+use crate::execution::client::NearMiss;
 use crate::execution::{Body, Credential, RequestSpec};
 
 fn credential(ctx: &RuleCtx) -> Result<Credential, Verdict> {
@@ -14,7 +15,12 @@ fn credential(ctx: &RuleCtx) -> Result<Credential, Verdict> {
 
 /// The request of the rule's operation, as it would be sent with the key.
 fn request(ctx: &RuleCtx) -> Result<RequestSpec, Verdict> {
-    Ok(match ctx.rule.operation {
+    request_for(ctx, ctx.rule.operation)
+}
+
+/// A valid request of `operation`, as it would be sent with the key.
+fn request_for(ctx: &RuleCtx, operation: Operation) -> Result<RequestSpec, Verdict> {
+    Ok(match operation {
         Operation::ListPets => RequestSpec::get("/pets"),
         Operation::CreatePet => {
             let pet = json!({"name": ctx.pet_name("auth"), "categoryId": 1, "status": "pending"});
@@ -36,6 +42,99 @@ pub fn refused(ctx: &RuleCtx) -> Checked {
     ctx.case_done();
     expect::status(&exchange, &[401], "401 (missing or invalid API key)")?;
     expect::error_body(ctx, &exchange)
+}
+
+/// The operations a credential rule of operation `any` probes.
+const EVERY_OPERATION: [Operation; 4] = [
+    Operation::ListPets,
+    Operation::CreatePet,
+    Operation::GetPet,
+    Operation::ListStoreOrders,
+];
+
+/// A near miss of the key (one character more or less, another case, twice) is another
+/// token: every operation refuses it with 401 and an Error.
+pub fn near_miss_refused(ctx: &RuleCtx) -> Checked {
+    let name = ctx.param_str("near_miss")?;
+    let near = NearMiss::parse(name)
+        .ok_or_else(|| Verdict::skipped(format!("unknown near miss {name:?}")))?;
+    if !ctx.run.client.near_miss_differs(near) {
+        return Err(Verdict::skipped(format!(
+            "the key has no {name} near miss that differs from it (no letters, or too short)"
+        )));
+    }
+    for operation in EVERY_OPERATION {
+        let spec = request_for(ctx, operation)?.credential(Credential::NearMiss(near));
+        let exchange = ctx.send(&spec);
+        ctx.case_done();
+        expect::status(
+            &exchange,
+            &[401],
+            &format!("401 (the key {name} is an invalid key)"),
+        )?;
+        expect::error_body(ctx, &exchange)?;
+    }
+    Ok(())
+}
+
+/// The invalid requests of the rule's operation, from its params: query strings for
+/// listPets, petId values for getPet, named body mutations for createPet.
+fn invalid_requests(ctx: &RuleCtx) -> Result<Vec<RequestSpec>, Verdict> {
+    Ok(match ctx.rule.operation {
+        Operation::ListPets => ctx
+            .rule
+            .param_list("queries")
+            .into_iter()
+            .map(|pair| {
+                let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+                RequestSpec::get("/pets").query(name, value)
+            })
+            .collect(),
+        Operation::GetPet => ctx
+            .rule
+            .param_list("pet_ids")
+            .into_iter()
+            .map(|id| RequestSpec::get(format!("/pets/{id}")))
+            .collect(),
+        Operation::CreatePet => {
+            let schema = &ctx.run.new_pet_schema;
+            let valid = json!({"name": ctx.pet_name("precedence"), "categoryId": marker_category(ctx)});
+            let mut specs = Vec::new();
+            for name in ctx.rule.param_list("mutations") {
+                let mutation = crate::generation::mutations::named(schema, name).ok_or_else(
+                    || Verdict::skipped(format!("NewPet.json has no mutation {name:?}")),
+                )?;
+                specs.push(RequestSpec::post("/pets", mutation.apply(schema, &valid)));
+            }
+            specs
+        }
+        _ => Vec::new(),
+    })
+}
+
+/// "When the key is missing or invalid, the operation answers 401": before anything else is
+/// looked at, so a request that is also invalid in other ways still gets 401.
+pub fn precedence(ctx: &RuleCtx) -> Checked {
+    let mut credentials = Vec::new();
+    for name in ctx.rule.param_list("credentials") {
+        credentials.push(
+            Credential::parse(name)
+                .ok_or_else(|| Verdict::skipped(format!("unknown credential {name:?}")))?,
+        );
+    }
+    for spec in invalid_requests(ctx)? {
+        for credential in &credentials {
+            let exchange = ctx.send(&spec.clone().credential(credential.clone()));
+            ctx.case_done();
+            expect::status(
+                &exchange,
+                &[401],
+                "401 (missing or invalid API key), before what else is wrong with the request",
+            )?;
+            expect::error_body(ctx, &exchange)?;
+        }
+    }
+    Ok(())
 }
 
 /// A request with a valid key under a differently-cased scheme name is not refused.

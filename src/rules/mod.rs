@@ -210,6 +210,16 @@ const CHECKS: &[CheckDef] = &[
         phase: Phase::QuietStore,
     },
     CheckDef {
+        name: "auth-near-miss-refused",
+        run: auth::near_miss_refused,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "auth-precedence",
+        run: auth::precedence,
+        phase: Phase::Main,
+    },
+    CheckDef {
         name: "store-orders-answered",
         run: auth::store_orders_answered,
         phase: Phase::Main,
@@ -352,6 +362,16 @@ const CHECKS: &[CheckDef] = &[
     CheckDef {
         name: "responses-no-server-error",
         run: responses::no_server_error,
+        phase: Phase::Last,
+    },
+    CheckDef {
+        name: "responses-success-schema",
+        run: responses::success_schema,
+        phase: Phase::Last,
+    },
+    CheckDef {
+        name: "responses-deprecation-get-pet-only",
+        run: responses::deprecation_on_get_pet_only,
         phase: Phase::Last,
     },
 ];

@@ -1,14 +1,17 @@
-//! Statements that hold on every response: JSON content type, Error bodies whose `status`
-//! repeats the HTTP status, no 5xx. Every response of the run is inspected as it arrives
-//! ([`Observations::inspect`]); the rules read the tally once every other rule has finished,
-//! after a small read-only sweep of their own so that they have evidence even when run alone.
+//! The response oracles: statements that hold on every response, whichever rule sent the
+//! request (fixtures, generated cases, shrinking steps, auth probes): JSON content type, Error
+//! bodies whose `status` repeats the HTTP status, no 5xx, 2xx bodies valid against the
+//! operation's response schema, deprecation headers on getPet only. Every exchange of the run
+//! is inspected as it passes the recorder ([`Observations::inspect`]); the rules read the tally
+//! once every other rule has finished, after a small read-only sweep of their own so that they
+//! have evidence even when run alone. A rule's own verdict and an oracle's are both reported.
 
 use std::sync::Mutex;
 
 use serde_json::Value;
 
 use super::{Checked, RuleCtx, Verdict};
-use crate::contract::{Contract, SchemaName};
+use crate::contract::{Contract, Operation, SchemaName};
 use crate::execution::{Credential, Exchange, RequestSpec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,12 +19,16 @@ enum Statement {
     JsonContentType,
     ErrorBody,
     NoServerError,
+    SuccessSchema,
+    DeprecationOnGetPetOnly,
 }
 
-const STATEMENTS: [Statement; 3] = [
+const STATEMENTS: [Statement; 5] = [
     Statement::JsonContentType,
     Statement::ErrorBody,
     Statement::NoServerError,
+    Statement::SuccessSchema,
+    Statement::DeprecationOnGetPetOnly,
 ];
 
 #[derive(Default, Clone)]
@@ -34,7 +41,7 @@ struct Tally {
 /// The running tally of every response against the cross-cutting statements.
 #[derive(Default)]
 pub struct Observations {
-    tallies: Mutex<[Tally; 3]>,
+    tallies: Mutex<[Tally; STATEMENTS.len()]>,
     /// The sweep is sent once per run: the three statements read the same tally.
     swept: std::sync::OnceLock<()>,
 }
@@ -42,11 +49,43 @@ pub struct Observations {
 /// What is wrong with `exchange` under `statement`, if anything; `None` when it does not apply.
 fn problem(
     statement: Statement,
+    operation: Option<Operation>,
     exchange: &Exchange,
     contract: &Contract,
 ) -> Option<Option<String>> {
     let response = exchange.response.as_ref()?;
     match statement {
+        Statement::SuccessSchema => {
+            let schema = match (operation?, response.status) {
+                (Operation::ListPets, 200) => SchemaName::Pets,
+                (Operation::CreatePet, 201) | (Operation::GetPet, 200) => SchemaName::Pet,
+                _ => return None, // not a documented success: the status rules judge it
+            };
+            if response.body_truncated {
+                return None; // a body cut at --body-cap cannot be judged
+            }
+            let name = schema.file_name().trim_end_matches(".json");
+            Some(match &response.json {
+                None => Some(format!("{} with a body that is not JSON", response.status)),
+                Some(body) => contract
+                    .check(schema, body)
+                    .err()
+                    .map(|reason| format!("{} body not a valid {name}: {reason}", response.status)),
+            })
+        }
+        Statement::DeprecationOnGetPetOnly => {
+            let operation = operation?;
+            if !matches!(operation, Operation::ListPets | Operation::CreatePet) {
+                return None;
+            }
+            let announced: Vec<String> = ["deprecation", "sunset"]
+                .iter()
+                .filter_map(|name| exchange.header(name).map(|v| format!("{name}: {v}")))
+                .collect();
+            Some((!announced.is_empty()).then(|| {
+                format!("{} answered with {}", operation.name(), announced.join(", "))
+            }))
+        }
         Statement::JsonContentType => {
             let content_type = exchange.header("content-type");
             let essence = content_type
@@ -88,10 +127,16 @@ fn problem(
 
 impl Observations {
     /// Tallies one exchange; called for every exchange of the run.
-    pub fn inspect(&self, rule_id: &str, exchange: &Exchange, contract: &Contract) {
+    pub fn inspect(
+        &self,
+        rule_id: &str,
+        operation: Option<Operation>,
+        exchange: &Exchange,
+        contract: &Contract,
+    ) {
         let found: Vec<Option<Option<String>>> = STATEMENTS
             .iter()
-            .map(|statement| problem(*statement, exchange, contract))
+            .map(|statement| problem(*statement, operation, exchange, contract))
             .collect();
         let mut tallies = self.tallies.lock().unwrap_or_else(|e| e.into_inner());
         for (tally, found) in tallies.iter_mut().zip(found) {
@@ -120,6 +165,7 @@ fn sweep(ctx: &RuleCtx) {
 fn send_sweep(ctx: &RuleCtx) {
     let requests = [
         RequestSpec::get("/pets"),
+        RequestSpec::get("/pets").query("limit", "1"),
         RequestSpec::get("/pets").credential(Credential::Missing),
         RequestSpec::get(format!("/pets/{}", i64::MAX)),
         RequestSpec::get("/pets").query("limit", "0"),
@@ -173,5 +219,21 @@ pub fn no_server_error(ctx: &RuleCtx) -> Checked {
         ctx,
         Statement::NoServerError,
         "no 5xx answer to any request of the suite",
+    )
+}
+
+pub fn success_schema(ctx: &RuleCtx) -> Checked {
+    verdict(
+        ctx,
+        Statement::SuccessSchema,
+        "every 2xx body valid against its operation's response schema (Pets for listPets, Pet for createPet and getPet)",
+    )
+}
+
+pub fn deprecation_on_get_pet_only(ctx: &RuleCtx) -> Checked {
+    verdict(
+        ctx,
+        Statement::DeprecationOnGetPetOnly,
+        "no Deprecation or Sunset header on a listPets or createPet response",
     )
 }
