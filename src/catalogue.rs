@@ -12,11 +12,12 @@ use serde_json::{Map, Value};
 use crate::contract::Operation;
 
 /// The case files, in the order their rules are run and reported.
-pub const CASE_FILES: [&str; 6] = [
+pub const CASE_FILES: [&str; 7] = [
     "auth.json",
     "list-pets.json",
     "create-pet.json",
     "get-pet.json",
+    "sequences.json",
     "deprecation.json",
     "responses.json",
 ];
@@ -27,6 +28,7 @@ fn embedded(file: &str) -> &'static str {
         "list-pets.json" => include_str!("../cases/list-pets.json"),
         "create-pet.json" => include_str!("../cases/create-pet.json"),
         "get-pet.json" => include_str!("../cases/get-pet.json"),
+        "sequences.json" => include_str!("../cases/sequences.json"),
         "deprecation.json" => include_str!("../cases/deprecation.json"),
         "responses.json" => include_str!("../cases/responses.json"),
         _ => "",

@@ -288,12 +288,6 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
             "petstore-conformance: --insecure: TLS certificates are NOT verified (recorded in the report)"
         );
     }
-    if !listing {
-        eprintln!(
-            "petstore-conformance {}: seed {seed} (replay with --seed {seed})",
-            env!("CARGO_PKG_VERSION")
-        );
-    }
     let config = RunConfig {
         target,
         api_key_env: args.api_key_env,
@@ -334,6 +328,7 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
         time_budget: args.time_budget.map(Duration::from_secs),
         request_log: args.request_log,
         max_transport_failures: args.max_transport_failures,
+        announce: !listing,
     };
     let outcome = engine::execute(config)?;
     if let Some(report) = &outcome.report {

@@ -4,6 +4,7 @@
 //! against); each validator is compiled once per run.
 
 mod document;
+pub mod openapi;
 mod operations;
 mod schemas;
 

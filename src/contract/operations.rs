@@ -53,6 +53,18 @@ impl Operation {
         }
     }
 
+    /// The operation an `operationId` names.
+    pub fn from_name(name: &str) -> Option<Operation> {
+        [
+            Operation::ListPets,
+            Operation::CreatePet,
+            Operation::GetPet,
+            Operation::ListStoreOrders,
+        ]
+        .into_iter()
+        .find(|operation| operation.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Operation::ListPets => "listPets",

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use jsonschema::{Registry, Validator};
+
+use super::openapi::OpenApi;
 use serde_json::Value;
 
 /// The schemas the harness validates against, by file stem.
@@ -79,6 +81,8 @@ pub struct Contract {
     source: SchemaSource,
     documents: BTreeMap<SchemaName, Value>,
     validators: BTreeMap<SchemaName, Validator>,
+    /// The operations as `openapi.yaml` describes them.
+    pub openapi: OpenApi,
 }
 
 impl std::fmt::Debug for Contract {
@@ -107,7 +111,7 @@ impl Contract {
             let file = PathBuf::from("schemas").join(name.file_name());
             documents.insert(name, parse(&file, name.embedded())?);
         }
-        Self::compile(SchemaSource::BuiltIn, documents)
+        Self::compile(SchemaSource::BuiltIn, documents)?.with_openapi(None)
     }
 
     pub fn load_dir(dir: &Path) -> Result<Contract, SchemaError> {
@@ -120,7 +124,8 @@ impl Contract {
             })?;
             documents.insert(name, parse(&file, &text)?);
         }
-        Self::compile(SchemaSource::Directory(dir.to_path_buf()), documents)
+        Self::compile(SchemaSource::Directory(dir.to_path_buf()), documents)?
+            .with_openapi(Some(dir))
     }
 
     fn compile(
@@ -171,7 +176,20 @@ impl Contract {
             source,
             documents,
             validators,
+            openapi: OpenApi::default(),
         })
+    }
+
+    /// Reads `openapi.yaml` beside the schemas (or the built-in copy), its `$ref`s to the
+    /// schema files resolved to the documents loaded here.
+    fn with_openapi(mut self, dir: Option<&Path>) -> Result<Contract, SchemaError> {
+        self.openapi = OpenApi::load(dir, |name| self.documents[&name].clone()).map_err(|e| {
+            SchemaError::Invalid {
+                file: PathBuf::from(e.file),
+                reason: e.reason,
+            }
+        })?;
+        Ok(self)
     }
 
     pub fn source(&self) -> &SchemaSource {

@@ -213,6 +213,8 @@ pub struct RequestSpec {
     pub method: &'static str,
     pub path: String,
     pub query: Vec<(String, String)>,
+    /// A query string sent as is (already percent-encoded), instead of `query`.
+    pub raw_query: Option<String>,
     pub credential: Credential,
     pub body: Body,
 }
@@ -223,6 +225,7 @@ impl RequestSpec {
             method: "GET",
             path: path.into(),
             query: Vec::new(),
+            raw_query: None,
             credential: Credential::Valid,
             body: Body::None,
         }
@@ -238,6 +241,12 @@ impl RequestSpec {
 
     pub fn query(mut self, name: &str, value: impl Into<String>) -> RequestSpec {
         self.query.push((name.to_string(), value.into()));
+        self
+    }
+
+    /// The query string as is: generated values carry their own percent-encoding.
+    pub fn raw_query(mut self, raw: impl Into<String>) -> RequestSpec {
+        self.raw_query = Some(raw.into());
         self
     }
 
@@ -474,18 +483,29 @@ impl Client {
 
     /// Sends one request and records the exchange. Never panics on what the target sends.
     pub fn send(&self, spec: &RequestSpec) -> Exchange {
+        self.runtime.block_on(self.send_cancellable(spec))
+    }
+
+    /// Sends every request at the same moment (one connection each as needed) and returns
+    /// the exchanges in the order of `specs`: for races a sequential client cannot show.
+    pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
+        self.runtime.block_on(futures_util::future::join_all(
+            specs.iter().map(|spec| self.send_cancellable(spec)),
+        ))
+    }
+
+    /// The exchange, or "cut off" when the run is interrupted while it is in flight.
+    async fn send_cancellable(&self, spec: &RequestSpec) -> Exchange {
         let Some(cancelled) = &self.cancelled else {
-            return self.runtime.block_on(self.send_async(spec));
+            return self.send_async(spec).await;
         };
         let mut cancelled = cancelled.clone();
-        self.runtime.block_on(async {
-            tokio::select! {
-                exchange = self.send_async(spec) => exchange,
-                _ = cancelled.wait_for(|cancelled| *cancelled) => {
-                    self.not_sent(spec, "cut off: the run was interrupted")
-                }
+        tokio::select! {
+            exchange = self.send_async(spec) => exchange,
+            _ = cancelled.wait_for(|cancelled| *cancelled) => {
+                self.not_sent(spec, "cut off: the run was interrupted")
             }
-        })
+        }
     }
 
     async fn send_async(&self, spec: &RequestSpec) -> Exchange {
@@ -496,7 +516,9 @@ impl Client {
                 return self.failed_exchange(spec, String::new(), format!("bad URL: {e}"), started);
             }
         };
-        if !spec.query.is_empty() {
+        if let Some(raw) = &spec.raw_query {
+            url.set_query(Some(raw));
+        } else if !spec.query.is_empty() {
             let mut pairs = url.query_pairs_mut();
             for (name, value) in &spec.query {
                 pairs.append_pair(name, value);

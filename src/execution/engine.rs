@@ -19,8 +19,7 @@ use super::regressions::{self, Regression};
 use crate::catalogue::{Catalogue, Level, Rule};
 use crate::contract::{
     CONTRACT_DOCUMENT, CONTRACT_TEXT, CONTRACT_TITLE, CONTRACT_VERSION, Contract, Operation,
-    SchemaName,
-    sha256_hex,
+    SchemaName, sha256_hex,
 };
 use crate::generation::Schemas;
 use crate::reference::{Fault, ReferenceConfig, ReferenceServer, Variant};
@@ -88,6 +87,8 @@ pub struct RunConfig {
     pub read_only: bool,
     /// Consecutive transport failures after which the run stops sending.
     pub max_transport_failures: u32,
+    /// Say the seed on stderr once the configuration is known good (the command line does).
+    pub announce: bool,
 }
 
 impl RunConfig {
@@ -112,6 +113,7 @@ impl RunConfig {
             request_log: None,
             read_only: false,
             max_transport_failures: DEFAULT_MAX_TRANSPORT_FAILURES,
+            announce: false,
         }
     }
 }
@@ -239,6 +241,28 @@ impl Run {
             return self.client.not_sent(spec, &reason);
         }
         let exchange = self.client.send(spec);
+        self.record(rule_id, spec, exchange)
+    }
+
+    /// Sends every request at the same moment; each exchange passes the recorder as in
+    /// [`Run::send`].
+    pub fn send_all(&self, rule_id: &str, specs: &[RequestSpec]) -> Vec<Exchange> {
+        if let Some(reason) = self.stops.reason() {
+            return specs
+                .iter()
+                .map(|spec| self.client.not_sent(spec, &reason))
+                .collect();
+        }
+        let exchanges = self.client.send_all(specs);
+        specs
+            .iter()
+            .zip(exchanges)
+            .map(|(spec, exchange)| self.record(rule_id, spec, exchange))
+            .collect()
+    }
+
+    /// The recorder: every exchange of the rules passes here once.
+    fn record(&self, rule_id: &str, spec: &RequestSpec, exchange: Exchange) -> Exchange {
         if self.stops.interrupted() && exchange.response.is_none() {
             return exchange; // cut off by the interrupt: says nothing about the target
         }
@@ -558,11 +582,6 @@ fn run_trials(
     run: &Arc<Run>,
 ) -> Result<Option<Results>, RunError> {
     let mut args = config.libtest.clone();
-    if args.test_threads == Some(0) {
-        return Err(RunError::Config(
-            "--test-threads 0: at least one rule must run at a time".into(),
-        ));
-    }
     if args.test_threads.is_none() {
         args.test_threads = Some(DEFAULT_CONCURRENCY);
     }
@@ -747,6 +766,11 @@ fn save_regressions(
 pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     let started_at = SystemTime::now();
     let started = Instant::now();
+    if config.libtest.test_threads == Some(0) {
+        return Err(RunError::Config(
+            "--test-threads 0: at least one rule must run at a time".into(),
+        ));
+    }
     let loaded = load(&config)?;
     let listing = config.libtest.list;
     let report_dir = match &config.report_dir {
@@ -822,6 +846,13 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         read_only: config.read_only,
     });
     listen_for_interrupts(&runtime, &run, cancel);
+    if config.announce {
+        eprintln!(
+            "petstore-conformance {}: seed {seed} (replay with --seed {seed})",
+            crate::SUITE_VERSION,
+            seed = config.seed
+        );
+    }
 
     let Some(results) = run_trials(&config, &catalogue, &run)? else {
         return Ok(RunOutcome {

@@ -63,6 +63,7 @@ pub fn recorded_request(report: &Value, rule_id: &str) -> Result<RequestSpec, Ru
         method,
         path: path.to_string(),
         query: Vec::new(),
+        raw_query: None,
         credential,
         body,
     })

@@ -1,7 +1,9 @@
 //! Generation: strategies and boundary values derived from the contract's schemas
 //! ([`schema`]), and invalid input as named mutations of valid input ([`mutations`]).
 
+pub mod confusion;
 pub mod mutations;
+pub mod parameters;
 pub mod schema;
 
 use serde_json::{Value, json};

@@ -9,6 +9,7 @@ mod variants;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -58,11 +59,15 @@ struct Pet {
 struct Store {
     pets: Vec<Pet>,
     next_id: i64,
+    /// When each pet was stored, kept only under the read-after-write-lag fault.
+    stored_at: std::collections::HashMap<i64, std::time::Instant>,
 }
 
 struct Shared {
     config: ReferenceConfig,
     store: Mutex<Store>,
+    /// createPet requests being handled right now.
+    creates_in_flight: std::sync::atomic::AtomicUsize,
 }
 
 impl Shared {
@@ -94,6 +99,11 @@ impl Shared {
         let mut store = self.store();
         store.next_id += 1;
         let mut id = store.next_id;
+        if self.is(Variant::ZeroBasedIds) {
+            id -= 1;
+        } else if self.is(Variant::NegativeIds) {
+            id = -id;
+        }
         if self.has(Fault::DuplicateIds) && id % 2 == 0 {
             id -= 1;
         }
@@ -114,6 +124,9 @@ impl Shared {
             status,
         };
         store.pets.push(pet.clone());
+        if self.has(Fault::ReadAfterWriteLag) {
+            store.stored_at.insert(pet.id, std::time::Instant::now());
+        }
         pet
     }
 }
@@ -161,6 +174,7 @@ pub fn router(config: ReferenceConfig) -> Router {
     let state: AppState = Arc::new(Shared {
         config,
         store: Mutex::new(Store::default()),
+        creates_in_flight: std::sync::atomic::AtomicUsize::new(0),
     });
     if state.is(Variant::CrowdedStore) {
         for n in 0..3000 {
@@ -279,7 +293,11 @@ fn invalid_new_pet(headers: &HeaderMap, body: &[u8]) -> Option<String> {
     let json_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim().to_ascii_lowercase().starts_with("application/json"));
+        .is_some_and(|v| {
+            v.trim()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
     if !json_type {
         return Some("the body must be application/json".into());
     }
@@ -287,7 +305,9 @@ fn invalid_new_pet(headers: &HeaderMap, body: &[u8]) -> Option<String> {
         return Some("the body must be a JSON object".into());
     };
     let name_ok = fields.get("name").is_some_and(Value::is_string);
-    let category_ok = fields.get("categoryId").is_some_and(|v| v.as_i64().is_some());
+    let category_ok = fields
+        .get("categoryId")
+        .is_some_and(|v| v.as_i64().is_some());
     let status_ok = match fields.get("status") {
         None => true,
         Some(Value::String(status)) => PET_STATUSES.contains(&status.as_str()),
@@ -369,6 +389,18 @@ async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Response {
     let mut status_filter: Option<String> = None;
     for (name, value) in query_pairs(&uri) {
         match name.as_str() {
+            "limit"
+                if shared.has(Fault::LimitHuge500)
+                    && value.len() > 18
+                    && value.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                return error(
+                    &shared,
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "number too large",
+                );
+            }
             "limit" => match parse_limit(&shared, &value) {
                 Ok(Some(parsed)) => {
                     limit = parsed;
@@ -380,6 +412,11 @@ async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Response {
                 }
             },
             "status" => {
+                let value = if shared.has(Fault::StatusCaseInsensitive) {
+                    value.to_ascii_lowercase()
+                } else {
+                    value
+                };
                 if !PET_STATUSES.contains(&value.as_str()) {
                     if shared.has(Fault::StatusFilterUnknownAccepted) {
                         return answer(&shared, StatusCode::OK, &json!([]));
@@ -452,8 +489,36 @@ fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>, String> {
     }
 }
 
+/// Creates in flight past which the concurrency faults act ("under load"): more than the
+/// harness's rules send one at a time, as many as its concurrent-create rule sends at once.
+const LOAD: usize = 8;
+
 async fn create_pet(State(shared): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    let mut response = match new_pet(&shared, &headers, &body) {
+    shared.creates_in_flight.fetch_add(1, Ordering::SeqCst);
+    let racy = shared.has(Fault::RacyIdCounter);
+    let lossy = shared.has(Fault::LostWriteUnderLoad);
+    // The id a racy counter reads before it writes, and the window in which others read it too.
+    let read_id = shared.store().next_id;
+    if racy || lossy {
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    }
+    let loaded = shared.creates_in_flight.load(Ordering::SeqCst) > LOAD;
+    let mut created = new_pet(&shared, &headers, &body);
+    if let Ok(pet) = &mut created
+        && loaded
+    {
+        let mut store = shared.store();
+        if racy && let Some(stored) = store.pets.iter_mut().find(|p| p.id == pet.id) {
+            stored.id = read_id + 1;
+            pet.id = read_id + 1;
+            store.next_id = read_id + 1;
+        }
+        if lossy {
+            store.pets.retain(|p| p.id != pet.id);
+        }
+    }
+    shared.creates_in_flight.fetch_sub(1, Ordering::SeqCst);
+    let mut response = match created {
         Ok(pet) => {
             let status = if shared.has(Fault::CreateReturns200) {
                 StatusCode::OK
@@ -544,12 +609,38 @@ fn new_pet(shared: &Shared, headers: &HeaderMap, body: &[u8]) -> Result<Pet, (St
         None if shared.has(Fault::CreateMissingNameAccepted) => String::new(),
         None => return Err(bad("name is required")),
         Some(other) if shared.has(Fault::CreateNameCoerced) => other.to_string(),
+        Some(Value::Array(parts)) if shared.has(Fault::NameArrayJoined) => parts
+            .iter()
+            .map(|part| part.as_str().map_or_else(|| part.to_string(), String::from))
+            .collect::<Vec<_>>()
+            .join(","),
         Some(_) => return Err(invalid("name must be a string")),
     };
     let status = match fields.get("status") {
         None => None,
         Some(Value::String(s)) if PET_STATUSES.contains(&s.as_str()) => Some(s.clone()),
         Some(Value::String(s)) if shared.has(Fault::CreateUnknownStatusAccepted) => Some(s.clone()),
+        Some(Value::String(s))
+            if shared.has(Fault::StatusCaseInsensitiveCreate)
+                && PET_STATUSES.contains(&s.to_ascii_lowercase().as_str()) =>
+        {
+            Some(s.to_ascii_lowercase())
+        }
+        Some(Value::Null) if shared.has(Fault::StatusNull500) => {
+            return Err((
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "null pointer dereference".into(),
+            ));
+        }
+        Some(_) if shared.has(Fault::StatusValidatedAfterInsert) => {
+            let name = fields.get("name").and_then(Value::as_str).unwrap_or("");
+            let category_id = fields
+                .get("categoryId")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            shared.insert(name.to_string(), category_id, None);
+            return Err(invalid("status must be one of available, pending, sold"));
+        }
         Some(_) => return Err(invalid("status must be one of available, pending, sold")),
     };
     let category_id = match fields.get("categoryId") {
@@ -604,13 +695,32 @@ fn category_id(shared: &Shared, value: &Value) -> Option<i64> {
             fits.then_some(float as i64)
         }
         Value::String(text) if shared.has(Fault::CreateCategoryIdCoerced) => text.parse().ok(),
+        Value::Bool(flag) if shared.has(Fault::CategoryIdBoolCoerced) => Some(i64::from(*flag)),
         _ => None,
     }
 }
 
 async fn get_pet(State(shared): State<AppState>, uri: Uri) -> Response {
-    let raw_id = uri.path().trim_start_matches("/v1/pets/");
+    let segment = uri.path().trim_start_matches("/v1/pets/");
+    // A percent-encoded character is the character (RFC 3986 section 6.2.2.2).
+    let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+    let raw_id = if shared.has(Fault::PetIdPercentEncodingIgnored) {
+        segment
+    } else {
+        decoded.as_ref()
+    };
+    let overflows = raw_id
+        .trim_start_matches('-')
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        && !raw_id.trim_start_matches('-').is_empty();
     let mut response = match raw_id.parse::<i64>() {
+        Err(_) if overflows && shared.has(Fault::PetIdOverflow500) => error(
+            &shared,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "integer overflow",
+        ),
         Err(_) if shared.has(Fault::GetPetNonInteger500) => error(
             &shared,
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -624,7 +734,18 @@ async fn get_pet(State(shared): State<AppState>, uri: Uri) -> Response {
             "petId must be an int64 integer",
         ),
         Ok(id) => {
-            let found = shared.store().pets.iter().find(|pet| pet.id == id).cloned();
+            let store = shared.store();
+            // A replica that has not caught up yet: a pet stored a moment ago is not found.
+            let lagging = store
+                .stored_at
+                .get(&id)
+                .is_some_and(|at| at.elapsed() < std::time::Duration::from_millis(100));
+            let found = store
+                .pets
+                .iter()
+                .find(|pet| pet.id == id && !lagging)
+                .cloned();
+            drop(store);
             match found {
                 Some(mut pet) => {
                     if shared.has(Fault::GetPetAltersCategory) {

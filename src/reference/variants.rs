@@ -6,6 +6,8 @@
 pub enum Variant {
     RandomIds,
     HugeIds,
+    ZeroBasedIds,
+    NegativeIds,
     StatusDefaultAvailable,
     ExtraFields,
     LowercaseChallenge,
@@ -35,6 +37,16 @@ pub const VARIANTS: &[VariantInfo] = &[
         variant: Variant::HugeIds,
         name: "huge-ids",
         description: "ids count up from 2^62",
+    },
+    VariantInfo {
+        variant: Variant::ZeroBasedIds,
+        name: "zero-based-ids",
+        description: "ids count up from 0",
+    },
+    VariantInfo {
+        variant: Variant::NegativeIds,
+        name: "negative-ids",
+        description: "ids count down from -1 (int64 allows them)",
     },
     VariantInfo {
         variant: Variant::StatusDefaultAvailable,

@@ -55,6 +55,9 @@ pub fn render(report: &Report) -> String {
             if let Some(curl) = &failure.curl {
                 description.push_str(&format!("reproduce: {curl}\n"));
             }
+            for step in &failure.steps {
+                description.push_str(&format!("step {}: {}\n", step.what, step.curl));
+            }
             status.set_description(description);
         }
         let mut case = TestCase::new(rule.id.clone(), status);

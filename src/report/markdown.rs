@@ -122,8 +122,18 @@ pub fn render(report: &Report) -> String {
                     example.shrink_steps, example.minimal, example.original
                 );
             }
-            if let Some(curl) = &failure.curl {
-                let _ = writeln!(out, "```sh\n{curl}\n```\n");
+            if failure.steps.is_empty() {
+                if let Some(curl) = &failure.curl {
+                    let _ = writeln!(out, "```sh\n{curl}\n```\n");
+                }
+            } else {
+                let _ = writeln!(out, "The minimal sequence, step by step:\n");
+                for step in &failure.steps {
+                    let status = step.status.map_or("no answer".into(), |s| s.to_string());
+                    let _ = writeln!(out, "- {} → {status}", step.what);
+                }
+                let lines: Vec<&str> = failure.steps.iter().map(|s| s.curl.as_str()).collect();
+                let _ = writeln!(out, "\n```sh\n{}\n```\n", lines.join("\n"));
             }
         }
     }

@@ -160,6 +160,18 @@ pub struct FailureReport {
     pub curl: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counterexample: Option<Counterexample>,
+    /// For a sequence rule: each step of the minimal failing sequence.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepReport>,
+}
+
+/// One step of a failing sequence as a report shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepReport {
+    pub what: String,
+    /// The status it got; none when nothing answered.
+    pub status: Option<u16>,
+    pub curl: String,
 }
 
 impl RuleReport {
@@ -187,6 +199,15 @@ impl RuleReport {
                     .and_then(|e| e.transport_error.clone()),
                 curl: failure.exchange.as_ref().map(|e| e.curl(key_env)),
                 counterexample: failure.counterexample.clone(),
+                steps: failure
+                    .steps
+                    .iter()
+                    .map(|step| StepReport {
+                        what: step.what.clone(),
+                        status: step.exchange.status(),
+                        curl: step.exchange.curl(key_env),
+                    })
+                    .collect(),
             }),
             _ => None,
         };

@@ -4,8 +4,8 @@ use serde_json::json;
 
 use super::{Checked, RuleCtx, Verdict, expect};
 use crate::contract::Operation;
-use crate::execution::fixtures::{Marker, assert_not_stored};
 use crate::execution::client::NearMiss;
+use crate::execution::fixtures::{Marker, assert_not_stored};
 use crate::execution::{Body, Credential, RequestSpec};
 
 fn credential(ctx: &RuleCtx) -> Result<Credential, Verdict> {
@@ -98,12 +98,14 @@ fn invalid_requests(ctx: &RuleCtx) -> Result<Vec<RequestSpec>, Verdict> {
             .collect(),
         Operation::CreatePet => {
             let schema = &ctx.run.new_pet_schema;
-            let valid = json!({"name": ctx.pet_name("precedence"), "categoryId": marker_category(ctx)});
+            let valid =
+                json!({"name": ctx.pet_name("precedence"), "categoryId": marker_category(ctx)});
             let mut specs = Vec::new();
             for name in ctx.rule.param_list("mutations") {
-                let mutation = crate::generation::mutations::named(schema, name).ok_or_else(
-                    || Verdict::skipped(format!("NewPet.json has no mutation {name:?}")),
-                )?;
+                let mutation =
+                    crate::generation::mutations::named(schema, name).ok_or_else(|| {
+                        Verdict::skipped(format!("NewPet.json has no mutation {name:?}"))
+                    })?;
                 specs.push(RequestSpec::post("/pets", mutation.apply(schema, &valid)));
             }
             specs

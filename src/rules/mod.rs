@@ -4,13 +4,16 @@
 //! stopped it. The catalogue (`cases/*.json`) names the check and its parameters.
 
 mod auth;
+mod concurrency;
 mod create_pet;
 mod deprecation;
-mod expect;
+pub mod expect;
 mod get_pet;
 mod list_pets;
+mod parameters;
 mod property;
 pub mod responses;
+mod sequences;
 
 use std::cell::Cell;
 
@@ -72,7 +75,19 @@ impl Verdict {
             observed: observed.into(),
             exchange: Some(exchange.clone()),
             counterexample: None,
+            steps: Vec::new(),
         }))
+    }
+
+    /// A failure with the steps of the sequence that led to it.
+    pub fn with_steps(self, steps: Vec<SequenceStep>) -> Verdict {
+        match self {
+            Verdict::Failed(mut failure) => {
+                failure.steps = steps;
+                Verdict::Failed(failure)
+            }
+            other => other,
+        }
     }
 
     /// The verdict with every text it carries passed through the redactor: checks quote what
@@ -87,6 +102,9 @@ impl Verdict {
                     example.original = redactor.redact(&example.original);
                     example.minimal = redactor.redact(&example.minimal);
                     example.minimal_value = redactor.redact_json(&example.minimal_value);
+                }
+                for step in &mut failure.steps {
+                    step.what = redactor.redact(&step.what);
                 }
                 Verdict::Failed(failure)
             }
@@ -120,6 +138,16 @@ pub struct Failure {
     /// For a property rule: the generated case that failed first, and the shrunk one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counterexample: Option<Counterexample>,
+    /// For a sequence: every step of the (minimal) failing sequence, with its exchange.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<SequenceStep>,
+}
+
+/// One step of a failing sequence: what it did, and the exchange it made.
+#[derive(Debug, Clone, Serialize)]
+pub struct SequenceStep {
+    pub what: String,
+    pub exchange: Exchange,
 }
 
 /// `Ok(())` is a pass; `Err` carries the verdict that stopped the check.
@@ -152,6 +180,11 @@ impl<'r> RuleCtx<'r> {
     /// statements that hold on every response (see [`responses`]).
     pub fn send(&self, spec: &RequestSpec) -> Exchange {
         self.run.send(&self.rule.id, spec)
+    }
+
+    /// Sends every request at the same moment, each through the recorder.
+    pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
+        self.run.send_all(&self.rule.id, specs)
     }
 
     /// Counts one case (one generated or fixed input) of this rule.
@@ -225,6 +258,16 @@ const CHECKS: &[CheckDef] = &[
         phase: Phase::Main,
     },
     CheckDef {
+        name: "parameters-answered",
+        run: parameters::answered,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "parameters-refused",
+        run: parameters::refused,
+        phase: Phase::Main,
+    },
+    CheckDef {
         name: "list-ok",
         run: list_pets::ok,
         phase: Phase::Main,
@@ -295,8 +338,33 @@ const CHECKS: &[CheckDef] = &[
         phase: Phase::Main,
     },
     CheckDef {
+        name: "create-type-confusion",
+        run: create_pet::type_confusion,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "create-type-confusion-stores-nothing",
+        run: create_pet::type_confusion_stores_nothing,
+        phase: Phase::QuietStore,
+    },
+    CheckDef {
+        name: "create-concurrent-distinct-ids",
+        run: concurrency::distinct_ids,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "create-concurrent-all-listed",
+        run: concurrency::all_listed,
+        phase: Phase::QuietStore,
+    },
+    CheckDef {
         name: "create-invalid-values-400",
         run: create_pet::invalid_values_400,
+        phase: Phase::Main,
+    },
+    CheckDef {
+        name: "sequences-read-your-writes",
+        run: sequences::read_your_writes,
         phase: Phase::Main,
     },
     CheckDef {

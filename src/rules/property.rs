@@ -102,6 +102,7 @@ where
         .map(|value| ("regression", value))
         .chain(boundary.into_iter().map(|value| ("boundary", value)));
     let mut pinned_failure: Option<Verdict> = None;
+    let mut last_undecided: Option<String> = None;
     let mut undecided = 0u32;
     let mut decided = 0u32;
     for (phase, value) in pinned {
@@ -123,7 +124,10 @@ where
                     ));
                 }
             }
-            Err(_) => undecided += 1,
+            Err(other) => {
+                undecided += 1;
+                last_undecided = Some(other.message());
+            }
         }
     }
 
@@ -135,7 +139,6 @@ where
     };
     let mut done = 0u32;
     let mut batch_index = 0u64;
-    let mut last_undecided = None;
     while done < total {
         if ctx
             .run
@@ -227,8 +230,8 @@ where
     }
     if decided == 0 && undecided > 0 {
         return Err(Verdict::inconclusive(format!(
-            "no case could be decided; last: {}",
-            last_undecided.unwrap_or_default()
+            "no case could be decided; the last: {}",
+            last_undecided.unwrap_or_else(|| "no reason given".into())
         )));
     }
     Ok(())

@@ -83,7 +83,11 @@ fn problem(
                 .filter_map(|name| exchange.header(name).map(|v| format!("{name}: {v}")))
                 .collect();
             Some((!announced.is_empty()).then(|| {
-                format!("{} answered with {}", operation.name(), announced.join(", "))
+                format!(
+                    "{} answered with {}",
+                    operation.name(),
+                    announced.join(", ")
+                )
             }))
         }
         Statement::JsonContentType => {

@@ -1,0 +1,108 @@
+//! Concurrency: clients creating pets at the same moment, as a real store sees them. A store
+//! that hands one id to two pets, or answers 201 and then loses the pet, shows here rather
+//! than by luck.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::{Checked, RuleCtx, Verdict, expect, get_pet};
+use crate::contract::{PET_STATUSES, SchemaName};
+use crate::execution::{Body, Exchange, RequestSpec};
+
+/// One round: `clients` createPet requests sent at the same moment, each answered 201 with a
+/// Pet; returns the pets with the exchanges that created them.
+fn create_at_once(ctx: &RuleCtx, round: u64) -> Result<Vec<(Value, Exchange)>, Verdict> {
+    let clients = ctx.rule.param_u64("clients", 16) as usize;
+    let specs: Vec<RequestSpec> = (0..clients)
+        .map(|n| {
+            let pet = json!({
+                "name": ctx.pet_name(&format!("concurrent-{round}-{n}")),
+                "categoryId": n,
+                "status": PET_STATUSES[n % PET_STATUSES.len()],
+            });
+            RequestSpec::post("/pets", Body::Json(pet))
+        })
+        .collect();
+    let mut created = Vec::new();
+    for exchange in ctx.send_all(&specs) {
+        ctx.case_done();
+        expect::status(
+            &exchange,
+            &[201],
+            &format!("201 (the animal was added), with {clients} creates at the same moment"),
+        )?;
+        let pet = expect::body(ctx, &exchange, SchemaName::Pet)?.clone();
+        created.push((pet, exchange));
+    }
+    Ok(created)
+}
+
+/// "Unique identifier, assigned by the service on creation", under concurrency: every id
+/// distinct, and every pet, fetched by its id, the pet createPet returned.
+pub fn distinct_ids(ctx: &RuleCtx) -> Checked {
+    let rounds = ctx.rule.param_u64("rounds", 3);
+    let mut seen: BTreeMap<i64, Value> = BTreeMap::new();
+    for round in 0..rounds {
+        let mut created = create_at_once(ctx, round)?;
+        // Fetched in id order: the ids follow arrival order, which varies from run to run; the
+        // requests of a seed stay the same.
+        created.sort_by_key(|(pet, _)| expect::pet_id(pet));
+        for (pet, exchange) in &created {
+            let id = expect::pet_id(pet).unwrap_or_default();
+            if let Some(earlier) = seen.insert(id, pet.clone()) {
+                return Err(Verdict::failed(
+                    "a new id for every pet, whatever is created at the same moment",
+                    format!("id {id} given to {earlier} and to {pet}"),
+                    exchange,
+                ));
+            }
+        }
+        let fetches: Vec<RequestSpec> = created
+            .iter()
+            .map(|(pet, _)| {
+                RequestSpec::get(format!("/pets/{}", expect::pet_id(pet).unwrap_or_default()))
+            })
+            .collect();
+        for ((pet, _), fetched) in created.iter().zip(ctx.send_all(&fetches)) {
+            ctx.case_done();
+            expect::status(
+                &fetched,
+                &[200],
+                "200 with the pet createPet answered 201 for (created at the same moment as others)",
+            )?;
+            let body = expect::body(ctx, &fetched, SchemaName::Pet)?;
+            get_pet::same_pet(pet, body, &fetched)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every pet created at the same moment is in the listing, when the listing shows the whole
+/// store (fewer pets than the page holds).
+pub fn all_listed(ctx: &RuleCtx) -> Checked {
+    let created = create_at_once(ctx, 0)?;
+    let listing = ctx.send(&RequestSpec::get("/pets").query("limit", "100"));
+    ctx.case_done();
+    let pets = expect::listing(&listing)?;
+    if pets.len() >= 100 {
+        return Err(Verdict::inconclusive(
+            "the store holds 100 pets or more, so a pet missing from the first page could sit \
+             on another",
+        ));
+    }
+    for (pet, _) in &created {
+        let id = expect::pet_id(pet);
+        if !pets.iter().any(|listed| expect::pet_id(listed) == id) {
+            return Err(Verdict::failed(
+                format!(
+                    "every pet created is listed (the listing holds {} pets, so all of them)",
+                    pets.len()
+                ),
+                format!("{pet} is missing"),
+                &listing,
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! The path and query parameters of listPets and getPet, generated from `openapi.yaml`: every
+//! bound and near miss of each parameter's schema, then random values (see
+//! [`crate::generation::parameters`]). A value the schema allows gets one of the operation's
+//! documented statuses; no value gets a 5xx; a value it does not allow is, by HTTP practice,
+//! refused with a 4xx and an Error.
+
+use proptest::prelude::*;
+use proptest::strategy::Union;
+
+use super::{Checked, RuleCtx, Verdict, expect, property};
+use crate::contract::openapi::{OperationModel, ParameterIn};
+use crate::execution::RequestSpec;
+use crate::generation::parameters::{self, Class, ParameterValue};
+
+/// One generated case: a parameter's name and its value.
+type Case = (String, ParameterValue);
+
+fn model<'c>(ctx: &'c RuleCtx) -> Result<&'c OperationModel, Verdict> {
+    ctx.contract()
+        .openapi
+        .operation(ctx.rule.operation)
+        .filter(|model| !model.parameters.is_empty())
+        .ok_or_else(|| {
+            Verdict::skipped(format!(
+                "openapi.yaml describes no parameter of {}",
+                ctx.rule.operation.name()
+            ))
+        })
+}
+
+/// The request of `model` with one parameter set to `value`, the others absent.
+fn request(model: &OperationModel, (name, value): &Case) -> RequestSpec {
+    let in_path = model
+        .parameters
+        .iter()
+        .any(|p| &p.name == name && p.location == ParameterIn::Path);
+    if in_path {
+        return RequestSpec::get(model.path_with(&[(name, &value.wire)]));
+    }
+    let mut query = format!("{}={}", parameters::encode(name), value.wire);
+    if let Some(repeat) = &value.repeat {
+        query.push_str(&format!("&{}={repeat}", parameters::encode(name)));
+    }
+    RequestSpec::get(model.path.clone()).raw_query(query)
+}
+
+fn describe((name, value): &Case) -> String {
+    format!("{name} = {} ({:?})", value.what, value.class)
+}
+
+/// Every parameter's boundary values, and a strategy over all of its generated values.
+fn space(model: &OperationModel) -> (Vec<Case>, BoxedStrategy<Case>) {
+    let boundary = model
+        .parameters
+        .iter()
+        .flat_map(|p| {
+            parameters::boundary_values(&p.schema)
+                .into_iter()
+                .map(|value| (p.name.clone(), value))
+        })
+        .collect();
+    let strategies: Vec<BoxedStrategy<Case>> = model
+        .parameters
+        .iter()
+        .map(|p| {
+            let name = p.name.clone();
+            parameters::strategy(&p.schema)
+                .prop_map(move |value| (name.clone(), value))
+                .boxed()
+        })
+        .collect();
+    (boundary, Union::new(strategies).boxed())
+}
+
+/// A value the schema allows gets a documented status; no value gets a 5xx.
+pub fn answered(ctx: &RuleCtx) -> Checked {
+    let model = model(ctx)?;
+    let (boundary, strategy) = space(model);
+    let documented = model.valid_request_statuses();
+    property::check_all(ctx, boundary, strategy, describe, |case| {
+        let exchange = ctx.send(&request(model, case));
+        let response = expect::response(&exchange)?;
+        if response.status >= 500 {
+            return Err(Verdict::failed(
+                format!("no 5xx for {}", describe(case)),
+                exchange.summary(),
+                &exchange,
+            ));
+        }
+        if case.1.class == Class::Allowed {
+            let statuses: Vec<String> = documented.iter().map(u16::to_string).collect();
+            expect::status(
+                &exchange,
+                &documented,
+                &format!(
+                    "one of {} ({} is allowed by the schema)",
+                    statuses.join(", "),
+                    describe(case)
+                ),
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// A value the schema does not allow is refused with a 4xx and an Error body.
+pub fn refused(ctx: &RuleCtx) -> Checked {
+    let model = model(ctx)?;
+    let (boundary, _) = space(model);
+    let refused: Vec<Case> = boundary
+        .into_iter()
+        .filter(|(_, value)| value.class == Class::Refused)
+        .collect();
+    for case in &refused {
+        let exchange = ctx.send(&request(model, case));
+        ctx.case_done();
+        expect::client_error(
+            &exchange,
+            &format!(
+                "a 4xx refusal ({} is not allowed by the schema)",
+                describe(case)
+            ),
+        )?;
+        expect::error_body(ctx, &exchange)?;
+    }
+    Ok(())
+}

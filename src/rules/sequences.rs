@@ -1,0 +1,192 @@
+//! Stateful sequences: proptest generates short sequences of createPet, getPet and listPets
+//! (with `status` and `limit`), runs them against the target, and checks each answer against
+//! a model of the store restricted to the pets this sequence created (a shared staging store
+//! holds others): read-your-writes, filters agree with the model, ids never reused. A failing
+//! sequence shrinks to a minimal one, reported step by step with a curl line per step.
+
+use proptest::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Checked, RuleCtx, SequenceStep, Verdict, expect, get_pet, property};
+use crate::contract::{PET_STATUSES, SchemaName};
+use crate::execution::{Body, Exchange, RequestSpec};
+use crate::generation;
+
+/// One step of a sequence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Step {
+    /// createPet with this NewPet.
+    Create(Value),
+    /// getPet of the pet created by the n-th create of the sequence (modulo how many there
+    /// were); nothing when none was created yet.
+    Get(usize),
+    /// listPets with these parameters.
+    List {
+        status: Option<String>,
+        limit: Option<u8>,
+    },
+}
+
+fn describe_step(step: &Step) -> String {
+    match step {
+        Step::Create(pet) => format!("createPet {}", generation::describe_pet(pet)),
+        Step::Get(n) => format!("getPet of created pet #{n}"),
+        Step::List { status, limit } => format!(
+            "listPets status={} limit={}",
+            status.as_deref().unwrap_or("(none)"),
+            limit.map_or("(none)".into(), |l| l.to_string())
+        ),
+    }
+}
+
+fn describe(steps: &[Step]) -> String {
+    steps
+        .iter()
+        .enumerate()
+        .map(|(n, step)| format!("{}. {}", n + 1, describe_step(step)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn strategy(ctx: &RuleCtx) -> Result<BoxedStrategy<Vec<Step>>, Verdict> {
+    let prefix = ctx.pet_name("seq-");
+    let pets = generation::strategy(&ctx.run.new_pet_schema)
+        .map_err(|e| Verdict::skipped(e.to_string()))?
+        .prop_map(move |pet| Step::Create(generation::with_prefix(&pet, &prefix)));
+    let statuses: Vec<String> = PET_STATUSES.iter().map(|s| s.to_string()).collect();
+    let list = (
+        proptest::option::of(proptest::sample::select(statuses)),
+        proptest::option::of(1u8..=100),
+    )
+        .prop_map(|(status, limit)| Step::List { status, limit });
+    let step = prop_oneof![3 => pets, 2 => (0usize..8).prop_map(Step::Get), 2 => list];
+    let length = ctx.rule.param_u64("max_steps", 8).max(1) as usize;
+    Ok(proptest::collection::vec(step, 1..=length).boxed())
+}
+
+/// What the sequence has seen so far: each step's exchange, for the report.
+struct Transcript {
+    steps: Vec<(String, Exchange)>,
+}
+
+impl Transcript {
+    fn fail(self, verdict: Verdict) -> Verdict {
+        let steps = self
+            .steps
+            .into_iter()
+            .map(|(what, exchange)| SequenceStep { what, exchange })
+            .collect();
+        verdict.with_steps(steps)
+    }
+}
+
+/// Runs one sequence against the target and its model.
+fn run_sequence(ctx: &RuleCtx, steps: &[Step]) -> Checked {
+    let mut created: Vec<Value> = Vec::new();
+    let mut transcript = Transcript { steps: Vec::new() };
+    for (n, step) in steps.iter().enumerate() {
+        let what = format!("{}. {}", n + 1, describe_step(step));
+        let outcome = run_step(ctx, step, &mut created, |exchange: &Exchange| {
+            transcript.steps.push((what.clone(), exchange.clone()));
+        });
+        if let Err(verdict) = outcome {
+            return Err(match verdict {
+                failed @ Verdict::Failed(_) => transcript.fail(failed),
+                other => other,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn run_step(
+    ctx: &RuleCtx,
+    step: &Step,
+    created: &mut Vec<Value>,
+    mut seen: impl FnMut(&Exchange),
+) -> Checked {
+    match step {
+        Step::Create(pet) => {
+            let exchange = ctx.send(&RequestSpec::post("/pets", Body::Json(pet.clone())));
+            seen(&exchange);
+            expect::status(&exchange, &[201], "201 (the animal was added)")?;
+            let answered = expect::body(ctx, &exchange, SchemaName::Pet)?.clone();
+            let id = expect::pet_id(&answered);
+            if let Some(earlier) = created.iter().find(|p| expect::pet_id(p) == id) {
+                return Err(Verdict::failed(
+                    "a new id for every pet created",
+                    format!("the id of {earlier} was given again: {answered}"),
+                    &exchange,
+                ));
+            }
+            created.push(answered);
+        }
+        Step::Get(n) => {
+            if created.is_empty() {
+                return Ok(());
+            }
+            let pet = &created[n % created.len()];
+            let id = expect::pet_id(pet).unwrap_or_default();
+            let exchange = ctx.send(&RequestSpec::get(format!("/pets/{id}")));
+            seen(&exchange);
+            expect::status(
+                &exchange,
+                &[200],
+                "200 with the pet created earlier in the sequence",
+            )?;
+            let fetched = expect::body(ctx, &exchange, SchemaName::Pet)?;
+            get_pet::same_pet(pet, fetched, &exchange)?;
+        }
+        Step::List { status, limit } => {
+            let mut spec = RequestSpec::get("/pets");
+            if let Some(status) = status {
+                spec = spec.query("status", status.clone());
+            }
+            if let Some(limit) = limit {
+                spec = spec.query("limit", limit.to_string());
+            }
+            let exchange = ctx.send(&spec);
+            seen(&exchange);
+            let pets = expect::listing(&exchange)?;
+            let max = limit.map_or(20, usize::from);
+            if pets.len() > max {
+                return Err(Verdict::failed(
+                    format!("at most {max} pets"),
+                    format!("{} pets", pets.len()),
+                    &exchange,
+                ));
+            }
+            for listed in pets {
+                if let Some(status) = status
+                    && listed.get("status").and_then(Value::as_str) != Some(status.as_str())
+                {
+                    return Err(Verdict::failed(
+                        format!("only pets whose status is {status}"),
+                        format!("{listed} is listed"),
+                        &exchange,
+                    ));
+                }
+                let id = expect::pet_id(listed);
+                if let Some(mine) = created.iter().find(|p| expect::pet_id(p) == id) {
+                    get_pet::same_pet(mine, listed, &exchange)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Random sequences of createPet, getPet and listPets agree with a model of the pets they
+/// created.
+pub fn read_your_writes(ctx: &RuleCtx) -> Checked {
+    let strategy = strategy(ctx)?;
+    property::check_all(
+        ctx,
+        Vec::new(),
+        strategy,
+        |steps| describe(steps),
+        |steps| run_sequence(ctx, steps),
+    )
+}
