@@ -124,6 +124,8 @@ pub enum CatalogueError {
 pub struct Catalogue {
     pub rules: Vec<Rule>,
     pub source: String,
+    /// The case file each rule was read from, by rule id.
+    files: std::collections::BTreeMap<String, PathBuf>,
 }
 
 impl Catalogue {
@@ -166,6 +168,7 @@ impl Catalogue {
         source: String,
     ) -> Result<Catalogue, CatalogueError> {
         let mut rules = Vec::new();
+        let mut files_of = std::collections::BTreeMap::new();
         let mut seen = BTreeSet::new();
         for (file, text) in files {
             let parsed: CaseFile =
@@ -195,10 +198,22 @@ impl Catalogue {
                 if rule.citation.quote.trim().is_empty() {
                     return Err(invalid("citation.quote is empty".into()));
                 }
+                files_of.insert(rule.id.clone(), file.clone());
                 rules.push(rule);
             }
         }
-        Ok(Catalogue { rules, source })
+        Ok(Catalogue {
+            rules,
+            source,
+            files: files_of,
+        })
+    }
+
+    /// The case file a rule was read from, for errors that name it.
+    pub fn file_of(&self, id: &str) -> String {
+        self.files
+            .get(id)
+            .map_or_else(|| self.source.clone(), |file| file.display().to_string())
     }
 
     pub fn get(&self, id: &str) -> Option<&Rule> {

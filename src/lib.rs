@@ -1,17 +1,22 @@
 //! Contract-conformance harness for the Pet Store HTTP/JSON interface.
 //!
-//! Data flows one way: [`contract`] (schemas, operations) and [`catalogue`] (rule metadata from
-//! `cases/`) -> [`generation`] (proptest strategies) -> [`execution`] (one HTTP client, the
-//! engine) -> [`rules`] (check logic, one module per contract area) -> [`report`] (one model,
-//! several renderings). [`reference`] is the built-in conforming server and its faults.
+//! Data flows one way, floor by floor (README, "Layout"; `tests/layers.rs` holds every import
+//! to it): [`seed`], [`contract`] and [`catalogue`] -> [`outcome`] (exchanges and verdicts)
+//! -> [`generation`] (requests as data, strategies) -> [`execution`] (the one client, the one
+//! redactor) -> [`rules`] (checks, the run's state and recorder, the oracles) -> [`report`] (one
+//! model, several renderings) -> [`runner`] (the engine's stages, replay). [`reference`] is the
+//! built-in conforming server and its faults, a program of its own.
 
 pub mod catalogue;
 pub mod contract;
 pub mod execution;
 pub mod generation;
+pub mod outcome;
 pub mod reference;
 pub mod report;
 pub mod rules;
+pub mod runner;
+pub mod seed;
 
 /// Name and version of this suite, as written into every report.
 pub const SUITE_NAME: &str = env!("CARGO_PKG_NAME");

@@ -8,11 +8,13 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use petstore_conformance::catalogue::Catalogue;
-use petstore_conformance::execution::engine::{self, DEFAULT_CASES, RunError};
-use petstore_conformance::execution::{ClientSettings, Gate, RunConfig, Target};
+use petstore_conformance::execution::ClientSettings;
 use petstore_conformance::reference::{
     FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,
 };
+use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError};
+use petstore_conformance::runner::{Gate, RunConfig, Target};
+use petstore_conformance::seed::random_seed;
 
 #[derive(Parser)]
 #[command(
@@ -115,7 +117,7 @@ struct RunArgs {
     body_cap: usize,
     /// Consecutive transport failures (no response at all) after which the run stops sending
     /// and the rules left are inconclusive.
-    #[arg(long, env = "PETSTORE_MAX_TRANSPORT_FAILURES", default_value_t = engine::DEFAULT_MAX_TRANSPORT_FAILURES)]
+    #[arg(long, env = "PETSTORE_MAX_TRANSPORT_FAILURES", default_value_t = petstore_conformance::rules::run::DEFAULT_MAX_TRANSPORT_FAILURES)]
     max_transport_failures: u32,
     /// Break one statement of the contract in the built-in reference (see serve-reference --list-faults).
     #[arg(
@@ -279,7 +281,7 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
         }
         None => Target::Reference { faults, variants },
     };
-    let seed = args.seed.unwrap_or_else(engine::random_seed);
+    let seed = args.seed.unwrap_or_else(random_seed);
     let mut libtest = args.libtest;
     libtest_from_env(&mut libtest);
     let listing = libtest.list;
@@ -376,12 +378,12 @@ fn serve(args: ServeArgs) -> Result<u8, RunError> {
     let variants = parse_variants(&args.variants)?;
     let api_key = args
         .api_key
-        .unwrap_or_else(|| format!("ref-{:016x}", engine::random_seed()));
+        .unwrap_or_else(|| format!("ref-{:016x}", random_seed()));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| RunError::Config(e.to_string()))?;
+        .map_err(|e| RunError::Config(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(async move {
         let server = ReferenceServer::start(
             ReferenceConfig {
@@ -412,10 +414,10 @@ fn replay(
 ) -> Result<u8, RunError> {
     let api_key = std::env::var(api_key_env).unwrap_or_default();
     engine::check_api_key(&api_key, api_key_env)?;
-    let exchange = petstore_conformance::execution::replay::replay(
+    let exchange = petstore_conformance::runner::replay::replay(
         report,
         rule,
-        petstore_conformance::execution::replay::ReplayTarget { base_url, api_key },
+        petstore_conformance::runner::replay::ReplayTarget { base_url, api_key },
     )?;
     let request = &exchange.request;
     println!("> {} {}", request.method, request.url);
@@ -451,7 +453,11 @@ fn main() -> ExitCode {
             api_key_env,
         } => replay(&report, &rule, base_url, &api_key_env),
         Command::Rules { cases_dir } => Catalogue::load(cases_dir.as_deref())
-            .map_err(|e| RunError::Config(e.to_string()))
+            .map_err(RunError::from)
+            .and_then(|catalogue| {
+                petstore_conformance::rules::validate(&catalogue).map_err(RunError::Config)?;
+                Ok(catalogue)
+            })
             .map(|catalogue| {
                 for rule in &catalogue.rules {
                     println!(

@@ -31,7 +31,25 @@ fn run(args: &[&str], key: Option<&str>, report_dir: &Path) -> Output {
     if let Some(key) = key {
         command.env("PETSTORE_API_KEY", key);
     }
-    command.output().expect("binary runs")
+    let output = command.output().expect("binary runs");
+    assert_report_round_trips(&report_dir.join("report.json"));
+    output
+}
+
+/// A report written by a run reads back into the report model and writes out the same.
+fn assert_report_round_trips(path: &Path) {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return; // the run wrote none (a refusal)
+    };
+    let written: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let report: petstore_conformance::report::Report =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        serde_json::to_value(&report).unwrap(),
+        written,
+        "{}",
+        path.display()
+    );
 }
 
 fn stderr(output: &Output) -> String {
@@ -430,6 +448,86 @@ fn read_only_creates_nothing() {
     for rule in report["rules"].as_array().unwrap() {
         if rule["id"].as_str().unwrap().starts_with("create-pet/") {
             assert_eq!(rule["verdict"], "skipped", "{rule}");
+        }
+    }
+}
+
+/// A copy of `cases/` with one edit to `file`, in a directory of its own.
+fn cases_with(name: &str, file: &str, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {
+    let dir = temp_dir(name).join("cases");
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+    for entry in std::fs::read_dir(&source).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let path = dir.join(file);
+    let mut cases: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut cases);
+    std::fs::write(&path, cases.to_string()).unwrap();
+    dir
+}
+
+#[test]
+fn a_misspelt_check_or_param_is_exit_2_naming_file_rule_and_field() {
+    let misspelt_check = cases_with("misspelt-check", "auth.json", |cases| {
+        cases["rules"][0]["check"] = "auth-refuesd".into();
+    });
+    let misspelt_param = cases_with("misspelt-param", "auth.json", |cases| {
+        let params = cases["rules"][0]["params"].as_object_mut().unwrap();
+        let value = params.remove("credential").unwrap();
+        params.insert("credentail".into(), value);
+    });
+    let wrong_kind = cases_with("wrong-kind", "create-pet.json", |cases| {
+        let rule = cases["rules"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|rule| rule["id"] == "create-pet/valid/unique-ids")
+            .unwrap();
+        rule["params"]["count"] = "eight".into();
+    });
+    let expectations = [
+        (
+            &misspelt_check,
+            "auth/missing-key/list-pets",
+            "check: \"auth-refuesd\"",
+        ),
+        (
+            &misspelt_param,
+            "auth/missing-key/list-pets",
+            "params.credentail",
+        ),
+        (
+            &wrong_kind,
+            "create-pet/valid/unique-ids",
+            "params.count: must be a whole number",
+        ),
+    ];
+    let dir = temp_dir("misspelt-reports");
+    for (cases, rule, field) in expectations {
+        let file = if rule.starts_with("auth") {
+            "auth.json"
+        } else {
+            "create-pet.json"
+        };
+        for command in ["run", "rules"] {
+            let mut args = vec!["--cases-dir", cases.to_str().unwrap()];
+            let output = if command == "run" {
+                run(&args, None, &dir)
+            } else {
+                args.insert(0, "rules");
+                Command::new(BIN).args(&args).output().unwrap()
+            };
+            let text = stderr(&output);
+            assert_eq!(output.status.code(), Some(2), "{command} {field}: {text}");
+            assert_eq!(text.lines().count(), 1, "{command}: {text}");
+            for needle in [file, rule, field] {
+                assert!(text.contains(needle), "{command}: {needle:?} not in {text}");
+            }
         }
     }
 }

@@ -7,10 +7,11 @@ use std::path::PathBuf;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use petstore_conformance::catalogue::Catalogue;
-use petstore_conformance::execution::engine;
-use petstore_conformance::execution::{RunConfig, Target};
+use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{FAULTS, Fault, VARIANTS, Variant};
 use petstore_conformance::report::Report;
+use petstore_conformance::runner::engine;
+use petstore_conformance::runner::{RunConfig, Target};
 
 fn quiet_args() -> Arguments {
     let log = std::env::temp_dir().join(format!(
@@ -26,7 +27,7 @@ fn quiet_args() -> Arguments {
 }
 
 fn rand_suffix() -> u64 {
-    engine::random_seed()
+    petstore_conformance::seed::random_seed()
 }
 
 fn run_reference(seed: u64, faults: BTreeSet<Fault>) -> Result<Report, Failed> {
@@ -48,7 +49,14 @@ fn run_target(
     if let Some(log) = log {
         let _ = std::fs::remove_file(log);
     }
-    outcome.report.ok_or_else(|| "no report".into())
+    let report = outcome.report.ok_or("no report")?;
+    // Every report reads back into the report model and writes out the same.
+    let written = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+    let read: Report = serde_json::from_value(written.clone()).map_err(|e| e.to_string())?;
+    if serde_json::to_value(&read).map_err(|e| e.to_string())? != written {
+        return Err("the report does not round-trip through its model".into());
+    }
+    Ok(report)
 }
 
 fn describe(report: &Report, ids: &BTreeSet<String>) -> String {
@@ -74,7 +82,7 @@ fn reference_passes(seed: u64) -> Result<(), Failed> {
     let not_passed: BTreeSet<String> = report
         .rules
         .iter()
-        .filter(|rule| rule.verdict != "passed")
+        .filter(|rule| rule.verdict != VerdictKind::Passed)
         .map(|rule| rule.id.clone())
         .collect();
     if !not_passed.is_empty() {
@@ -100,14 +108,14 @@ fn fault_breaks_exactly(fault: Fault, seed: u64) -> Result<(), Failed> {
     let failed: BTreeSet<String> = report
         .rules
         .iter()
-        .filter(|rule| rule.verdict == "failed")
+        .filter(|rule| rule.verdict == VerdictKind::Failed)
         .map(|rule| rule.id.clone())
         .collect();
     let undecided: BTreeSet<String> = report
         .rules
         .iter()
         // A skipped rule did not apply (no Sunset header to read the date of): not a verdict.
-        .filter(|rule| rule.verdict == "inconclusive")
+        .filter(|rule| rule.verdict == VerdictKind::Inconclusive)
         .map(|rule| rule.id.clone())
         .collect();
     let expected: BTreeSet<String> = fault.info().breaks.iter().map(|s| s.to_string()).collect();
@@ -235,9 +243,9 @@ fn variant_raises_no_false_alarm(variant: Variant) -> Result<(), Failed> {
         let wrong: BTreeSet<String> = report
             .rules
             .iter()
-            .filter(|rule| match rule.verdict.as_str() {
-                "failed" => !allowed_failure(&rule.id),
-                "inconclusive" => variant != Variant::CrowdedStore,
+            .filter(|rule| match rule.verdict {
+                VerdictKind::Failed => !allowed_failure(&rule.id),
+                VerdictKind::Inconclusive => variant != Variant::CrowdedStore,
                 _ => false,
             })
             .map(|rule| rule.id.clone())

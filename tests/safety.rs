@@ -158,7 +158,20 @@ fn run_to_end(command: &mut Command, limit: Duration) -> Finished {
     Running::start(command).wait(limit)
 }
 
+/// Reads a file written by a run; a report.json must also read back into the report model and
+/// write out the same.
 fn read_json(path: &Path) -> Value {
+    if path.file_name().is_some_and(|name| name == "report.json") {
+        let text = std::fs::read_to_string(path).unwrap();
+        let report: petstore_conformance::report::Report =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let written: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(serde_json::to_value(&report).unwrap(), written);
+    }
+    read_json_value(path)
+}
+
+fn read_json_value(path: &Path) -> Value {
     let bytes =
         std::fs::read(path).unwrap_or_else(|e| panic!("{}: cannot read: {e}", path.display()));
     serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()))

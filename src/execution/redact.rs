@@ -9,8 +9,8 @@
 
 use serde_json::Value;
 
-/// What replaces the key wherever it would appear.
-pub const REDACTED: &str = "[REDACTED]";
+pub use crate::outcome::REDACTED;
+use crate::outcome::Verdict;
 
 /// The shortest key prefix that is redacted where a cut leaves it at the end of a text.
 pub const MIN_EDGE_PREFIX: usize = 4;
@@ -167,6 +167,29 @@ impl Redactor {
                     .collect(),
             ),
             other => other.clone(),
+        }
+    }
+
+    /// The verdict with every text it carries passed through the redactor: checks quote what
+    /// the target sent, and the target may have echoed the key in any spelling.
+    pub fn redact_verdict(&self, verdict: Verdict) -> Verdict {
+        match verdict {
+            Verdict::Passed => Verdict::Passed,
+            Verdict::Failed(mut failure) => {
+                failure.expected = self.redact(&failure.expected);
+                failure.observed = self.redact(&failure.observed);
+                if let Some(example) = &mut failure.counterexample {
+                    example.original = self.redact(&example.original);
+                    example.minimal = self.redact(&example.minimal);
+                    example.minimal_value = self.redact_json(&example.minimal_value);
+                }
+                for step in &mut failure.steps {
+                    step.what = self.redact(&step.what);
+                }
+                Verdict::Failed(failure)
+            }
+            Verdict::Inconclusive { reason } => Verdict::inconclusive(self.redact(&reason)),
+            Verdict::Skipped { reason } => Verdict::skipped(self.redact(&reason)),
         }
     }
 

@@ -4,10 +4,12 @@
 pub mod confusion;
 pub mod mutations;
 pub mod parameters;
+pub mod request;
 pub mod schema;
 
 use serde_json::{Value, json};
 
+pub use mutations::Marker;
 pub use schema::{
     GenerationError, MAX_GENERATED_ITEMS, MAX_GENERATED_LENGTH, Schemas, boundaries, check_caps,
     strategy,

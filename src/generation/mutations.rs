@@ -3,9 +3,15 @@
 
 use serde_json::{Value, json};
 
+use super::request::Body;
 use super::schema::integer_range;
-use crate::execution::Body;
-use crate::execution::fixtures::Marker;
+
+/// What a refused request would have stored, had it been stored.
+#[derive(Debug, Clone, Default)]
+pub struct Marker {
+    pub name: Option<String>,
+    pub category_id: Option<i64>,
+}
 
 /// One way to make a valid body invalid.
 #[derive(Debug, Clone, PartialEq, Eq)]

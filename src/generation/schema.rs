@@ -264,7 +264,7 @@ pub fn text_from_seed(seed: u64, length: usize) -> String {
     let mut state = seed;
     (0..length)
         .map(|_| {
-            state = crate::rules::property_seed(state);
+            state = crate::seed::splitmix64(state);
             let pick = (state >> 32) as u32;
             match state % 16 {
                 0 => SPECIAL[pick as usize % SPECIAL.len()],

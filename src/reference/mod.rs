@@ -110,7 +110,7 @@ impl Shared {
         if self.is(Variant::HugeIds) {
             id += 1 << 62;
         } else if self.is(Variant::RandomIds) {
-            id = crate::rules::property_seed(id as u64) as i64;
+            id = crate::seed::splitmix64(id as u64) as i64;
         }
         let status = if status.is_none() && self.is(Variant::StatusDefaultAvailable) {
             Some("available".to_string())

@@ -5,6 +5,7 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
 use super::Report;
+use crate::outcome::VerdictKind;
 
 pub fn render(report: &Report) -> String {
     let mut suite = TestSuite::new(report.suite.name.clone());
@@ -21,9 +22,11 @@ pub fn render(report: &Report) -> String {
         suite.add_property(Property::new(name, value));
     }
     for rule in &report.rules {
-        let mut status = match rule.verdict.as_str() {
-            "passed" => TestCaseStatus::success(),
-            "failed" if rule.gated => TestCaseStatus::non_success(NonSuccessKind::Failure),
+        let mut status = match rule.verdict {
+            VerdictKind::Passed => TestCaseStatus::success(),
+            VerdictKind::Failed if rule.gated => {
+                TestCaseStatus::non_success(NonSuccessKind::Failure)
+            }
             _ => TestCaseStatus::skipped(),
         };
         let message = match (&rule.failure, &rule.reason) {

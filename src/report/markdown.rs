@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use super::Report;
+use crate::outcome::VerdictKind;
 
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
@@ -68,14 +69,14 @@ pub fn render(report: &Report) -> String {
     );
     let _ = writeln!(out, "\nRe-run: `{}`", report.rerun);
     let mut ordered: Vec<_> = report.rules.iter().collect();
-    let rank = |verdict: &str, gated: bool| match (verdict, gated) {
-        ("failed", true) => 0,
-        ("failed", false) => 1,
-        ("inconclusive", _) => 2,
-        ("skipped", _) => 3,
-        _ => 4,
+    let rank = |verdict: VerdictKind, gated: bool| match (verdict, gated) {
+        (VerdictKind::Failed, true) => 0,
+        (VerdictKind::Failed, false) => 1,
+        (VerdictKind::Inconclusive, _) => 2,
+        (VerdictKind::Skipped, _) => 3,
+        (VerdictKind::Passed, _) => 4,
     };
-    ordered.sort_by_key(|rule| rank(&rule.verdict, rule.gated));
+    ordered.sort_by_key(|rule| rank(rule.verdict, rule.gated));
     let _ = writeln!(out, "\n| verdict | level | rule | what was seen |");
     let _ = writeln!(out, "|---|---|---|---|");
     for rule in ordered {
@@ -91,7 +92,7 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(
             out,
             "| {} | {} | `{}` {} | {} |",
-            rule.verdict.to_uppercase(),
+            rule.verdict.as_str().to_uppercase(),
             rule.level.as_str(),
             rule.id,
             cell(&rule.title),

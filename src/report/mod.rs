@@ -6,13 +6,13 @@ mod markdown;
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::catalogue::{Citation, Level, Rule};
 use crate::contract::Operation;
 use crate::execution::Redactor;
-use crate::execution::client::{RecordedRequest, RecordedResponse};
-use crate::rules::{Counterexample, Verdict};
+use crate::outcome::{Counterexample, Verdict, VerdictKind};
+use crate::outcome::{RecordedRequest, RecordedResponse};
 
 pub use json::render as render_json;
 pub use junit::render as render_junit;
@@ -24,7 +24,7 @@ pub const REPORT_FILES: [&str; 3] = ["report.json", "junit.xml", "summary.md"];
 /// The file every pet a run creates is streamed to, one JSON line each.
 pub const CREATED_PETS_FILE: &str = "created-pets.jsonl";
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub suite: Named,
     pub contract: ContractInfo,
@@ -48,7 +48,7 @@ pub struct Report {
 }
 
 /// Where the pets a run created are listed, and how many there are.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CreatedPetsInfo {
     pub count: u64,
     /// `created-pets.jsonl` beside the report (one `{id, name, rule}` per line); `None` when
@@ -57,13 +57,13 @@ pub struct CreatedPetsInfo {
     pub run_prefix: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Named {
     pub name: String,
     pub version: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ContractInfo {
     pub title: String,
     pub version: String,
@@ -75,25 +75,25 @@ pub struct ContractInfo {
     pub cases: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TargetInfo {
     pub base_url: String,
     /// "built-in reference server" or "external".
     pub kind: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<String>,
     pub tls_verification: bool,
     /// The protocol the target answered the first request in.
     pub http_version: String,
     /// Why the run stopped sending, when the target stopped answering.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_answering: Option<String>,
 }
 
 /// The run's answer to "does the target conform?".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Conformance {
     /// Every required rule ran and passed.
@@ -114,7 +114,7 @@ impl Conformance {
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Totals {
     pub rules: usize,
     pub passed: usize,
@@ -126,47 +126,47 @@ pub struct Totals {
     pub not_selected: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RuleReport {
     pub id: String,
     pub title: String,
     pub level: Level,
     pub operation: Operation,
     pub citation: Citation,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    pub verdict: String,
+    pub verdict: VerdictKind,
     /// Whether this verdict fails the run under its gate.
     pub gated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub cases_run: u32,
     pub duration_ms: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureReport>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FailureReport {
     pub expected: String,
     pub observed: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<RecordedRequest>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<RecordedResponse>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport_error: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curl: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counterexample: Option<Counterexample>,
     /// For a sequence rule: each step of the minimal failing sequence.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepReport>,
 }
 
 /// One step of a failing sequence as a report shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepReport {
     pub what: String,
     /// The status it got; none when nothing answered.
@@ -222,7 +222,7 @@ impl RuleReport {
             operation: rule.operation,
             citation: rule.citation.clone(),
             note: rule.note.clone(),
-            verdict: verdict.name().to_string(),
+            verdict: verdict.kind(),
             gated,
             reason,
             cases_run,

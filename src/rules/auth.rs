@@ -4,9 +4,9 @@ use serde_json::json;
 
 use super::{Checked, RuleCtx, Verdict, expect};
 use crate::contract::Operation;
-use crate::execution::client::NearMiss;
-use crate::execution::fixtures::{Marker, assert_not_stored};
-use crate::execution::{Body, Credential, RequestSpec};
+use crate::generation::request::NearMiss;
+use crate::generation::request::{Body, Credential, RequestSpec};
+use crate::rules::fixtures::{Marker, assert_not_stored};
 
 fn credential(ctx: &RuleCtx) -> Result<Credential, Verdict> {
     let name = ctx.param_str("credential")?;

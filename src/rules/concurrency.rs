@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 
 use super::{Checked, RuleCtx, Verdict, expect, get_pet};
 use crate::contract::{PET_STATUSES, SchemaName};
-use crate::execution::{Body, Exchange, RequestSpec};
+use crate::generation::request::{Body, RequestSpec};
+use crate::outcome::Exchange;
 
 /// One round: `clients` createPet requests sent at the same moment, each answered 201 with a
 /// Pet; returns the pets with the exchanges that created them.

@@ -7,11 +7,11 @@ use serde_json::{Value, json};
 
 use super::{Checked, RuleCtx, Verdict, auth::marker_category, expect, get_pet, property};
 use crate::contract::SchemaName;
-use crate::execution::fixtures::{Marker, assert_none_stored, assert_not_stored};
-use crate::execution::{Body, RequestSpec};
 use crate::generation::confusion::{self, Confusion, Kind};
 use crate::generation::parameters::Class;
+use crate::generation::request::{Body, RequestSpec};
 use crate::generation::{self, mutations};
+use crate::rules::fixtures::{Marker, assert_none_stored, assert_not_stored};
 
 /// Sends one NewPet and checks the 201 Pet echoes it; returns the Pet.
 fn create_and_echo(ctx: &RuleCtx, sent: &Value) -> Result<Value, Verdict> {

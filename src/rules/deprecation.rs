@@ -9,7 +9,8 @@ use serde_json::json;
 
 use super::{Checked, RuleCtx, Verdict, expect, get_pet};
 use crate::contract::{Operation, SUNSET_UNIX};
-use crate::execution::{Body, Exchange, RequestSpec};
+use crate::generation::request::{Body, RequestSpec};
+use crate::outcome::Exchange;
 
 fn get_pet_answers(ctx: &RuleCtx) -> Result<Vec<Exchange>, Verdict> {
     let pet = ctx.run.fixtures.existing_pet(ctx)?;

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::{Checked, RuleCtx, Verdict};
 use crate::contract::SchemaName;
-use crate::execution::client::{Exchange, RecordedResponse};
+use crate::outcome::{Exchange, RecordedResponse};
 
 /// The response, or an inconclusive verdict when the target sent none: a transport failure is
 /// not evidence about the contract.

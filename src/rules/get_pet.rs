@@ -2,7 +2,7 @@
 
 use super::{Checked, RuleCtx, Verdict, expect};
 use crate::contract::SchemaName;
-use crate::execution::RequestSpec;
+use crate::generation::request::RequestSpec;
 
 /// "200 | Pet | The animal exists."
 pub fn existing(ctx: &RuleCtx) -> Checked {
@@ -20,7 +20,7 @@ pub fn existing(ctx: &RuleCtx) -> Checked {
 pub fn same_pet(
     created: &serde_json::Value,
     fetched: &serde_json::Value,
-    exchange: &crate::execution::Exchange,
+    exchange: &crate::outcome::Exchange,
 ) -> Checked {
     for field in ["id", "name", "categoryId", "status"] {
         if created.get(field).is_some() && created.get(field) != fetched.get(field) {

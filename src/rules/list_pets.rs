@@ -6,8 +6,8 @@ use super::{Checked, RuleCtx, Verdict, expect, property};
 use proptest::prelude::*;
 
 use crate::contract::{SchemaName, limit_parameter};
-use crate::execution::RequestSpec;
 use crate::generation;
+use crate::generation::request::RequestSpec;
 
 /// "200 | array of Pet | Success."
 pub fn ok(ctx: &RuleCtx) -> Checked {

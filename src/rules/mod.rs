@@ -8,150 +8,22 @@ mod concurrency;
 mod create_pet;
 mod deprecation;
 pub mod expect;
+pub mod fixtures;
 mod get_pet;
 mod list_pets;
 mod parameters;
 mod property;
 pub mod responses;
+pub mod run;
 mod sequences;
 
 use std::cell::Cell;
 
-use serde::Serialize;
-
 use crate::catalogue::Rule;
 use crate::contract::Contract;
-use crate::execution::engine::Run;
-use crate::execution::{Exchange, RequestSpec};
-
-pub use property::{Counterexample, splitmix64 as property_seed};
-
-/// The outcome of a rule on a target.
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "verdict", rename_all = "lowercase")]
-pub enum Verdict {
-    Passed,
-    Failed(Box<Failure>),
-    /// The evidence could not decide; `reason` says why.
-    Inconclusive {
-        reason: String,
-    },
-    /// The rule did not apply or could not be run; `reason` says why.
-    Skipped {
-        reason: String,
-    },
-}
-
-impl Verdict {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Verdict::Passed => "passed",
-            Verdict::Failed(_) => "failed",
-            Verdict::Inconclusive { .. } => "inconclusive",
-            Verdict::Skipped { .. } => "skipped",
-        }
-    }
-
-    pub fn inconclusive(reason: impl Into<String>) -> Verdict {
-        Verdict::Inconclusive {
-            reason: reason.into(),
-        }
-    }
-
-    pub fn skipped(reason: impl Into<String>) -> Verdict {
-        Verdict::Skipped {
-            reason: reason.into(),
-        }
-    }
-
-    /// A failure with the exchange that shows it.
-    pub fn failed(
-        expected: impl Into<String>,
-        observed: impl Into<String>,
-        exchange: &Exchange,
-    ) -> Verdict {
-        Verdict::Failed(Box::new(Failure {
-            expected: expected.into(),
-            observed: observed.into(),
-            exchange: Some(exchange.clone()),
-            counterexample: None,
-            steps: Vec::new(),
-        }))
-    }
-
-    /// A failure with the steps of the sequence that led to it.
-    pub fn with_steps(self, steps: Vec<SequenceStep>) -> Verdict {
-        match self {
-            Verdict::Failed(mut failure) => {
-                failure.steps = steps;
-                Verdict::Failed(failure)
-            }
-            other => other,
-        }
-    }
-
-    /// The verdict with every text it carries passed through the redactor: checks quote what
-    /// the target sent, and the target may have echoed the key in any spelling.
-    pub fn redacted(self, redactor: &crate::execution::Redactor) -> Verdict {
-        match self {
-            Verdict::Passed => Verdict::Passed,
-            Verdict::Failed(mut failure) => {
-                failure.expected = redactor.redact(&failure.expected);
-                failure.observed = redactor.redact(&failure.observed);
-                if let Some(example) = &mut failure.counterexample {
-                    example.original = redactor.redact(&example.original);
-                    example.minimal = redactor.redact(&example.minimal);
-                    example.minimal_value = redactor.redact_json(&example.minimal_value);
-                }
-                for step in &mut failure.steps {
-                    step.what = redactor.redact(&step.what);
-                }
-                Verdict::Failed(failure)
-            }
-            Verdict::Inconclusive { reason } => Verdict::inconclusive(redactor.redact(&reason)),
-            Verdict::Skipped { reason } => Verdict::skipped(redactor.redact(&reason)),
-        }
-    }
-
-    /// One line for the terminal and the JUnit message.
-    pub fn message(&self) -> String {
-        match self {
-            Verdict::Passed => "passed".into(),
-            Verdict::Failed(failure) => {
-                format!(
-                    "expected {}; observed {}",
-                    failure.expected, failure.observed
-                )
-            }
-            Verdict::Inconclusive { reason } | Verdict::Skipped { reason } => reason.clone(),
-        }
-    }
-}
-
-/// What a failed rule expected, what it saw, and the exchange that shows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Failure {
-    pub expected: String,
-    pub observed: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub exchange: Option<Exchange>,
-    /// For a property rule: the generated case that failed first, and the shrunk one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub counterexample: Option<Counterexample>,
-    /// For a sequence: every step of the (minimal) failing sequence, with its exchange.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub steps: Vec<SequenceStep>,
-}
-
-/// One step of a failing sequence: what it did, and the exchange it made.
-#[derive(Debug, Clone, Serialize)]
-pub struct SequenceStep {
-    pub what: String,
-    pub exchange: Exchange,
-}
-
-/// `Ok(())` is a pass; `Err` carries the verdict that stopped the check.
-pub type Checked = Result<(), Verdict>;
+use crate::generation::request::RequestSpec;
+pub use crate::outcome::{Checked, Counterexample, Exchange, Failure, SequenceStep, Verdict};
+pub use run::Run;
 
 /// Everything a check may use: the run (client, contract, fixtures) and its own rule.
 pub struct RuleCtx<'r> {
@@ -220,10 +92,43 @@ pub enum Phase {
 
 pub type CheckFn = fn(&RuleCtx) -> Checked;
 
+/// What a param of a check holds, as the case file must write it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A string.
+    Text,
+    /// A whole number of 0 or more.
+    Count,
+    /// A list of strings.
+    TextList,
+}
+
+impl ParamKind {
+    fn accepts(self, value: &serde_json::Value) -> bool {
+        match self {
+            ParamKind::Text => value.is_string(),
+            ParamKind::Count => value.is_u64(),
+            ParamKind::TextList => value
+                .as_array()
+                .is_some_and(|items| items.iter().all(serde_json::Value::is_string)),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ParamKind::Text => "a string",
+            ParamKind::Count => "a whole number",
+            ParamKind::TextList => "a list of strings",
+        }
+    }
+}
+
 pub struct CheckDef {
     pub name: &'static str,
     pub run: CheckFn,
     pub phase: Phase,
+    /// The params the check reads, and what each holds; any other key is a mistake.
+    pub params: &'static [(&'static str, ParamKind)],
 }
 
 const CHECKS: &[CheckDef] = &[
@@ -231,216 +136,264 @@ const CHECKS: &[CheckDef] = &[
         name: "auth-refused",
         run: auth::refused,
         phase: Phase::Main,
+        params: &[("credential", ParamKind::Text)],
     },
     CheckDef {
         name: "auth-accepted",
         run: auth::accepted,
         phase: Phase::Main,
+        params: &[("credential", ParamKind::Text)],
     },
     CheckDef {
         name: "auth-refused-create-stores-nothing",
         run: auth::refused_create_stores_nothing,
         phase: Phase::QuietStore,
+        params: &[],
     },
     CheckDef {
         name: "auth-near-miss-refused",
         run: auth::near_miss_refused,
         phase: Phase::Main,
+        params: &[("near_miss", ParamKind::Text)],
     },
     CheckDef {
         name: "auth-precedence",
         run: auth::precedence,
         phase: Phase::Main,
+        params: &[
+            ("credentials", ParamKind::TextList),
+            ("mutations", ParamKind::TextList),
+            ("pet_ids", ParamKind::TextList),
+            ("queries", ParamKind::TextList),
+        ],
     },
     CheckDef {
         name: "store-orders-answered",
         run: auth::store_orders_answered,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "parameters-answered",
         run: parameters::answered,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "parameters-refused",
         run: parameters::refused,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "list-ok",
         run: list_pets::ok,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "list-default-at-most",
         run: list_pets::default_at_most,
         phase: Phase::Main,
+        params: &[("max", ParamKind::Count)],
     },
     CheckDef {
         name: "list-limit-property",
         run: list_pets::limit_property,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "list-limit-accepted",
         run: list_pets::limit_accepted,
         phase: Phase::Main,
+        params: &[("limit", ParamKind::Text)],
     },
     CheckDef {
         name: "list-fills-page",
         run: list_pets::fills_page,
         phase: Phase::Main,
+        params: &[("expect", ParamKind::Count), ("limit", ParamKind::Text)],
     },
     CheckDef {
         name: "list-limit-refused",
         run: list_pets::limit_refused,
         phase: Phase::Main,
+        params: &[("limit", ParamKind::Text)],
     },
     CheckDef {
         name: "list-out-of-range-capped",
         run: list_pets::out_of_range_capped,
         phase: Phase::Main,
+        params: &[("limits", ParamKind::TextList)],
     },
     CheckDef {
         name: "list-status-property",
         run: list_pets::status_property,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "list-status-refused",
         run: list_pets::status_refused,
         phase: Phase::Main,
+        params: &[("status", ParamKind::Text)],
     },
     CheckDef {
         name: "create-property",
         run: create_pet::created_property,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "create-unique-ids",
         run: create_pet::unique_ids,
         phase: Phase::Main,
+        params: &[("count", ParamKind::Count)],
     },
     CheckDef {
         name: "create-round-trip",
         run: create_pet::round_trip,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "create-refused",
         run: create_pet::refused,
         phase: Phase::QuietStore,
+        params: &[("expect", ParamKind::Text), ("mutation", ParamKind::Text)],
     },
     CheckDef {
         name: "create-mutations-property",
         run: create_pet::mutations_property,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "create-type-confusion",
         run: create_pet::type_confusion,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "create-type-confusion-stores-nothing",
         run: create_pet::type_confusion_stores_nothing,
         phase: Phase::QuietStore,
+        params: &[],
     },
     CheckDef {
         name: "create-concurrent-distinct-ids",
         run: concurrency::distinct_ids,
         phase: Phase::Main,
+        params: &[("clients", ParamKind::Count), ("rounds", ParamKind::Count)],
     },
     CheckDef {
         name: "create-concurrent-all-listed",
         run: concurrency::all_listed,
         phase: Phase::QuietStore,
+        params: &[("clients", ParamKind::Count)],
     },
     CheckDef {
         name: "create-invalid-values-400",
         run: create_pet::invalid_values_400,
         phase: Phase::Main,
+        params: &[("mutations", ParamKind::TextList)],
     },
     CheckDef {
         name: "sequences-read-your-writes",
         run: sequences::read_your_writes,
         phase: Phase::Main,
+        params: &[("max_steps", ParamKind::Count)],
     },
     CheckDef {
         name: "get-existing",
         run: get_pet::existing,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "get-unknown",
         run: get_pet::unknown,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "get-non-integer",
         run: get_pet::non_integer,
         phase: Phase::Main,
+        params: &[("pet_id", ParamKind::Text)],
     },
     CheckDef {
         name: "deprecation-signalled",
         run: deprecation::signalled,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "deprecation-syntax",
         run: deprecation::syntax,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "sunset-present",
         run: deprecation::sunset_present,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "sunset-date",
         run: deprecation::sunset_date,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "sunset-after-deprecation",
         run: deprecation::sunset_after_deprecation,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "successor-link",
         run: deprecation::successor_link,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "not-deprecated",
         run: deprecation::not_deprecated,
         phase: Phase::Main,
+        params: &[],
     },
     CheckDef {
         name: "responses-json-content-type",
         run: responses::json_content_type,
         phase: Phase::Last,
+        params: &[],
     },
     CheckDef {
         name: "responses-error-body",
         run: responses::error_body,
         phase: Phase::Last,
+        params: &[],
     },
     CheckDef {
         name: "responses-no-server-error",
         run: responses::no_server_error,
         phase: Phase::Last,
+        params: &[],
     },
     CheckDef {
         name: "responses-success-schema",
         run: responses::success_schema,
         phase: Phase::Last,
+        params: &[],
     },
     CheckDef {
         name: "responses-deprecation-get-pet-only",
         run: responses::deprecation_on_get_pet_only,
         phase: Phase::Last,
+        params: &[],
     },
 ];
 
@@ -448,10 +401,51 @@ pub fn lookup(name: &str) -> Option<&'static CheckDef> {
     CHECKS.iter().find(|check| check.name == name)
 }
 
+/// Every rule of the catalogue names a check that exists, and gives it only params it reads,
+/// each of the kind it reads: a misspelt check or param key is a configuration error that
+/// names the file, the rule and the field, before anything is sent.
+pub fn validate(catalogue: &crate::catalogue::Catalogue) -> Result<(), String> {
+    for rule in &catalogue.rules {
+        let file = catalogue.file_of(&rule.id);
+        let Some(check) = lookup(&rule.check) else {
+            let known: Vec<&str> = CHECKS.iter().map(|c| c.name).collect();
+            return Err(format!(
+                "case file {file}: rule {:?}: check: {:?} does not exist (the checks: {})",
+                rule.id,
+                rule.check,
+                known.join(", ")
+            ));
+        };
+        for (key, value) in &rule.params {
+            let Some((_, kind)) = check.params.iter().find(|(name, _)| name == key) else {
+                let takes: Vec<&str> = check.params.iter().map(|(name, _)| *name).collect();
+                return Err(format!(
+                    "case file {file}: rule {:?}: params.{key}: check {} reads no param {key:?} (it reads: {})",
+                    rule.id,
+                    check.name,
+                    if takes.is_empty() {
+                        "none".into()
+                    } else {
+                        takes.join(", ")
+                    }
+                ));
+            };
+            if !kind.accepts(value) {
+                return Err(format!(
+                    "case file {file}: rule {:?}: params.{key}: must be {}, not {value}",
+                    rule.id,
+                    kind.name()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs a rule's check, turning a panic in check code into an inconclusive verdict rather
 /// than a crashed run; the verdict comes back redacted.
 pub fn evaluate(ctx: &RuleCtx) -> Verdict {
-    judge(ctx).redacted(ctx.run.client.redactor())
+    ctx.run.client.redactor().redact_verdict(judge(ctx))
 }
 
 /// No rule fails without a response that shows it: a failure whose exchange got no answer

@@ -9,8 +9,8 @@ use proptest::strategy::Union;
 
 use super::{Checked, RuleCtx, Verdict, expect, property};
 use crate::contract::openapi::{OperationModel, ParameterIn};
-use crate::execution::RequestSpec;
 use crate::generation::parameters::{self, Class, ParameterValue};
+use crate::generation::request::RequestSpec;
 
 /// One generated case: a parameter's name and its value.
 type Case = (String, ParameterValue);

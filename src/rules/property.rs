@@ -14,18 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{Checked, Failure, RuleCtx, Verdict};
-
-/// The failing input as first found, and as shrunk.
-#[derive(Debug, Clone, Serialize)]
-pub struct Counterexample {
-    pub original: String,
-    pub minimal: String,
-    pub shrink_steps: u32,
-    /// "regression", "boundary" or "generated".
-    pub phase: &'static str,
-    /// The minimal input as data, as saved in a regression file.
-    pub minimal_value: Value,
-}
+use crate::outcome::{CasePhase, Counterexample};
 
 /// Shrinking stops after this many steps; each step is one or two requests.
 const MAX_SHRINK_STEPS: u32 = 1024;
@@ -39,18 +28,10 @@ pub fn rng_for(seed: u64) -> TestRng {
     let mut bytes = [0u8; 32];
     let mut state = seed;
     for chunk in bytes.chunks_mut(8) {
-        state = splitmix64(state);
+        state = crate::seed::splitmix64(state);
         chunk.copy_from_slice(&state.to_le_bytes());
     }
     TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
-}
-
-pub fn splitmix64(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 struct Progress {
@@ -66,7 +47,7 @@ fn with_counterexample(
     minimal: String,
     minimal_value: Value,
     shrink_steps: u32,
-    phase: &'static str,
+    phase: CasePhase,
 ) -> Verdict {
     failure.counterexample = Some(Counterexample {
         original,
@@ -99,8 +80,12 @@ where
         .collect();
     let pinned = regressions
         .into_iter()
-        .map(|value| ("regression", value))
-        .chain(boundary.into_iter().map(|value| ("boundary", value)));
+        .map(|value| (CasePhase::Regression, value))
+        .chain(
+            boundary
+                .into_iter()
+                .map(|value| (CasePhase::Boundary, value)),
+        );
     let mut pinned_failure: Option<Verdict> = None;
     let mut last_undecided: Option<String> = None;
     let mut undecided = 0u32;
@@ -160,7 +145,7 @@ where
         let seed = if batch_index == 0 {
             ctx.seed
         } else {
-            splitmix64(ctx.seed ^ batch_index)
+            crate::seed::splitmix64(ctx.seed ^ batch_index)
         };
         let mut runner = TestRunner::new_with_rng(config, rng_for(seed));
         let progress = RefCell::new(Progress {
@@ -208,7 +193,7 @@ where
                         description,
                         data,
                         progress.steps_after_first,
-                        "generated",
+                        CasePhase::Generated,
                     ));
                 }
             }

@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use super::{Checked, RuleCtx, Verdict};
 use crate::contract::{Contract, Operation, SchemaName};
-use crate::execution::{Credential, Exchange, RequestSpec};
+use crate::generation::request::{Credential, RequestSpec};
+use crate::outcome::Exchange;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Statement {

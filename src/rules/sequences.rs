@@ -10,8 +10,9 @@ use serde_json::Value;
 
 use super::{Checked, RuleCtx, SequenceStep, Verdict, expect, get_pet, property};
 use crate::contract::{PET_STATUSES, SchemaName};
-use crate::execution::{Body, Exchange, RequestSpec};
 use crate::generation;
+use crate::generation::request::{Body, RequestSpec};
+use crate::outcome::Exchange;
 
 /// One step of a sequence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,31 +4,32 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::Value;
 
-use super::client::{Client, ClientSettings, Exchange, RequestSpec};
-use super::fixtures::CreatedPets;
-use super::fixtures::Fixtures;
-use super::redact::Redactor;
 use super::regressions::{self, Regression};
 use crate::catalogue::{Catalogue, Level, Rule};
 use crate::contract::{
-    CONTRACT_DOCUMENT, CONTRACT_TEXT, CONTRACT_TITLE, CONTRACT_VERSION, Contract, Operation,
-    SchemaName, sha256_hex,
+    CONTRACT_DOCUMENT, CONTRACT_TEXT, CONTRACT_TITLE, CONTRACT_VERSION, Contract, SchemaName,
+    sha256_hex,
 };
+use crate::execution::{Client, ClientSettings, Redactor};
 use crate::generation::Schemas;
+use crate::generation::request::RequestSpec;
 use crate::reference::{Fault, ReferenceConfig, ReferenceServer, Variant};
 use crate::report::{
     CREATED_PETS_FILE, Conformance, ContractInfo, CreatedPetsInfo, Named, Report, ReportDir,
     RuleReport, TargetInfo, Totals,
 };
+use crate::rules::fixtures::{CreatedPets, Fixtures};
 use crate::rules::responses::Observations;
-use crate::rules::{self, Phase, RuleCtx, Verdict};
+use crate::rules::run::{DEFAULT_MAX_TRANSPORT_FAILURES, Stops};
+use crate::rules::{self, Phase, RuleCtx, Run, Verdict};
+use crate::seed::{random_seed, run_prefix};
 
 /// What the run is pointed at.
 #[derive(Debug, Clone)]
@@ -130,6 +131,21 @@ pub enum RunError {
     /// A usage or configuration error: exit code 2.
     #[error("{0}")]
     Config(String),
+    /// A schema or `openapi.yaml` that cannot be read or compiled: exit code 2.
+    #[error(transparent)]
+    Schema(#[from] crate::contract::SchemaError),
+    /// A case file that cannot be read or is invalid: exit code 2.
+    #[error(transparent)]
+    Catalogue(#[from] crate::catalogue::CatalogueError),
+    /// A schema generation cannot build from: exit code 2.
+    #[error(transparent)]
+    Generation(#[from] crate::generation::GenerationError),
+    /// A client that cannot be built (base URL, CA certificate): exit code 2.
+    #[error(transparent)]
+    Client(#[from] crate::execution::client::ClientError),
+    /// A report directory that cannot hold the reports: exit code 2.
+    #[error(transparent)]
+    Report(#[from] crate::report::ReportWriteError),
     /// The target could not be reached at all: exit code 3.
     #[error("{0}")]
     Unreachable(String),
@@ -138,8 +154,8 @@ pub enum RunError {
 impl RunError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            RunError::Config(_) => 2,
             RunError::Unreachable(_) => 3,
+            _ => 2,
         }
     }
 }
@@ -150,177 +166,6 @@ pub struct RunOutcome {
     pub report: Option<Report>,
     pub exit_code: u8,
     pub written: Vec<PathBuf>,
-}
-
-/// Consecutive transport failures (no response at all) after which a run stops sending.
-pub const DEFAULT_MAX_TRANSPORT_FAILURES: u32 = 5;
-
-/// Why requests stop going out before the rules are done: the time budget, an interrupt, or a
-/// target that stopped answering. Every send after that is "not sent", with the reason, so
-/// the rules left end inconclusive rather than waiting on timeouts.
-#[derive(Default)]
-pub struct Stops {
-    /// When requests stop being sent at all (the whole budget).
-    hard_deadline: Option<Instant>,
-    /// Consecutive exchanges with no response.
-    consecutive_failures: AtomicU32,
-    max_transport_failures: u32,
-    /// Set once: why the run stopped sending.
-    stopped: OnceLock<String>,
-    /// SIGINT or SIGTERM came.
-    interrupted: AtomicBool,
-    /// Some request of a rule got a response (the preflight does not count).
-    answered: AtomicBool,
-}
-
-impl Stops {
-    fn reason(&self) -> Option<String> {
-        if self.interrupted.load(Ordering::Relaxed) {
-            return Some("not sent: the run was interrupted".into());
-        }
-        if self
-            .hard_deadline
-            .is_some_and(|deadline| Instant::now() >= deadline)
-        {
-            return Some("not sent: the run's time budget is spent".into());
-        }
-        self.stopped.get().cloned()
-    }
-
-    fn observe(&self, exchange: &Exchange) {
-        if exchange.response.is_some() {
-            self.answered.store(true, Ordering::Relaxed);
-            self.consecutive_failures.store(0, Ordering::Relaxed);
-            return;
-        }
-        let failures = self.consecutive_failures.fetch_add(1, Ordering::Relaxed) + 1;
-        if failures >= self.max_transport_failures {
-            let _ = self.stopped.set(format!(
-                "not sent: the target stopped answering after {failures} consecutive transport failures (last: {})",
-                exchange.summary()
-            ));
-        }
-    }
-
-    pub fn interrupted(&self) -> bool {
-        self.interrupted.load(Ordering::Relaxed)
-    }
-
-    /// Why the run stopped sending because of the target, if it did.
-    pub fn target_stopped(&self) -> Option<&str> {
-        self.stopped.get().map(String::as_str)
-    }
-}
-
-/// The state every rule of a run shares.
-pub struct Run {
-    pub client: Client,
-    pub contract: Contract,
-    /// NewPet.json with `$ref` and `allOf` resolved, for generation.
-    pub new_pet_schema: Value,
-    pub seed: u64,
-    pub cases: u32,
-    /// When generated cases stop, under `--time-budget`.
-    pub deadline: Option<Instant>,
-    pub stops: Stops,
-    regressions: BTreeMap<String, Vec<Value>>,
-    request_log: Option<Mutex<std::io::BufWriter<std::fs::File>>>,
-    prefix: String,
-    pub fixtures: Fixtures,
-    pub observations: Observations,
-    /// Nothing may be created on the target.
-    pub read_only: bool,
-}
-
-impl Run {
-    /// Sends through the client, unless the run has stopped sending; inspects the response
-    /// for the cross-cutting statements, logs the request and records any pet the target says
-    /// it created. Every exchange of the rules passes through here.
-    pub fn send(&self, rule_id: &str, spec: &RequestSpec) -> Exchange {
-        if let Some(reason) = self.stops.reason() {
-            return self.client.not_sent(spec, &reason);
-        }
-        let exchange = self.client.send(spec);
-        self.record(rule_id, spec, exchange)
-    }
-
-    /// Sends every request at the same moment; each exchange passes the recorder as in
-    /// [`Run::send`].
-    pub fn send_all(&self, rule_id: &str, specs: &[RequestSpec]) -> Vec<Exchange> {
-        if let Some(reason) = self.stops.reason() {
-            return specs
-                .iter()
-                .map(|spec| self.client.not_sent(spec, &reason))
-                .collect();
-        }
-        let exchanges = self.client.send_all(specs);
-        specs
-            .iter()
-            .zip(exchanges)
-            .map(|(spec, exchange)| self.record(rule_id, spec, exchange))
-            .collect()
-    }
-
-    /// The recorder: every exchange of the rules passes here once.
-    fn record(&self, rule_id: &str, spec: &RequestSpec, exchange: Exchange) -> Exchange {
-        if self.stops.interrupted() && exchange.response.is_none() {
-            return exchange; // cut off by the interrupt: says nothing about the target
-        }
-        self.stops.observe(&exchange);
-        let operation = Operation::of(spec.method, &spec.path);
-        self.observations
-            .inspect(rule_id, operation, &exchange, &self.contract);
-        if let Some(log) = &self.request_log {
-            let url = &exchange.request.url;
-            let line = serde_json::json!({
-                "rule": rule_id,
-                "method": exchange.request.method,
-                "path": url.strip_prefix(self.client.base_url()).unwrap_or(url),
-                "headers": exchange.request.headers,
-                "body": exchange.request.body,
-            });
-            let line = self.client.redactor().redact(&line.to_string());
-            let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = writeln!(log, "{line}");
-        }
-        if spec.method == "POST"
-            && spec.path == "/pets"
-            && let (Some(200..=299), Some(pet)) = (exchange.status(), exchange.json())
-        {
-            self.fixtures.record_created(rule_id, pet, &exchange);
-        }
-        exchange
-    }
-
-    /// The seed of one rule: from the run seed and the rule id only.
-    pub fn rule_seed(&self, rule_id: &str) -> u64 {
-        rules_seed(self.seed, rule_id)
-    }
-
-    /// Saved counterexamples of a rule, replayed before its generated cases.
-    pub fn regressions_for(&self, rule_id: &str) -> Vec<Value> {
-        self.regressions.get(rule_id).cloned().unwrap_or_default()
-    }
-
-    /// A pet name with the run's prefix.
-    pub fn pet_name(&self, tag: &str) -> String {
-        format!("{}{tag}", self.prefix)
-    }
-}
-
-pub fn rules_seed(run_seed: u64, rule_id: &str) -> u64 {
-    // FNV-1a: stable across Rust versions, unlike the std hasher.
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in rule_id.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    crate::rules::property_seed(run_seed ^ hash)
-}
-
-/// The prefix of every pet name of a run: from the seed, so a run can be found again.
-pub fn run_prefix(seed: u64) -> String {
-    format!("pc-{:08x}-", (seed >> 32) as u32 ^ seed as u32)
 }
 
 /// Makes trials of a phase wait until every selected trial of an earlier phase is done. Trials
@@ -362,23 +207,6 @@ struct RuleResult {
     verdict: Verdict,
     cases_run: u32,
     duration_ms: u64,
-}
-
-fn random_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default(),
-    );
-    hasher.finish()
-}
-
-/// A seed for a run that was given none.
-pub fn random_seed() -> u64 {
-    random_u64()
 }
 
 pub fn check_base_url(base_url: &str) -> Result<(), RunError> {
@@ -433,24 +261,11 @@ struct Loaded {
 /// Stage 1: the contract, the catalogue and the saved counterexamples; every error names its
 /// file.
 fn load(config: &RunConfig) -> Result<Loaded, RunError> {
-    let contract =
-        Contract::load(config.schemas.as_deref()).map_err(|e| RunError::Config(e.to_string()))?;
-    let catalogue = Catalogue::load(config.cases_dir.as_deref())
-        .map_err(|e| RunError::Config(e.to_string()))?;
-    for rule in &catalogue.rules {
-        if rules::lookup(&rule.check).is_none() {
-            return Err(RunError::Config(format!(
-                "case file in {}: rule {:?}: check {:?} does not exist",
-                catalogue.source, rule.id, rule.check
-            )));
-        }
-    }
-    let new_pet_schema = Schemas::new(&contract)
-        .flatten(&contract, SchemaName::NewPet)
-        .map_err(|e| RunError::Config(e.to_string()))?;
-    for note in crate::generation::check_caps(&new_pet_schema, "NewPet")
-        .map_err(|e| RunError::Config(e.to_string()))?
-    {
+    let contract = Contract::load(config.schemas.as_deref())?;
+    let catalogue = Catalogue::load(config.cases_dir.as_deref())?;
+    rules::validate(&catalogue).map_err(RunError::Config)?;
+    let new_pet_schema = Schemas::new(&contract).flatten(&contract, SchemaName::NewPet)?;
+    for note in crate::generation::check_caps(&new_pet_schema, "NewPet")? {
         eprintln!("petstore-conformance: {note}");
     }
     let regressions = match &config.regressions {
@@ -482,7 +297,7 @@ fn start_target(
 ) -> Result<Started, RunError> {
     match &config.target {
         Target::Reference { faults, variants } => {
-            let api_key = format!("ref-{:016x}{:016x}", random_u64(), random_u64());
+            let api_key = format!("ref-{:016x}{:016x}", random_seed(), random_seed());
             let server = runtime
                 .block_on(ReferenceServer::start(
                     ReferenceConfig {
@@ -792,8 +607,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         &target.api_key,
         config.client.clone(),
         runtime.handle().clone(),
-    )
-    .map_err(|e| RunError::Config(e.to_string()))?
+    )?
     .cancelled_by(cancelled);
     let redactor = client.redactor().clone();
 
@@ -814,10 +628,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         None => None,
     };
     let created = match &report_dir {
-        Some(dir) => CreatedPets::streamed_to(
-            dir.stage(CREATED_PETS_FILE)
-                .map_err(|e| RunError::Config(e.to_string()))?,
-        ),
+        Some(dir) => CreatedPets::streamed_to(dir.stage(CREATED_PETS_FILE)?),
         None => CreatedPets::default(),
     };
     let Loaded {
@@ -833,11 +644,10 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         seed: config.seed,
         cases: config.cases.max(1),
         deadline: deadline(started, config.time_budget.map(|budget| budget / 5 * 4)),
-        stops: Stops {
-            hard_deadline: deadline(started, config.time_budget),
-            max_transport_failures: config.max_transport_failures.max(1),
-            ..Stops::default()
-        },
+        stops: Stops::new(
+            deadline(started, config.time_budget),
+            config.max_transport_failures,
+        ),
         regressions,
         request_log,
         prefix: run_prefix(config.seed),
@@ -916,9 +726,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     run.fixtures.created.flush();
     save_regressions(&config, &report, &redactor)?;
     let written = match &report_dir {
-        Some(dir) => dir
-            .commit(&report, &redactor, &[CREATED_PETS_FILE])
-            .map_err(|e| RunError::Config(e.to_string()))?,
+        Some(dir) => dir.commit(&report, &redactor, &[CREATED_PETS_FILE])?,
         None => Vec::new(),
     };
     let exit_code = if interrupted {

@@ -11,9 +11,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::{Checked, RuleCtx, Verdict};
 use crate::contract::PET_STATUSES;
-use crate::execution::{Body, Exchange, RequestSpec};
-use crate::rules::{Checked, RuleCtx, Verdict};
+pub use crate::generation::Marker;
+use crate::generation::request::{Body, RequestSpec};
+use crate::outcome::Exchange;
 
 /// A pet this run created, so that it can be found again.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -248,13 +250,6 @@ fn populate(ctx: &RuleCtx) -> Result<Population, String> {
     })
 }
 
-/// What a refused request would have stored, had it been stored.
-#[derive(Debug, Clone, Default)]
-pub struct Marker {
-    pub name: Option<String>,
-    pub category_id: Option<i64>,
-}
-
 /// Passes when no pet in the listing carries the marker and the listing shows the whole store;
 /// fails when one does; is inconclusive when the store is larger than one page.
 pub fn assert_not_stored(ctx: &RuleCtx, marker: &Marker) -> Checked {
@@ -264,7 +259,7 @@ pub fn assert_not_stored(ctx: &RuleCtx, marker: &Marker) -> Checked {
 /// [`assert_not_stored`] for several refused requests at once, in one listing.
 pub fn assert_none_stored(ctx: &RuleCtx, markers: &[Marker]) -> Checked {
     let exchange = ctx.send(&RequestSpec::get("/pets").query("limit", "100"));
-    crate::rules::expect::truncated(&exchange)?;
+    super::expect::truncated(&exchange)?;
     let Some(Value::Array(pets)) = exchange.json().filter(|_| exchange.status() == Some(200))
     else {
         return Err(Verdict::inconclusive(format!(

@@ -1,0 +1,284 @@
+//! Requests as data: what the generators produce and the client sends, relative to the base
+//! address. The credential is named by what it is in the contract's terms, never by its text.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::outcome::{RECORDED_FORMS, REDACTED};
+
+/// The credential a request carries, named by what it is in the contract's terms.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Credential {
+    /// `Authorization: Bearer <API_KEY>`, as the contract states it.
+    Valid,
+    /// No Authorization header at all.
+    Missing,
+    /// The Bearer scheme with a token that is not the key.
+    WrongKey,
+    /// The Bearer scheme with nothing after it.
+    EmptyToken,
+    /// The right key under another scheme (`Basic`).
+    OtherScheme,
+    /// `bearer <API_KEY>`: the scheme name is case-insensitive (RFC 9110 section 11.1).
+    LowercaseScheme,
+    /// A near miss of the key: what real implementations get wrong when they do not compare
+    /// the token exactly. Each is another token, so each must be refused.
+    NearMiss(NearMiss),
+    /// An Authorization value as a report recorded it, `[REDACTED]` standing for the key.
+    Recorded(String),
+}
+
+impl Credential {
+    pub fn parse(name: &str) -> Option<Credential> {
+        Some(match name {
+            "valid" => Credential::Valid,
+            "missing" => Credential::Missing,
+            "wrong-key" => Credential::WrongKey,
+            "empty-token" => Credential::EmptyToken,
+            "other-scheme" => Credential::OtherScheme,
+            "lowercase-scheme" => Credential::LowercaseScheme,
+            other => Credential::NearMiss(NearMiss::parse(other)?),
+        })
+    }
+
+    /// The Authorization value as the harness records it: `[REDACTED]` where the key stands,
+    /// near misses as expressions over it (see [`NearMiss::recorded`]), never the key's text.
+    pub fn recorded_value(&self) -> Option<String> {
+        match self {
+            Credential::NearMiss(near) => Some(format!("Bearer {}", near.recorded())),
+            other => other.header_value(REDACTED),
+        }
+    }
+
+    /// The Authorization header value; `key` stands for the API key.
+    pub fn header_value(&self, key: &str) -> Option<String> {
+        match self {
+            Credential::Recorded(value) => Some(expand_recorded(value, key)),
+            Credential::NearMiss(near) => Some(format!("Bearer {}", near.token(key))),
+            Credential::Valid => Some(format!("Bearer {key}")),
+            Credential::Missing => None,
+            Credential::WrongKey => Some(format!("Bearer {}", wrong_key(key))),
+            Credential::EmptyToken => Some("Bearer ".into()),
+            Credential::OtherScheme => Some(format!("Basic {key}")),
+            Credential::LowercaseScheme => Some(format!("bearer {key}")),
+        }
+    }
+}
+
+/// A token one edit away from the key, the mistakes of a comparison that is not exact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NearMiss {
+    /// The key with a character added at the end (a prefix comparison accepts it).
+    CharAppended,
+    /// The key with a character added at the start (a suffix comparison accepts it).
+    CharPrepended,
+    /// The key less its last character (a comparison one character short accepts it).
+    LastCharDropped,
+    /// The key less its first character.
+    FirstCharDropped,
+    /// The key with every letter's case swapped (a case-insensitive comparison accepts it).
+    CaseSwapped,
+    /// The key twice.
+    Repeated,
+}
+
+impl NearMiss {
+    pub const ALL: [NearMiss; 6] = [
+        NearMiss::CharAppended,
+        NearMiss::CharPrepended,
+        NearMiss::LastCharDropped,
+        NearMiss::FirstCharDropped,
+        NearMiss::CaseSwapped,
+        NearMiss::Repeated,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            NearMiss::CharAppended => "char-appended",
+            NearMiss::CharPrepended => "char-prepended",
+            NearMiss::LastCharDropped => "last-char-dropped",
+            NearMiss::FirstCharDropped => "first-char-dropped",
+            NearMiss::CaseSwapped => "case-swapped",
+            NearMiss::Repeated => "repeated",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<NearMiss> {
+        NearMiss::ALL.into_iter().find(|near| near.name() == name)
+    }
+
+    /// The token sent.
+    pub fn token(self, key: &str) -> String {
+        let mut chars = key.chars();
+        match self {
+            NearMiss::CharAppended => format!("{key}x"),
+            NearMiss::CharPrepended => format!("x{key}"),
+            NearMiss::LastCharDropped => {
+                chars.next_back();
+                chars.collect()
+            }
+            NearMiss::FirstCharDropped => {
+                chars.next();
+                chars.collect()
+            }
+            NearMiss::CaseSwapped => swap_case(key),
+            NearMiss::Repeated => format!("{key}{key}"),
+        }
+    }
+
+    /// The token as recorded: an expression over `[REDACTED]`.
+    pub fn recorded(self) -> String {
+        match self {
+            NearMiss::CharAppended => format!("{REDACTED}x"),
+            NearMiss::CharPrepended => format!("x{REDACTED}"),
+            NearMiss::LastCharDropped => RECORDED_FORMS[1].0.into(),
+            NearMiss::FirstCharDropped => RECORDED_FORMS[0].0.into(),
+            NearMiss::CaseSwapped => RECORDED_FORMS[2].0.into(),
+            NearMiss::Repeated => format!("{REDACTED}{REDACTED}"),
+        }
+    }
+
+    /// Whether the near miss is another token for this key at all (a key without letters
+    /// has no other case; an empty key no character to drop).
+    pub fn differs(self, key: &str) -> bool {
+        !key.is_empty() && self.token(key) != key
+    }
+}
+
+fn swap_case(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect()
+}
+
+/// A recorded Authorization value with the key put back where `[REDACTED]` stands.
+fn expand_recorded(value: &str, key: &str) -> String {
+    let swapped = swap_case(key);
+    let mut first_dropped = key.chars();
+    first_dropped.next();
+    let mut last_dropped = key.chars();
+    last_dropped.next_back();
+    value
+        .replace(RECORDED_FORMS[0].0, first_dropped.as_str())
+        .replace(RECORDED_FORMS[1].0, last_dropped.as_str())
+        .replace(RECORDED_FORMS[2].0, &swapped)
+        .replace(REDACTED, key)
+}
+
+/// A token that is certainly not the key.
+fn wrong_key(key: &str) -> String {
+    let candidate = "not-the-api-key-0000";
+    if candidate == key {
+        "not-the-api-key-1111".into()
+    } else {
+        candidate.into()
+    }
+}
+
+/// A request body.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    None,
+    /// Serialized as JSON, sent with `Content-Type: application/json`.
+    Json(Value),
+    /// Sent as is (malformed JSON, an empty body, another content type).
+    Raw {
+        content_type: Option<String>,
+        bytes: Vec<u8>,
+    },
+}
+
+/// A request described as data, relative to the base address (which includes `/v1`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestSpec {
+    pub method: &'static str,
+    pub path: String,
+    pub query: Vec<(String, String)>,
+    /// A query string sent as is (already percent-encoded), instead of `query`.
+    pub raw_query: Option<String>,
+    pub credential: Credential,
+    pub body: Body,
+}
+
+impl RequestSpec {
+    pub fn get(path: impl Into<String>) -> RequestSpec {
+        RequestSpec {
+            method: "GET",
+            path: path.into(),
+            query: Vec::new(),
+            raw_query: None,
+            credential: Credential::Valid,
+            body: Body::None,
+        }
+    }
+
+    pub fn post(path: impl Into<String>, body: Body) -> RequestSpec {
+        RequestSpec {
+            method: "POST",
+            body,
+            ..RequestSpec::get(path)
+        }
+    }
+
+    pub fn query(mut self, name: &str, value: impl Into<String>) -> RequestSpec {
+        self.query.push((name.to_string(), value.into()));
+        self
+    }
+
+    /// The query string as is: generated values carry their own percent-encoding.
+    pub fn raw_query(mut self, raw: impl Into<String>) -> RequestSpec {
+        self.raw_query = Some(raw.into());
+        self
+    }
+
+    pub fn credential(mut self, credential: Credential) -> RequestSpec {
+        self.credential = credential;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::{Exchange, RecordedRequest};
+
+    #[test]
+    fn near_misses_are_recorded_as_expressions_and_expand_back() {
+        let key = "Key-123abc";
+        for near in NearMiss::ALL {
+            let token = near.token(key);
+            assert_ne!(token, key, "{near:?}");
+            let recorded = near.recorded();
+            assert!(!recorded.contains(key), "{recorded}");
+            assert_eq!(expand_recorded(&recorded, key), token, "{near:?}");
+            let exchange = Exchange {
+                request: RecordedRequest {
+                    method: "GET".into(),
+                    url: "http://127.0.0.1:1/v1/pets".into(),
+                    headers: vec![("Authorization".into(), format!("Bearer {recorded}"))],
+                    body: None,
+                },
+                response: None,
+                transport_error: None,
+                elapsed_ms: 0,
+            };
+            let curl = exchange.curl("K");
+            assert!(curl.contains("${K") && !curl.contains("REDACTED"), "{curl}");
+        }
+        assert!(!NearMiss::CaseSwapped.differs("1234-5678"));
+    }
+
+    #[test]
+    fn wrong_key_is_never_the_key() {
+        assert_ne!(wrong_key("not-the-api-key-0000"), "not-the-api-key-0000");
+        assert_ne!(wrong_key("k"), "k");
+    }
+}

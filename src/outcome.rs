@@ -1,0 +1,313 @@
+//! The shared vocabulary of a run, one floor above the contract: the exchange as recorded (key
+//! redacted, near misses as expressions), and the verdict a rule reaches with its evidence.
+//! Execution produces exchanges, rules produce verdicts, reports render both; none of them
+//! needs another to name these.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What replaces the key wherever it would appear.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// How each near miss is written where the key may not be: an expression over `[REDACTED]`
+/// that `replay` expands and a curl line turns into the shell's own (`${KEY:1}`, `${KEY%?}`,
+/// `${KEY~~}`).
+pub const RECORDED_FORMS: [(&str, &str); 3] = [
+    ("[REDACTED:1]", ":1"),
+    ("[REDACTED%?]", "%?"),
+    ("[REDACTED~~]", "~~"),
+];
+
+/// A request as it was sent, with the key redacted.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+
+/// A response as it was received (body capped), with the key redacted.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RecordedResponse {
+    /// The protocol the answer came in ("HTTP/1.1", "HTTP/2.0").
+    pub version: String,
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub body_truncated: bool,
+    /// The parsed body; `None` when it is not JSON (see `json_error`).
+    #[serde(skip)]
+    pub json: Option<Value>,
+    #[serde(skip)]
+    pub json_error: Option<String>,
+}
+
+/// One request and what came back: a response, or the transport error that stood for one.
+#[derive(Debug, Clone, Serialize)]
+pub struct Exchange {
+    pub request: RecordedRequest,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<RecordedResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport_error: Option<String>,
+    pub elapsed_ms: u64,
+}
+
+impl Exchange {
+    pub fn status(&self) -> Option<u16> {
+        self.response.as_ref().map(|r| r.status)
+    }
+
+    pub fn json(&self) -> Option<&Value> {
+        self.response.as_ref()?.json.as_ref()
+    }
+
+    /// All values of a response header (case-insensitive name).
+    pub fn headers(&self, name: &str) -> Vec<&str> {
+        self.response
+            .iter()
+            .flat_map(|r| r.headers.iter())
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers(name).into_iter().next()
+    }
+
+    /// One line saying what came back, for verdict messages.
+    pub fn summary(&self) -> String {
+        match (&self.response, &self.transport_error) {
+            (Some(r), _) => {
+                let content_type = self.header("content-type").unwrap_or("no content type");
+                let mut body: String = r.body.chars().take(160).collect();
+                if r.body.chars().count() > 160 || r.body_truncated {
+                    body.push('…');
+                }
+                format!("{} ({content_type}) {body}", r.status)
+            }
+            (None, Some(error)) => format!("no response: {error}"),
+            (None, None) => "no response".into(),
+        }
+    }
+
+    /// A shell command that sends the same request; the key is read from `key_env`.
+    pub fn curl(&self, key_env: &str) -> String {
+        let mut parts = vec![
+            "curl -sS -i".to_string(),
+            format!("-X {}", self.request.method),
+            shell_quote(&self.request.url),
+        ];
+        for (name, value) in &self.request.headers {
+            let header = format!("{name}: {value}");
+            if header.contains("[REDACTED") {
+                let mut escaped = header.replace(['"', '$', '`', '\\'], "");
+                for (form, operator) in RECORDED_FORMS {
+                    escaped = escaped.replace(form, &format!("${{{key_env}{operator}}}"));
+                }
+                parts.push(format!(
+                    "-H \"{}\"",
+                    escaped.replace(REDACTED, &format!("${{{key_env}}}"))
+                ));
+            } else {
+                parts.push(format!("-H {}", shell_quote(&header)));
+            }
+        }
+        if let Some(body) = &self.request.body {
+            parts.push(format!("--data-binary {}", shell_quote(body)));
+        }
+        parts.join(" ")
+    }
+}
+
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// What a verdict is, without its evidence: what reports and gates compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerdictKind {
+    Passed,
+    Failed,
+    Inconclusive,
+    Skipped,
+}
+
+impl VerdictKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerdictKind::Passed => "passed",
+            VerdictKind::Failed => "failed",
+            VerdictKind::Inconclusive => "inconclusive",
+            VerdictKind::Skipped => "skipped",
+        }
+    }
+}
+
+impl std::fmt::Display for VerdictKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The outcome of a rule on a target.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "verdict", rename_all = "lowercase")]
+pub enum Verdict {
+    Passed,
+    Failed(Box<Failure>),
+    /// The evidence could not decide; `reason` says why.
+    Inconclusive {
+        reason: String,
+    },
+    /// The rule did not apply or could not be run; `reason` says why.
+    Skipped {
+        reason: String,
+    },
+}
+
+impl Verdict {
+    pub fn kind(&self) -> VerdictKind {
+        match self {
+            Verdict::Passed => VerdictKind::Passed,
+            Verdict::Failed(_) => VerdictKind::Failed,
+            Verdict::Inconclusive { .. } => VerdictKind::Inconclusive,
+            Verdict::Skipped { .. } => VerdictKind::Skipped,
+        }
+    }
+
+    pub fn inconclusive(reason: impl Into<String>) -> Verdict {
+        Verdict::Inconclusive {
+            reason: reason.into(),
+        }
+    }
+
+    pub fn skipped(reason: impl Into<String>) -> Verdict {
+        Verdict::Skipped {
+            reason: reason.into(),
+        }
+    }
+
+    /// A failure with the exchange that shows it.
+    pub fn failed(
+        expected: impl Into<String>,
+        observed: impl Into<String>,
+        exchange: &Exchange,
+    ) -> Verdict {
+        Verdict::Failed(Box::new(Failure {
+            expected: expected.into(),
+            observed: observed.into(),
+            exchange: Some(exchange.clone()),
+            counterexample: None,
+            steps: Vec::new(),
+        }))
+    }
+
+    /// A failure with the steps of the sequence that led to it.
+    pub fn with_steps(self, steps: Vec<SequenceStep>) -> Verdict {
+        match self {
+            Verdict::Failed(mut failure) => {
+                failure.steps = steps;
+                Verdict::Failed(failure)
+            }
+            other => other,
+        }
+    }
+
+    /// One line for the terminal and the JUnit message.
+    pub fn message(&self) -> String {
+        match self {
+            Verdict::Passed => "passed".into(),
+            Verdict::Failed(failure) => {
+                format!(
+                    "expected {}; observed {}",
+                    failure.expected, failure.observed
+                )
+            }
+            Verdict::Inconclusive { reason } | Verdict::Skipped { reason } => reason.clone(),
+        }
+    }
+}
+
+/// What a failed rule expected, what it saw, and the exchange that shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    pub expected: String,
+    pub observed: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<Exchange>,
+    /// For a property rule: the generated case that failed first, and the shrunk one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counterexample: Option<Counterexample>,
+    /// For a sequence: every step of the (minimal) failing sequence, with its exchange.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<SequenceStep>,
+}
+
+/// One step of a failing sequence: what it did, and the exchange it made.
+#[derive(Debug, Clone, Serialize)]
+pub struct SequenceStep {
+    pub what: String,
+    pub exchange: Exchange,
+}
+
+/// `Ok(())` is a pass; `Err` carries the verdict that stopped the check.
+pub type Checked = Result<(), Verdict>;
+
+/// Where a property rule's failing case came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CasePhase {
+    /// Saved by an earlier run against this target, replayed first.
+    Regression,
+    /// A value a tester would pick by hand (bounds, each enum value).
+    Boundary,
+    /// Generated, then shrunk.
+    Generated,
+}
+
+/// The failing input as first found, and as shrunk.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Counterexample {
+    pub original: String,
+    pub minimal: String,
+    pub shrink_steps: u32,
+    pub phase: CasePhase,
+    /// The minimal input as data, as saved in a regression file.
+    pub minimal_value: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn curl_line_reads_the_key_from_the_environment() {
+        let exchange = Exchange {
+            request: RecordedRequest {
+                method: "POST".into(),
+                url: "http://127.0.0.1:1/v1/pets".into(),
+                headers: vec![
+                    ("Authorization".into(), format!("Bearer {REDACTED}")),
+                    ("Content-Type".into(), "application/json".into()),
+                ],
+                body: Some(r#"{"name":"O'Brien"}"#.into()),
+            },
+            response: None,
+            transport_error: None,
+            elapsed_ms: 0,
+        };
+        let curl = exchange.curl("PETSTORE_API_KEY");
+        assert!(
+            curl.contains(r#"-H "Authorization: Bearer ${PETSTORE_API_KEY}""#),
+            "{curl}"
+        );
+        assert!(curl.contains(r#"'{"name":"O'\''Brien"}'"#), "{curl}");
+        assert!(!curl.contains(REDACTED));
+    }
+}

@@ -1,0 +1,185 @@
+//! The state every rule of a run shares: the client, the compiled contract, the seeds, the
+//! fixtures and the tallies of the oracles, and the recorder every exchange of the rules
+//! passes through (the stops of a run, the oracles, the request log, the created pets).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::Mutex;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::fixtures::Fixtures;
+use super::responses::Observations;
+use crate::contract::{Contract, Operation};
+use crate::execution::Client;
+use crate::generation::request::RequestSpec;
+use crate::outcome::Exchange;
+
+/// Consecutive transport failures (no response at all) after which a run stops sending.
+pub const DEFAULT_MAX_TRANSPORT_FAILURES: u32 = 5;
+
+/// Why requests stop going out before the rules are done: the time budget, an interrupt, or a
+/// target that stopped answering. Every send after that is "not sent", with the reason, so
+/// the rules left end inconclusive rather than waiting on timeouts.
+#[derive(Default)]
+pub struct Stops {
+    /// When requests stop being sent at all (the whole budget).
+    hard_deadline: Option<Instant>,
+    /// Consecutive exchanges with no response.
+    consecutive_failures: AtomicU32,
+    max_transport_failures: u32,
+    /// Set once: why the run stopped sending.
+    stopped: OnceLock<String>,
+    /// SIGINT or SIGTERM came.
+    pub(crate) interrupted: AtomicBool,
+    /// Some request of a rule got a response (the preflight does not count).
+    pub(crate) answered: AtomicBool,
+}
+
+impl Stops {
+    /// No request after `hard_deadline`, nor after `max_transport_failures` consecutive
+    /// exchanges without a response.
+    pub fn new(hard_deadline: Option<Instant>, max_transport_failures: u32) -> Stops {
+        Stops {
+            hard_deadline,
+            max_transport_failures: max_transport_failures.max(1),
+            ..Stops::default()
+        }
+    }
+
+    fn reason(&self) -> Option<String> {
+        if self.interrupted.load(Ordering::Relaxed) {
+            return Some("not sent: the run was interrupted".into());
+        }
+        if self
+            .hard_deadline
+            .is_some_and(|deadline| Instant::now() >= deadline)
+        {
+            return Some("not sent: the run's time budget is spent".into());
+        }
+        self.stopped.get().cloned()
+    }
+
+    fn observe(&self, exchange: &Exchange) {
+        if exchange.response.is_some() {
+            self.answered.store(true, Ordering::Relaxed);
+            self.consecutive_failures.store(0, Ordering::Relaxed);
+            return;
+        }
+        let failures = self.consecutive_failures.fetch_add(1, Ordering::Relaxed) + 1;
+        if failures >= self.max_transport_failures {
+            let _ = self.stopped.set(format!(
+                "not sent: the target stopped answering after {failures} consecutive transport failures (last: {})",
+                exchange.summary()
+            ));
+        }
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
+    }
+
+    /// Why the run stopped sending because of the target, if it did.
+    pub fn target_stopped(&self) -> Option<&str> {
+        self.stopped.get().map(String::as_str)
+    }
+}
+
+/// The state every rule of a run shares.
+pub struct Run {
+    pub client: Client,
+    pub contract: Contract,
+    /// NewPet.json with `$ref` and `allOf` resolved, for generation.
+    pub new_pet_schema: Value,
+    pub seed: u64,
+    pub cases: u32,
+    /// When generated cases stop, under `--time-budget`.
+    pub deadline: Option<Instant>,
+    pub stops: Stops,
+    pub(crate) regressions: BTreeMap<String, Vec<Value>>,
+    pub(crate) request_log: Option<Mutex<std::io::BufWriter<std::fs::File>>>,
+    pub(crate) prefix: String,
+    pub fixtures: Fixtures,
+    pub observations: Observations,
+    /// Nothing may be created on the target.
+    pub read_only: bool,
+}
+
+impl Run {
+    /// Sends through the client, unless the run has stopped sending; inspects the response
+    /// for the cross-cutting statements, logs the request and records any pet the target says
+    /// it created. Every exchange of the rules passes through here.
+    pub fn send(&self, rule_id: &str, spec: &RequestSpec) -> Exchange {
+        if let Some(reason) = self.stops.reason() {
+            return self.client.not_sent(spec, &reason);
+        }
+        let exchange = self.client.send(spec);
+        self.record(rule_id, spec, exchange)
+    }
+
+    /// Sends every request at the same moment; each exchange passes the recorder as in
+    /// [`Run::send`].
+    pub fn send_all(&self, rule_id: &str, specs: &[RequestSpec]) -> Vec<Exchange> {
+        if let Some(reason) = self.stops.reason() {
+            return specs
+                .iter()
+                .map(|spec| self.client.not_sent(spec, &reason))
+                .collect();
+        }
+        let exchanges = self.client.send_all(specs);
+        specs
+            .iter()
+            .zip(exchanges)
+            .map(|(spec, exchange)| self.record(rule_id, spec, exchange))
+            .collect()
+    }
+
+    /// The recorder: every exchange of the rules passes here once.
+    fn record(&self, rule_id: &str, spec: &RequestSpec, exchange: Exchange) -> Exchange {
+        if self.stops.interrupted() && exchange.response.is_none() {
+            return exchange; // cut off by the interrupt: says nothing about the target
+        }
+        self.stops.observe(&exchange);
+        let operation = Operation::of(spec.method, &spec.path);
+        self.observations
+            .inspect(rule_id, operation, &exchange, &self.contract);
+        if let Some(log) = &self.request_log {
+            let url = &exchange.request.url;
+            let line = serde_json::json!({
+                "rule": rule_id,
+                "method": exchange.request.method,
+                "path": url.strip_prefix(self.client.base_url()).unwrap_or(url),
+                "headers": exchange.request.headers,
+                "body": exchange.request.body,
+            });
+            let line = self.client.redactor().redact(&line.to_string());
+            let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = writeln!(log, "{line}");
+        }
+        if spec.method == "POST"
+            && spec.path == "/pets"
+            && let (Some(200..=299), Some(pet)) = (exchange.status(), exchange.json())
+        {
+            self.fixtures.record_created(rule_id, pet, &exchange);
+        }
+        exchange
+    }
+
+    /// The seed of one rule: from the run seed and the rule id only.
+    pub fn rule_seed(&self, rule_id: &str) -> u64 {
+        crate::seed::rule_seed(self.seed, rule_id)
+    }
+
+    /// Saved counterexamples of a rule, replayed before its generated cases.
+    pub fn regressions_for(&self, rule_id: &str) -> Vec<Value> {
+        self.regressions.get(rule_id).cloned().unwrap_or_default()
+    }
+
+    /// A pet name with the run's prefix.
+    pub fn pet_name(&self, tag: &str) -> String {
+        format!("{}{tag}", self.prefix)
+    }
+}
