@@ -133,6 +133,10 @@ struct RunArgs {
         value_delimiter = ','
     )]
     reference_variants: Vec<String>,
+    /// Latency the built-in reference adds to every answer (e.g. 50ms), to see how the suite
+    /// behaves against a remote target.
+    #[arg(long, env = "PETSTORE_REFERENCE_LATENCY", value_parser = humantime::parse_duration)]
+    reference_latency: Option<Duration>,
     #[command(flatten)]
     libtest: libtest_mimic::Arguments,
 }
@@ -157,6 +161,9 @@ struct ServeArgs {
     /// List the variants.
     #[arg(long)]
     list_variants: bool,
+    /// Latency added to every answer (e.g. 50ms), to see remote-target behaviour without a proxy.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    latency: Option<Duration>,
 }
 
 /// Names given on the command line, each parsed by `parse`; `what` names the kind of thing
@@ -255,9 +262,9 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
     let variants = parse_variants(&args.reference_variants)?;
     let target = match args.base_url {
         Some(base_url) => {
-            if !faults.is_empty() || !variants.is_empty() {
+            if !faults.is_empty() || !variants.is_empty() || args.reference_latency.is_some() {
                 return Err(RunError::Config(
-                    "--reference-fault and --reference-variant apply to the built-in reference only".into(),
+                    "--reference-fault, --reference-variant and --reference-latency apply to the built-in reference only".into(),
                 ));
             }
             let api_key = match &args.api_key_file {
@@ -331,6 +338,7 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
         request_log: args.request_log,
         max_transport_failures: args.max_transport_failures,
         announce: !listing,
+        reference_latency: args.reference_latency.unwrap_or_default(),
     };
     let outcome = engine::execute(config)?;
     if let Some(report) = &outcome.report {
@@ -390,6 +398,7 @@ fn serve(args: ServeArgs) -> Result<u8, RunError> {
                 api_key: api_key.clone(),
                 faults,
                 variants,
+                latency: args.latency.unwrap_or_default(),
             },
             args.port,
         )

@@ -33,6 +33,8 @@ pub struct ReferenceConfig {
     pub api_key: String,
     pub faults: BTreeSet<Fault>,
     pub variants: BTreeSet<Variant>,
+    /// Added before every answer, so a remote target can be seen without a proxy.
+    pub latency: std::time::Duration,
 }
 
 impl ReferenceConfig {
@@ -41,6 +43,7 @@ impl ReferenceConfig {
             api_key: api_key.into(),
             faults: BTreeSet::new(),
             variants: BTreeSet::new(),
+            latency: std::time::Duration::ZERO,
         }
     }
 }
@@ -194,7 +197,16 @@ pub fn router(config: ReferenceConfig) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
         .layer(middleware::from_fn_with_state(state.clone(), shape))
+        .layer(middleware::from_fn_with_state(state.clone(), delay))
         .with_state(state)
+}
+
+/// The configured latency, before anything else: every answer, refusals included, waits.
+async fn delay(State(shared): State<AppState>, request: Request, next: Next) -> Response {
+    if !shared.config.latency.is_zero() {
+        tokio::time::sleep(shared.config.latency).await;
+    }
+    next.run(request).await
 }
 
 /// A JSON answer, with the content type the faults may spoil.
@@ -489,9 +501,10 @@ fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>, String> {
     }
 }
 
-/// Creates in flight past which the concurrency faults act ("under load"): more than the
-/// harness's rules send one at a time, as many as its concurrent-create rule sends at once.
-const LOAD: usize = 8;
+/// Creates in flight from which the concurrency faults act ("under load"): more than the
+/// harness's other rules ever have in flight (8 trials, fixtures in batches of 8), as many as
+/// its concurrent-create rule sends at once.
+const LOAD: usize = 16;
 
 async fn create_pet(State(shared): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     shared.creates_in_flight.fetch_add(1, Ordering::SeqCst);
@@ -500,9 +513,9 @@ async fn create_pet(State(shared): State<AppState>, headers: HeaderMap, body: By
     // The id a racy counter reads before it writes, and the window in which others read it too.
     let read_id = shared.store().next_id;
     if racy || lossy {
-        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    let loaded = shared.creates_in_flight.load(Ordering::SeqCst) > LOAD;
+    let loaded = shared.creates_in_flight.load(Ordering::SeqCst) >= LOAD;
     let mut created = new_pet(&shared, &headers, &body);
     if let Ok(pet) = &mut created
         && loaded

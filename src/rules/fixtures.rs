@@ -178,12 +178,19 @@ impl Fixtures {
     }
 }
 
-fn create(ctx: &RuleCtx, name: &str, status: Option<&str>) -> Result<Value, String> {
+/// Pets the population fixture creates at once.
+const POPULATION_BATCH: usize = 8;
+
+fn create_request(name: &str, status: Option<&str>) -> RequestSpec {
     let mut pet = json!({"name": name, "categoryId": 1});
     if let Some(status) = status {
         pet["status"] = json!(status);
     }
-    let exchange = ctx.send(&RequestSpec::post("/pets", Body::Json(pet)));
+    RequestSpec::post("/pets", Body::Json(pet))
+}
+
+/// The pet a createPet answer says it created, or why the rule cannot have it.
+fn created(exchange: &Exchange) -> Result<Value, String> {
     match (exchange.status(), exchange.json()) {
         (Some(200..=299), Some(pet)) if pet.get("id").and_then(Value::as_i64).is_some() => {
             Ok(pet.clone())
@@ -193,6 +200,14 @@ fn create(ctx: &RuleCtx, name: &str, status: Option<&str>) -> Result<Value, Stri
             exchange.summary()
         )),
     }
+}
+
+fn created_id(exchange: &Exchange) -> Result<i64, String> {
+    created(exchange).map(|pet| pet.get("id").and_then(Value::as_i64).unwrap_or_default())
+}
+
+fn create(ctx: &RuleCtx, name: &str, status: Option<&str>) -> Result<Value, String> {
+    created(&ctx.send(&create_request(name, status)))
 }
 
 /// Under the read-only profile: a pet the store already holds.
@@ -231,13 +246,21 @@ fn populate(ctx: &RuleCtx) -> Result<Population, String> {
         .collect();
     let mut made = 0usize;
     while made < 3 * statuses.len() || known.len() < POPULATION_TARGET {
-        let status = statuses[made % statuses.len()];
-        let name = ctx.run.pet_name(&format!("fixture-population-{made}"));
-        let pet = create(ctx, &name, status)?;
-        if let Some(id) = pet.get("id").and_then(Value::as_i64) {
-            known.insert(id);
+        // In batches sent at once: a remote store answers a batch in one round trip.
+        let wanted = (3 * statuses.len())
+            .saturating_sub(made)
+            .max(POPULATION_TARGET.saturating_sub(known.len()))
+            .min(POPULATION_BATCH);
+        let specs: Vec<RequestSpec> = (made..made + wanted)
+            .map(|n| {
+                let name = ctx.run.pet_name(&format!("fixture-population-{n}"));
+                create_request(&name, statuses[n % statuses.len()])
+            })
+            .collect();
+        for exchange in ctx.send_all(&specs) {
+            known.insert(created_id(&exchange)?);
         }
-        made += 1;
+        made += wanted;
         if made > 2 * POPULATION_TARGET + 12 {
             return Err(format!(
                 "created {made} pets but know of only {} distinct ids",

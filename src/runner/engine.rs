@@ -90,6 +90,8 @@ pub struct RunConfig {
     pub max_transport_failures: u32,
     /// Say the seed on stderr once the configuration is known good (the command line does).
     pub announce: bool,
+    /// Latency the built-in reference adds to every answer.
+    pub reference_latency: Duration,
 }
 
 impl RunConfig {
@@ -115,6 +117,7 @@ impl RunConfig {
             read_only: false,
             max_transport_failures: DEFAULT_MAX_TRANSPORT_FAILURES,
             announce: false,
+            reference_latency: Duration::ZERO,
         }
     }
 }
@@ -304,6 +307,7 @@ fn start_target(
                         api_key: api_key.clone(),
                         faults: faults.clone(),
                         variants: variants.clone(),
+                        latency: config.reference_latency,
                     },
                     0,
                 ))

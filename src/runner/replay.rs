@@ -120,6 +120,7 @@ pub fn replay(
                             .iter()
                             .filter_map(|name| Variant::parse(name))
                             .collect(),
+                        latency: std::time::Duration::ZERO,
                     },
                     0,
                 ))
