@@ -209,6 +209,14 @@ impl Catalogue {
         })
     }
 
+    /// The SHA-256 of the catalogue's canonical JSON: which rules, exactly, a report ran.
+    pub fn sha256(&self) -> String {
+        let canonical = serde_json::to_value(&self.rules)
+            .map(|rules| rules.to_string())
+            .unwrap_or_default();
+        crate::contract::sha256_hex(canonical.as_bytes())
+    }
+
     /// The case file a rule was read from, for errors that name it.
     pub fn file_of(&self, id: &str) -> String {
         self.files

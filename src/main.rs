@@ -12,6 +12,7 @@ use petstore_conformance::execution::ClientSettings;
 use petstore_conformance::reference::{
     FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,
 };
+use petstore_conformance::report::Report;
 use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError};
 use petstore_conformance::runner::{Gate, RunConfig, Target};
 use petstore_conformance::seed::random_seed;
@@ -45,6 +46,27 @@ enum Command {
         /// Environment variable that holds the API key.
         #[arg(long, env = "PETSTORE_API_KEY_ENV", default_value = "PETSTORE_API_KEY")]
         api_key_env: String,
+    },
+    /// Recompute a report's digests: is it intact, and which suite, contract and rule
+    /// catalogue did it come from? Exit 0 intact, 1 edited or without a digest.
+    VerifyReport {
+        /// A report.json written by `run`.
+        report: PathBuf,
+        /// Directory of the case files to compare the catalogue with (default: ./cases, else
+        /// the built-in copy).
+        #[arg(long, env = "PETSTORE_CASES_DIR")]
+        cases_dir: Option<PathBuf>,
+    },
+    /// What changed between two runs: new failures, fixed, still failing, new and removed
+    /// rules. Exit 1 when a rule newly fails (the nightly gate).
+    Compare {
+        /// The earlier report.json.
+        old: PathBuf,
+        /// The later report.json.
+        new: PathBuf,
+        /// Also write the comparison as Markdown here.
+        #[arg(long)]
+        markdown: Option<PathBuf>,
     },
     /// List the rules of the catalogue: id, level, operation, title.
     Rules {
@@ -115,6 +137,13 @@ struct RunArgs {
     /// 1 GiB).
     #[arg(long, env = "PETSTORE_BODY_CAP", default_value_t = 1 << 20)]
     body_cap: usize,
+    /// Requests per second across the whole run (a staging gateway's limit).
+    #[arg(long, env = "PETSTORE_RATE")]
+    rate: Option<f64>,
+    /// Seconds one request may wait out throttling (429, or 503 with Retry-After) in all; past
+    /// them its rule is inconclusive ("target throttled").
+    #[arg(long, env = "PETSTORE_MAX_THROTTLE_WAIT", default_value_t = 30)]
+    max_throttle_wait: u64,
     /// Consecutive transport failures (no response at all) after which the run stops sending
     /// and the rules left are inconclusive.
     #[arg(long, env = "PETSTORE_MAX_TRANSPORT_FAILURES", default_value_t = petstore_conformance::rules::run::DEFAULT_MAX_TRANSPORT_FAILURES)]
@@ -250,6 +279,23 @@ fn check_limits(args: &RunArgs) -> Result<(), RunError> {
             format!("0..={MAX_CASES} (for longer runs, --time-budget)"),
         );
     }
+    if let Some(rate) = args
+        .rate
+        .filter(|r| !(r.is_finite() && *r > 0.0 && *r <= 1e6))
+    {
+        return out_of_range(
+            "--rate",
+            rate.to_string(),
+            "a number of requests per second above 0, at most 1000000".into(),
+        );
+    }
+    if args.max_throttle_wait > 3600 {
+        return out_of_range(
+            "--max-throttle-wait",
+            args.max_throttle_wait.to_string(),
+            "0..=3600 seconds".into(),
+        );
+    }
     if args.max_transport_failures == 0 {
         return out_of_range("--max-transport-failures", "0".into(), "1..".into());
     }
@@ -321,6 +367,8 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
             },
             insecure: args.insecure,
             http2_prior_knowledge: args.http2_prior_knowledge,
+            rate: args.rate,
+            max_throttle_wait: Duration::from_secs(args.max_throttle_wait),
             ..ClientSettings::default()
         },
         read_only: args.read_only,
@@ -450,6 +498,38 @@ fn replay(
     Ok(0)
 }
 
+fn read_report(path: &Path) -> Result<(String, Report), RunError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| RunError::Config(format!("{}: cannot read: {e}", path.display())))?;
+    let report = serde_json::from_str(&text)
+        .map_err(|e| RunError::Config(format!("{}: not a report: {e}", path.display())))?;
+    Ok((text, report))
+}
+
+fn verify_report(path: &Path, cases_dir: Option<&Path>) -> Result<u8, RunError> {
+    let (text, _) = read_report(path)?;
+    let catalogue = Catalogue::load(cases_dir)?;
+    let verification = petstore_conformance::report::verify::verify(&text, &catalogue)
+        .map_err(|e| RunError::Config(format!("{}: {e}", path.display())))?;
+    for line in &verification.lines {
+        println!("{line}");
+    }
+    Ok(if verification.intact { 0 } else { 1 })
+}
+
+fn compare_reports(old: &Path, new: &Path, markdown: Option<&Path>) -> Result<u8, RunError> {
+    use petstore_conformance::report::compare;
+    let (_, old) = read_report(old)?;
+    let (_, new) = read_report(new)?;
+    let comparison = compare::compare(&old, &new);
+    print!("{}", compare::render_text(&comparison, &old, &new));
+    if let Some(path) = markdown {
+        std::fs::write(path, compare::render_markdown(&comparison, &old, &new))
+            .map_err(|e| RunError::Config(format!("--markdown {}: {e}", path.display())))?;
+    }
+    Ok(if comparison.regressed() { 1 } else { 0 })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -461,6 +541,8 @@ fn main() -> ExitCode {
             base_url,
             api_key_env,
         } => replay(&report, &rule, base_url, &api_key_env),
+        Command::VerifyReport { report, cases_dir } => verify_report(&report, cases_dir.as_deref()),
+        Command::Compare { old, new, markdown } => compare_reports(&old, &new, markdown.as_deref()),
         Command::Rules { cases_dir } => Catalogue::load(cases_dir.as_deref())
             .map_err(RunError::from)
             .and_then(|catalogue| {

@@ -54,9 +54,27 @@ pub struct Exchange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport_error: Option<String>,
     pub elapsed_ms: u64,
+    /// When the target throttled the request (429, or 503 with Retry-After): how long the
+    /// client waited, and whether it gave up (the response is then the throttling answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled: Option<Throttling>,
+}
+
+/// The waits of one request that the target throttled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Throttling {
+    pub waits: u32,
+    pub waited_ms: u64,
+    /// Still throttled after `--max-throttle-wait`: the answer says nothing of the contract.
+    pub gave_up: bool,
 }
 
 impl Exchange {
+    /// The target was still throttling this request when the client stopped waiting.
+    pub fn gave_up_throttled(&self) -> bool {
+        self.throttled.is_some_and(|t| t.gave_up)
+    }
+
     pub fn status(&self) -> Option<u16> {
         self.response.as_ref().map(|r| r.status)
     }
@@ -301,6 +319,7 @@ mod tests {
             response: None,
             transport_error: None,
             elapsed_ms: 0,
+            throttled: None,
         };
         let curl = exchange.curl("PETSTORE_API_KEY");
         assert!(

@@ -531,3 +531,121 @@ fn a_misspelt_check_or_param_is_exit_2_naming_file_rule_and_field() {
         }
     }
 }
+
+#[test]
+fn a_throttling_target_is_waited_out_or_inconclusive_never_failed() {
+    // Waits not allowed: every request the gateway throttles gives up, and its rule is
+    // inconclusive; no rule fails and the 429s are not held against the oracles.
+    let dir = temp_dir("throttled-give-up");
+    let output = run(
+        &[
+            "--reference-variant",
+            "throttled",
+            "--max-throttle-wait",
+            "0",
+            "--seed",
+            "5",
+        ],
+        None,
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert!(report["throttling"]["gave_up"].as_u64().unwrap() > 0);
+    let rules = report["rules"].as_array().unwrap();
+    assert!(rules.iter().all(|rule| rule["verdict"] != "failed"));
+    assert!(rules.iter().any(|rule| {
+        rule["verdict"] == "inconclusive"
+            && rule["reason"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("target throttled"))
+    }));
+    assert_eq!(report["conformance"], "undetermined");
+    // Under the gateway's rate, nothing is throttled and the target conforms.
+    let dir = temp_dir("throttled-rate");
+    let output = run(
+        &[
+            "--reference-variant",
+            "throttled",
+            "--rate",
+            "250",
+            "--seed",
+            "5",
+        ],
+        None,
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["conformance"], "conforms");
+}
+
+#[test]
+fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
+    let before = temp_dir("compare-before");
+    let after = temp_dir("compare-after");
+    assert_eq!(run(&["--seed", "4"], None, &before).status.code(), Some(0));
+    let output = run(
+        &["--seed", "4", "--reference-fault", "duplicate-ids"],
+        None,
+        &after,
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let report = before.join("report.json");
+    let verify = |path: &Path| {
+        Command::new(BIN)
+            .arg("verify-report")
+            .arg(path)
+            .output()
+            .unwrap()
+    };
+    let intact = verify(&report);
+    let said = String::from_utf8_lossy(&intact.stdout).into_owned();
+    assert_eq!(intact.status.code(), Some(0), "{said}");
+    assert!(said.starts_with("intact"), "{said}");
+    assert!(said.contains("the text this suite carries"), "{said}");
+    assert!(said.contains("the one this suite runs"), "{said}");
+    // One verdict changed by hand: the digest no longer matches.
+    let text = std::fs::read_to_string(&report).unwrap();
+    let edited = before.join("edited.json");
+    std::fs::write(
+        &edited,
+        text.replacen("\"failed_required\": 0", "\"failed_required\": 1", 1),
+    )
+    .unwrap();
+    let output = verify(&edited);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("EDITED"));
+    // The nightly gate: a rule that newly fails is exit 1; the other way round, exit 0.
+    let markdown = after.join("compare.md");
+    let output = Command::new(BIN)
+        .arg("compare")
+        .arg(&report)
+        .arg(after.join("report.json"))
+        .arg("--markdown")
+        .arg(&markdown)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("new failures: ") && said.contains("create-pet/concurrent/distinct-ids"),
+        "{said}"
+    );
+    let markdown = std::fs::read_to_string(markdown).unwrap();
+    assert!(markdown.contains("a rule newly fails"), "{markdown}");
+    let output = Command::new(BIN)
+        .arg("compare")
+        .arg(after.join("report.json"))
+        .arg(&report)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("fixed: ") && !said.contains("fixed: 0"),
+        "{said}"
+    );
+}

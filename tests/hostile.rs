@@ -201,6 +201,13 @@ fn run_against(behaviour: Behaviour) {
             report.len()
         );
         let parsed: serde_json::Value = serde_json::from_str(&report).unwrap();
+        // It reads back into the report model and writes out the same.
+        let model: petstore_conformance::report::Report = serde_json::from_str(&report).unwrap();
+        assert_eq!(
+            serde_json::to_value(&model).unwrap(),
+            parsed,
+            "{behaviour:?}"
+        );
         assert_eq!(parsed["conformance"], "does-not-conform", "{behaviour:?}");
         written.push_str(&report);
     } else {

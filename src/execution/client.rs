@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::redact::Redactor;
 use crate::generation::request::{Body, NearMiss, RequestSpec};
-use crate::outcome::{Exchange, RecordedRequest, RecordedResponse};
+use crate::outcome::{Exchange, RecordedRequest, RecordedResponse, Throttling};
 
 /// Limits of the client, from the command line.
 #[derive(Debug, Clone)]
@@ -23,6 +23,10 @@ pub struct ClientSettings {
     pub insecure: bool,
     /// Speak HTTP/2 without negotiation (h2c). Over TLS, HTTP/2 is negotiated anyway.
     pub http2_prior_knowledge: bool,
+    /// Requests per second across the whole run; `None`: as fast as the rules go.
+    pub rate: Option<f64>,
+    /// The most one request waits out throttling (429, 503 with Retry-After) in all.
+    pub max_throttle_wait: Duration,
 }
 
 impl Default for ClientSettings {
@@ -34,6 +38,8 @@ impl Default for ClientSettings {
             ca_certificates: Vec::new(),
             insecure: false,
             http2_prior_knowledge: false,
+            rate: None,
+            max_throttle_wait: Duration::from_secs(30),
         }
     }
 }
@@ -59,6 +65,69 @@ pub struct Client {
     settings: ClientSettings,
     /// Turns true when the run is interrupted: requests in flight are dropped.
     cancelled: Option<tokio::sync::watch::Receiver<bool>>,
+    /// The next free slot under `--rate`.
+    next_slot: std::sync::Mutex<tokio::time::Instant>,
+    throttle: ThrottleCounter,
+}
+
+/// What throttling cost a run: waits, time waited, requests given up on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ThrottleTally {
+    pub waits: u64,
+    pub waited_ms: u64,
+    pub gave_up: u64,
+}
+
+#[derive(Default)]
+struct ThrottleCounter {
+    waits: std::sync::atomic::AtomicU64,
+    waited_ms: std::sync::atomic::AtomicU64,
+    gave_up: std::sync::atomic::AtomicU64,
+}
+
+impl ThrottleCounter {
+    fn record(&self, waits: u64, waited: Duration, gave_up: bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.waits.fetch_add(waits, Relaxed);
+        self.waited_ms
+            .fetch_add(waited.as_millis().try_into().unwrap_or(u64::MAX), Relaxed);
+        self.gave_up.fetch_add(u64::from(gave_up), Relaxed);
+    }
+
+    fn snapshot(&self) -> ThrottleTally {
+        use std::sync::atomic::Ordering::Relaxed;
+        ThrottleTally {
+            waits: self.waits.load(Relaxed),
+            waited_ms: self.waited_ms.load(Relaxed),
+            gave_up: self.gave_up.load(Relaxed),
+        }
+    }
+}
+
+/// How long to wait before sending a throttled request again; `None` when it was not throttled
+/// (a 503 without Retry-After is a server error, not throttling).
+fn throttle_wait(exchange: &Exchange, waits: u32) -> Option<Duration> {
+    let status = exchange.status()?;
+    if !matches!(status, 429 | 503) {
+        return None;
+    }
+    let retry_after = exchange.header("retry-after").map(str::trim);
+    match retry_after {
+        Some(value) => {
+            if let Ok(seconds) = value.parse::<u64>() {
+                return Some(Duration::from_secs(seconds));
+            }
+            let date = httpdate::parse_http_date(value).ok()?;
+            Some(
+                date.duration_since(std::time::SystemTime::now())
+                    .unwrap_or_default(),
+            )
+        }
+        None if status == 429 => {
+            Some(Duration::from_millis(500) * 2u32.saturating_pow(waits.min(10)))
+        }
+        None => None,
+    }
 }
 
 impl Client {
@@ -102,6 +171,8 @@ impl Client {
             runtime,
             settings,
             cancelled: None,
+            next_slot: std::sync::Mutex::new(tokio::time::Instant::now()),
+            throttle: ThrottleCounter::default(),
         })
     }
 
@@ -151,7 +222,56 @@ impl Client {
         }
     }
 
+    /// Sends at the configured rate; a 429, or a 503 with Retry-After, is waited out (the
+    /// Retry-After given, or for a 429 without one a doubling backoff) and sent again while the
+    /// waits stay within `max_throttle_wait`. No other status is ever retried.
     async fn send_async(&self, spec: &RequestSpec) -> Exchange {
+        let mut throttling = Throttling::default();
+        loop {
+            self.pace().await;
+            let mut exchange = self.send_once(spec).await;
+            let Some(wait) = throttle_wait(&exchange, throttling.waits) else {
+                if throttling.waits > 0 {
+                    exchange.throttled = Some(throttling);
+                }
+                return exchange;
+            };
+            let waited = Duration::from_millis(throttling.waited_ms);
+            if waited + wait > self.settings.max_throttle_wait {
+                throttling.gave_up = true;
+                exchange.throttled = Some(throttling);
+                self.throttle.record(0, Duration::ZERO, true);
+                return exchange;
+            }
+            tokio::time::sleep(wait).await;
+            throttling.waits += 1;
+            throttling.waited_ms += wait.as_millis().try_into().unwrap_or(u64::MAX);
+            self.throttle.record(1, wait, false);
+        }
+    }
+
+    /// Waits for this request's slot under `--rate`.
+    async fn pace(&self) {
+        let Some(rate) = self.settings.rate.filter(|r| *r > 0.0) else {
+            return;
+        };
+        let interval = Duration::from_secs_f64(1.0 / rate);
+        let slot = {
+            let mut next = self.next_slot.lock().unwrap_or_else(|e| e.into_inner());
+            let now = tokio::time::Instant::now();
+            let slot = (*next).max(now);
+            *next = slot + interval;
+            slot
+        };
+        tokio::time::sleep_until(slot).await;
+    }
+
+    /// What the target's throttling cost the run so far.
+    pub fn throttle_tally(&self) -> ThrottleTally {
+        self.throttle.snapshot()
+    }
+
+    async fn send_once(&self, spec: &RequestSpec) -> Exchange {
         let started = Instant::now();
         let mut url = match reqwest::Url::parse(&format!("{}{}", self.base, spec.path)) {
             Ok(url) => url,
@@ -218,6 +338,7 @@ impl Client {
                     response: None,
                     transport_error: Some(self.redactor.redact(&describe_error(&e))),
                     elapsed_ms: elapsed_ms(started),
+                    throttled: None,
                 };
             }
         };
@@ -265,6 +386,7 @@ impl Client {
             }),
             transport_error: body_error.map(|e| self.redactor.redact(&e)),
             elapsed_ms: elapsed_ms(started),
+            throttled: None,
         }
     }
 
@@ -296,6 +418,7 @@ impl Client {
             response: None,
             transport_error: Some(error),
             elapsed_ms: elapsed_ms(started),
+            throttled: None,
         }
     }
 }

@@ -269,6 +269,7 @@ mod tests {
                 response: None,
                 transport_error: None,
                 elapsed_ms: 0,
+                throttled: None,
             };
             let curl = exchange.curl("K");
             assert!(curl.contains("${K") && !curl.contains("REDACTED"), "{curl}");

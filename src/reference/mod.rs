@@ -71,6 +71,8 @@ struct Shared {
     store: Mutex<Store>,
     /// createPet requests being handled right now.
     creates_in_flight: std::sync::atomic::AtomicUsize,
+    /// Under the throttled variant: the current 100 ms window and the requests it let in.
+    throttle_window: Mutex<(std::time::Instant, u32)>,
 }
 
 impl Shared {
@@ -178,6 +180,7 @@ pub fn router(config: ReferenceConfig) -> Router {
         config,
         store: Mutex::new(Store::default()),
         creates_in_flight: std::sync::atomic::AtomicUsize::new(0),
+        throttle_window: Mutex::new((std::time::Instant::now(), 0)),
     });
     if state.is(Variant::CrowdedStore) {
         for n in 0..3000 {
@@ -206,7 +209,35 @@ async fn delay(State(shared): State<AppState>, request: Request, next: Next) -> 
     if !shared.config.latency.is_zero() {
         tokio::time::sleep(shared.config.latency).await;
     }
+    if shared.is(Variant::Throttled) && over_rate(&shared) {
+        // A gateway in front of the service: 429 with Retry-After, as a staging one answers.
+        let mut response = error(
+            &shared,
+            StatusCode::TOO_MANY_REQUESTS,
+            "throttled",
+            "too many requests",
+        );
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return response;
+    }
     next.run(request).await
+}
+
+/// Requests let in per 100 ms window under the throttled variant (300 per second).
+const THROTTLE_PER_WINDOW: u32 = 30;
+
+fn over_rate(shared: &Shared) -> bool {
+    let mut window = shared
+        .throttle_window
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if window.0.elapsed() >= std::time::Duration::from_millis(100) {
+        *window = (std::time::Instant::now(), 0);
+    }
+    window.1 += 1;
+    window.1 > THROTTLE_PER_WINDOW
 }
 
 /// A JSON answer, with the content type the faults may spoil.

@@ -17,6 +17,7 @@ pub enum Variant {
     PrettyReordered,
     CrowdedStore,
     Unprocessable422,
+    Throttled,
     /// The reference always accepts h2c; this variant is run with --http2-prior-knowledge.
     Http2,
 }
@@ -47,6 +48,11 @@ pub const VARIANTS: &[VariantInfo] = &[
         variant: Variant::NegativeIds,
         name: "negative-ids",
         description: "ids count down from -1 (int64 allows them)",
+    },
+    VariantInfo {
+        variant: Variant::Throttled,
+        name: "throttled",
+        description: "a gateway answers 429 with Retry-After: 1 past 300 requests per second",
     },
     VariantInfo {
         variant: Variant::StatusDefaultAvailable,

@@ -42,6 +42,13 @@ pub fn render(report: &Report) -> String {
             "\n**Interrupted** (SIGINT or SIGTERM): the rules not run are skipped."
         );
     }
+    if report.throttling.waits > 0 || report.throttling.gave_up > 0 {
+        let _ = writeln!(
+            out,
+            "\nThe target throttled: {} waits ({} ms in all), {} requests given up on (their rules inconclusive).",
+            report.throttling.waits, report.throttling.waited_ms, report.throttling.gave_up
+        );
+    }
     if let Some(reason) = &report.target.stopped_answering {
         let _ = writeln!(out, "\n**The target stopped answering**: {reason}.");
     }

@@ -1,8 +1,10 @@
 //! One report model, rendered as JSON, JUnit XML and Markdown, each in its own module.
 
+pub mod compare;
 mod json;
 mod junit;
 mod markdown;
+pub mod verify;
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +16,7 @@ use crate::execution::Redactor;
 use crate::outcome::{Counterexample, Verdict, VerdictKind};
 use crate::outcome::{RecordedRequest, RecordedResponse};
 
-pub use json::render as render_json;
+pub use json::{canonical_digest, render as render_json};
 pub use junit::render as render_junit;
 pub use markdown::render as render_markdown;
 
@@ -37,6 +39,9 @@ pub struct Report {
     pub duration_ms: u64,
     /// SIGINT or SIGTERM stopped the run: the rules not run are skipped ("interrupted").
     pub interrupted: bool,
+    /// What the target's throttling cost: waits, time waited, requests given up on.
+    #[serde(default)]
+    pub throttling: crate::execution::client::ThrottleTally,
     pub conformance: Conformance,
     pub totals: Totals,
     /// Re-runs the same cases against the same target.
@@ -45,6 +50,16 @@ pub struct Report {
     /// Every pet the run created names start with this.
     pub run_prefix: String,
     pub created_pets: CreatedPetsInfo,
+    /// The SHA-256 of the report's own canonical content (this field empty), written by the
+    /// JSON rendering: `verify-report` recomputes it.
+    #[serde(default)]
+    pub integrity: Integrity,
+}
+
+/// The digest that shows a report was not edited.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Integrity {
+    pub sha256: String,
 }
 
 /// Where the pets a run created are listed, and how many there are.
@@ -71,6 +86,9 @@ pub struct ContractInfo {
     pub document: String,
     /// SHA-256 of that text: which text exactly the run certified against.
     pub sha256: String,
+    /// SHA-256 of the rule catalogue as loaded (canonical JSON of its rules).
+    #[serde(default)]
+    pub catalogue_sha256: String,
     pub schemas: String,
     pub cases: String,
 }
@@ -156,6 +174,9 @@ pub struct FailureReport {
     pub response: Option<RecordedResponse>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport_error: Option<String>,
+    /// When the target throttled the request before answering it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled: Option<crate::outcome::Throttling>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curl: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,6 +218,7 @@ impl RuleReport {
                     .exchange
                     .as_ref()
                     .and_then(|e| e.transport_error.clone()),
+                throttled: failure.exchange.as_ref().and_then(|e| e.throttled),
                 curl: failure.exchange.as_ref().map(|e| e.curl(key_env)),
                 counterexample: failure.counterexample.clone(),
                 steps: failure

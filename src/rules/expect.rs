@@ -9,6 +9,9 @@ use crate::outcome::{Exchange, RecordedResponse};
 /// The response, or an inconclusive verdict when the target sent none: a transport failure is
 /// not evidence about the contract.
 pub fn response(exchange: &Exchange) -> Result<&RecordedResponse, Verdict> {
+    if exchange.gave_up_throttled() {
+        return Err(throttled(exchange));
+    }
     exchange.response.as_ref().ok_or_else(|| {
         Verdict::inconclusive(format!(
             "{} {}: {}",
@@ -17,6 +20,17 @@ pub fn response(exchange: &Exchange) -> Result<&RecordedResponse, Verdict> {
             exchange.summary()
         ))
     })
+}
+
+/// The verdict of a request the target kept throttling: nothing about the contract.
+pub fn throttled(exchange: &Exchange) -> Verdict {
+    let waits = exchange.throttled.map_or(0, |t| t.waits);
+    Verdict::inconclusive(format!(
+        "target throttled: {} {} still answered {} after {waits} waits (raise --max-throttle-wait, or lower --rate)",
+        exchange.request.method,
+        exchange.request.url,
+        exchange.summary()
+    ))
 }
 
 /// Inconclusive when the body was cut at `--body-cap`: what it would have parsed to is unknown.

@@ -456,6 +456,17 @@ fn judge(ctx: &RuleCtx) -> Verdict {
             if failure
                 .exchange
                 .as_ref()
+                .is_some_and(Exchange::gave_up_throttled) =>
+        {
+            failure
+                .exchange
+                .as_ref()
+                .map_or_else(|| Verdict::inconclusive("throttled"), expect::throttled)
+        }
+        Verdict::Failed(failure)
+            if failure
+                .exchange
+                .as_ref()
                 .is_none_or(|exchange| exchange.response.is_none()) =>
         {
             let seen = failure

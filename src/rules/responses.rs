@@ -139,6 +139,9 @@ impl Observations {
         exchange: &Exchange,
         contract: &Contract,
     ) {
+        if exchange.gave_up_throttled() {
+            return; // a throttling answer is the gateway's, not the contract's
+        }
         let found: Vec<Option<Option<String>>> = STATEMENTS
             .iter()
             .map(|statement| problem(*statement, operation, exchange, contract))
