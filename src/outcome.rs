@@ -148,12 +148,14 @@ fn shell_quote(text: &str) -> String {
 
 /// What a verdict is, without its evidence: what reports and gates compare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum VerdictKind {
     Passed,
     Failed,
     Inconclusive,
     Skipped,
+    /// Failed, and on the team's list of known failures (not expired): not gated.
+    KnownFailure,
 }
 
 impl VerdictKind {
@@ -163,6 +165,7 @@ impl VerdictKind {
             VerdictKind::Failed => "failed",
             VerdictKind::Inconclusive => "inconclusive",
             VerdictKind::Skipped => "skipped",
+            VerdictKind::KnownFailure => "known-failure",
         }
     }
 }

@@ -649,3 +649,105 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
         "{said}"
     );
 }
+
+#[test]
+fn known_failures_are_reported_not_gated_until_they_expire() {
+    let dir = temp_dir("known-failures");
+    let list = dir.join("known.toml");
+    let write = |text: &str| std::fs::write(&list, text).unwrap();
+    let run_with = |faults: &[&str]| {
+        let mut args = vec!["--seed", "4", "--known-failures", list.to_str().unwrap()];
+        for fault in faults {
+            args.extend(["--reference-fault", fault]);
+        }
+        let report_dir = dir.join("reports");
+        let output = run(&args, None, &report_dir);
+        let report: serde_json::Value = std::fs::read(report_dir.join("report.json"))
+            .map(|bytes| serde_json::from_slice(&bytes).unwrap())
+            .unwrap_or_default();
+        (output, report)
+    };
+    let rule = |report: &serde_json::Value, id: &str| {
+        report["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|rule| rule["id"] == id)
+            .cloned()
+            .unwrap()
+    };
+    // Known: the only failure is on the list, so the gate passes and the answer says why.
+    write(
+        r#"known_failures = [
+  { rule = "create-pet/invalid/category-id-wrong-type", reason = "PET-9", link = "https://tracker.example/PET-9", expires = "2099-12-31" },
+]"#,
+    );
+    let (output, report) = run_with(&["create-category-id-coerced"]);
+    let failed: Vec<&str> = report["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["verdict"] == "failed")
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    let known = rule(&report, "create-pet/invalid/category-id-wrong-type");
+    assert_eq!(known["verdict"], "known-failure", "{known}");
+    assert_eq!(known["gated"], false);
+    assert_eq!(
+        known["known_failure"]["link"],
+        "https://tracker.example/PET-9"
+    );
+    // The fault also fails rules that are not on the list: those still gate.
+    assert_eq!(
+        output.status.code(),
+        Some(if failed.is_empty() { 0 } else { 1 }),
+        "{failed:?}"
+    );
+    assert_eq!(report["totals"]["known_failures"], 1);
+    // Fixed: the listed rule passes, and says it can come off the list.
+    let (output, report) = run_with(&[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let fixed = rule(&report, "create-pet/invalid/category-id-wrong-type");
+    assert_eq!(fixed["verdict"], "passed");
+    assert_eq!(fixed["reason"], "fixed: remove it from the known failures");
+    // Expired: the entry no longer excuses the failure.
+    write(
+        r#"known_failures = [{ rule = "create-pet/invalid/category-id-wrong-type", reason = "PET-9", expires = "2020-01-01" }]"#,
+    );
+    let (output, report) = run_with(&["create-category-id-coerced"]);
+    assert_eq!(output.status.code(), Some(1));
+    let expired = rule(&report, "create-pet/invalid/category-id-wrong-type");
+    assert_eq!(expired["verdict"], "failed");
+    assert_eq!(expired["gated"], true);
+    assert!(
+        expired["reason"]
+            .as_str()
+            .unwrap()
+            .contains("expired on 2020-01-01")
+    );
+    // A rule that does not exist, or a key that is not known: exit 2 naming the file.
+    for (text, needle) in [
+        (
+            r#"known_failures = [{ rule = "no/such-rule", reason = "x" }]"#,
+            "no/such-rule",
+        ),
+        (
+            r#"known_failures = [{ rule = "auth/missing-key/list-pets", reson = "x" }]"#,
+            "reson",
+        ),
+        (
+            r#"known_failures = [{ rule = "auth/missing-key/list-pets", reason = "x", expires = "soon" }]"#,
+            "YYYY-MM-DD",
+        ),
+    ] {
+        write(text);
+        let (output, _) = run_with(&[]);
+        let said = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{said}");
+        assert!(
+            said.contains("known.toml") && said.contains(needle),
+            "{said}"
+        );
+        assert_eq!(said.lines().count(), 1, "{said}");
+    }
+}

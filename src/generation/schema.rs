@@ -238,16 +238,15 @@ pub fn integer_range(schema: &Value) -> (i64, i64) {
     (bound("minimum", i64::MIN), bound("maximum", i64::MAX))
 }
 
+/// A length bound of `schema`, cut at what generation builds.
+fn capped(schema: &Value, key: &str, cap: usize) -> Option<usize> {
+    let bound = schema.get(key).and_then(Value::as_u64)?;
+    Some(usize::try_from(bound).unwrap_or(usize::MAX).min(cap))
+}
+
 fn string_lengths(schema: &Value) -> (usize, usize) {
-    let bound = |key: &str| {
-        schema.get(key).and_then(Value::as_u64).map(|n| {
-            usize::try_from(n)
-                .unwrap_or(usize::MAX)
-                .min(MAX_GENERATED_LENGTH)
-        })
-    };
-    let min = bound("minLength").unwrap_or(0);
-    let max = bound("maxLength").unwrap_or(LONG_STRING);
+    let min = capped(schema, "minLength", MAX_GENERATED_LENGTH).unwrap_or(0);
+    let max = capped(schema, "maxLength", MAX_GENERATED_LENGTH).unwrap_or(LONG_STRING);
     (min, max.max(min))
 }
 
@@ -352,15 +351,8 @@ pub fn strategy(schema: &Value) -> Result<BoxedStrategy<Value>, GenerationError>
         Some("null") => Just(Value::Null).boxed(),
         Some("array") => {
             let items = strategy(schema.get("items").unwrap_or(&json!({})))?;
-            let bound = |key: &str| {
-                schema.get(key).and_then(Value::as_u64).map(|n| {
-                    usize::try_from(n)
-                        .unwrap_or(usize::MAX)
-                        .min(MAX_GENERATED_ITEMS)
-                })
-            };
-            let min = bound("minItems").unwrap_or(0);
-            let max = bound("maxItems").unwrap_or(min + 8);
+            let min = capped(schema, "minItems", MAX_GENERATED_ITEMS).unwrap_or(0);
+            let max = capped(schema, "maxItems", MAX_GENERATED_ITEMS).unwrap_or(min + 8);
             proptest::collection::vec(items, min..=max.max(min))
                 .prop_map(Value::Array)
                 .boxed()

@@ -32,10 +32,12 @@ pub fn render(report: &Report) -> String {
         let message = match (&rule.failure, &rule.reason) {
             (Some(failure), _) => Some(format!(
                 "{}{}: expected {}; observed {}",
-                if rule.gated {
-                    ""
-                } else {
-                    "not gated (recommended): "
+                match (rule.gated, &rule.known_failure) {
+                    (true, _) => String::new(),
+                    (false, Some(known)) if rule.verdict == VerdictKind::KnownFailure => {
+                        format!("known failure, not gated ({}): ", known.reason)
+                    }
+                    (false, _) => "not gated (recommended): ".into(),
                 },
                 rule.id,
                 failure.expected,

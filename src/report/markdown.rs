@@ -68,20 +68,24 @@ pub fn render(report: &Report) -> String {
         t.failed_recommended,
         t.inconclusive,
         t.skipped,
-        if t.not_selected > 0 {
-            format!(", {} not selected", t.not_selected)
-        } else {
-            String::new()
-        }
+        [
+            (t.known_failures, "known failures (not gated)"),
+            (t.not_selected, "not selected"),
+        ]
+        .iter()
+        .filter(|(count, _)| *count > 0)
+        .map(|(count, what)| format!(", {count} {what}"))
+        .collect::<String>()
     );
     let _ = writeln!(out, "\nRe-run: `{}`", report.rerun);
     let mut ordered: Vec<_> = report.rules.iter().collect();
     let rank = |verdict: VerdictKind, gated: bool| match (verdict, gated) {
         (VerdictKind::Failed, true) => 0,
         (VerdictKind::Failed, false) => 1,
-        (VerdictKind::Inconclusive, _) => 2,
-        (VerdictKind::Skipped, _) => 3,
-        (VerdictKind::Passed, _) => 4,
+        (VerdictKind::KnownFailure, _) => 2,
+        (VerdictKind::Inconclusive, _) => 3,
+        (VerdictKind::Skipped, _) => 4,
+        (VerdictKind::Passed, _) => 5,
     };
     ordered.sort_by_key(|rule| rank(rule.verdict, rule.gated));
     let _ = writeln!(out, "\n| verdict | level | rule | what was seen |");

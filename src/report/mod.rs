@@ -62,6 +62,26 @@ pub struct Integrity {
     pub sha256: String,
 }
 
+/// An entry of a team's list of known failures (`--known-failures FILE`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnownFailure {
+    pub rule: String,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// `YYYY-MM-DD`: from the day after, the rule gates again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+}
+
+impl KnownFailure {
+    /// Whether the entry has run out on `today` (`YYYY-MM-DD`).
+    pub fn expired(&self, today: &str) -> bool {
+        self.expires.as_deref().is_some_and(|date| date < today)
+    }
+}
+
 /// Where the pets a run created are listed, and how many there are.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CreatedPetsInfo {
@@ -120,6 +140,9 @@ pub enum Conformance {
     DoesNotConform,
     /// No gated rule failed, but a required rule was inconclusive, skipped or not selected.
     Undetermined,
+    /// No gated rule failed, but a required rule is a known failure: the gate passes, the
+    /// target does not conform yet.
+    KnownFailuresOnly,
 }
 
 impl Conformance {
@@ -128,6 +151,7 @@ impl Conformance {
             Conformance::Conforms => "conforms",
             Conformance::DoesNotConform => "does not conform",
             Conformance::Undetermined => "undetermined",
+            Conformance::KnownFailuresOnly => "conforms but for known failures",
         }
     }
 }
@@ -142,6 +166,9 @@ pub struct Totals {
     pub skipped: usize,
     /// Rules of the catalogue left out by a filter.
     pub not_selected: usize,
+    /// Failed rules on the list of known failures (not gated).
+    #[serde(default)]
+    pub known_failures: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -158,6 +185,9 @@ pub struct RuleReport {
     pub gated: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The entry of the known-failures list this rule is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_failure: Option<KnownFailure>,
     pub cases_run: u32,
     pub duration_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -247,6 +277,7 @@ impl RuleReport {
             verdict: verdict.kind(),
             gated,
             reason,
+            known_failure: None,
             cases_run,
             duration_ms,
             failure,

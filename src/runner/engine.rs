@@ -11,6 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::Value;
 
+use super::known::KnownFailures;
 use super::regressions::{self, Regression};
 use crate::catalogue::{Catalogue, Level, Rule};
 use crate::contract::{
@@ -20,6 +21,7 @@ use crate::contract::{
 use crate::execution::{Client, ClientSettings, Redactor};
 use crate::generation::Schemas;
 use crate::generation::request::RequestSpec;
+use crate::outcome::VerdictKind;
 use crate::reference::{Fault, ReferenceConfig, ReferenceServer, Variant};
 use crate::report::{
     CREATED_PETS_FILE, Conformance, ContractInfo, CreatedPetsInfo, Named, Report, ReportDir,
@@ -92,6 +94,8 @@ pub struct RunConfig {
     pub announce: bool,
     /// Latency the built-in reference adds to every answer.
     pub reference_latency: Duration,
+    /// A TOML list of known failures (`known_failures = [{ rule, reason, link, expires }]`).
+    pub known_failures: Option<PathBuf>,
 }
 
 impl RunConfig {
@@ -118,6 +122,7 @@ impl RunConfig {
             max_transport_failures: DEFAULT_MAX_TRANSPORT_FAILURES,
             announce: false,
             reference_latency: Duration::ZERO,
+            known_failures: None,
         }
     }
 }
@@ -399,7 +404,9 @@ fn run_trials(
     config: &RunConfig,
     catalogue: &Catalogue,
     run: &Arc<Run>,
+    known: &KnownFailures,
 ) -> Result<Option<Results>, RunError> {
+    let today = super::known::today();
     let mut args = config.libtest.clone();
     if args.test_threads.is_none() {
         args.test_threads = Some(DEFAULT_CONCURRENCY);
@@ -430,6 +437,11 @@ fn run_trials(
         let results = Arc::clone(&results);
         let rule_owned = rule.clone();
         let gates = config.gate.gates(rule.level);
+        // A failure on the known list shows as such, not as a failure, while it lasts.
+        let excuse = known
+            .get(&rule.id)
+            .filter(|entry| !entry.expired(&today))
+            .map(|entry| format!("known failure ({})", entry.reason));
         let trial = Trial::ignorable_test(rule.id.clone(), move || {
             gate_for_trial.wait_for_earlier(phase);
             let started = Instant::now();
@@ -449,7 +461,7 @@ fn run_trials(
                     verdict => verdict,
                 }
             };
-            let outcome = libtest_outcome(&verdict, gates);
+            let outcome = libtest_outcome(&verdict, gates, excuse.as_deref());
             let result = RuleResult {
                 cases_run: ctx.cases_run(),
                 duration_ms: started.elapsed().as_millis() as u64,
@@ -482,25 +494,36 @@ fn run_trials(
     )))
 }
 
-/// Stage 5: verdicts tallied into rule reports and the run's answer.
+/// Stage 5: verdicts tallied into rule reports and the run's answer. A failure on the list of
+/// known failures (not expired) is a `known-failure`, not gated; a listed rule that passes
+/// says it can come off the list; an expired entry gates again and says so.
 fn tally(
     config: &RunConfig,
     catalogue: &Catalogue,
     results: Results,
+    known: &KnownFailures,
 ) -> (Vec<RuleReport>, Totals, Conformance) {
+    let today = super::known::today();
     let mut totals = Totals::default();
     let mut reports = Vec::new();
     let mut required_undecided = false;
+    let mut required_known = false;
     for (rule, result) in catalogue.rules.iter().zip(results) {
         let Some(result) = result else {
             totals.not_selected += 1;
             required_undecided |= rule.level == Level::Required;
             continue;
         };
-        let gated_failure =
-            matches!(result.verdict, Verdict::Failed(_)) && config.gate.gates(rule.level);
+        let entry = known.get(&rule.id);
+        let failed = matches!(result.verdict, Verdict::Failed(_));
+        let excused = failed && entry.is_some_and(|entry| !entry.expired(&today));
+        let gated_failure = failed && !excused && config.gate.gates(rule.level);
         totals.rules += 1;
         match (&result.verdict, rule.level) {
+            _ if excused => {
+                totals.known_failures += 1;
+                required_known |= rule.level == Level::Required;
+            }
             (Verdict::Passed, _) => totals.passed += 1,
             (Verdict::Failed(_), Level::Required) => totals.failed_required += 1,
             (Verdict::Failed(_), Level::Recommended) => totals.failed_recommended += 1,
@@ -513,19 +536,36 @@ fn tally(
                 required_undecided |= level == Level::Required;
             }
         }
-        reports.push(RuleReport::new(
+        let mut report = RuleReport::new(
             rule,
             &result.verdict,
             gated_failure,
             result.cases_run,
             result.duration_ms,
             &config.api_key_env,
-        ));
+        );
+        if let Some(entry) = entry {
+            report.known_failure = Some(entry.clone());
+            if excused {
+                report.verdict = VerdictKind::KnownFailure;
+                report.reason = Some(format!("known failure: {}", entry.reason));
+            } else if failed {
+                report.reason = Some(format!(
+                    "known failure expired on {}: gated again",
+                    entry.expires.as_deref().unwrap_or("?")
+                ));
+            } else if report.verdict == VerdictKind::Passed {
+                report.reason = Some("fixed: remove it from the known failures".into());
+            }
+        }
+        reports.push(report);
     }
     let conformance = if reports.iter().any(|r| r.gated) {
         Conformance::DoesNotConform
     } else if required_undecided {
         Conformance::Undetermined
+    } else if required_known {
+        Conformance::KnownFailuresOnly
     } else {
         Conformance::Conforms
     };
@@ -591,6 +631,10 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         ));
     }
     let loaded = load(&config)?;
+    let known = match &config.known_failures {
+        Some(path) => super::known::load(path, &loaded.catalogue)?,
+        None => KnownFailures::new(),
+    };
     let listing = config.libtest.list;
     let report_dir = match &config.report_dir {
         Some(dir) if !listing => Some(
@@ -668,14 +712,14 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         );
     }
 
-    let Some(results) = run_trials(&config, &catalogue, &run)? else {
+    let Some(results) = run_trials(&config, &catalogue, &run, &known)? else {
         return Ok(RunOutcome {
             report: None,
             exit_code: 0,
             written: Vec::new(),
         });
     };
-    let (rules, totals, conformance) = tally(&config, &catalogue, results);
+    let (rules, totals, conformance) = tally(&config, &catalogue, results, &known);
     let interrupted = run.stops.interrupted();
     let report = Report {
         suite: Named {
@@ -754,9 +798,18 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
 
 /// The verdict as libtest shows it: a failure that the gate does not count is shown as
 /// ignored with its reason, so libtest's summary agrees with the exit code.
-fn libtest_outcome(verdict: &Verdict, gated: bool) -> Result<Completion, Failed> {
+fn libtest_outcome(
+    verdict: &Verdict,
+    gated: bool,
+    excuse: Option<&str>,
+) -> Result<Completion, Failed> {
     match verdict {
         Verdict::Passed => Ok(Completion::Completed),
+        Verdict::Failed(_) if excuse.is_some() => Ok(Completion::ignored_with(format!(
+            "{}, not gated: {}",
+            excuse.unwrap_or_default(),
+            verdict.message()
+        ))),
         Verdict::Failed(_) if gated => Err(verdict.message().into()),
         Verdict::Failed(_) => Ok(Completion::ignored_with(format!(
             "recommended, not gated: {}",

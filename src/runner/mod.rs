@@ -3,6 +3,7 @@
 //! counterexamples found on real targets. The floor above the report: it uses every other.
 
 pub mod engine;
+pub mod known;
 pub mod regressions;
 pub mod replay;
 

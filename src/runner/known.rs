@@ -1,0 +1,67 @@
+//! Known failures: a baseline of rules a team knows fail on its target, each with a reason, a
+//! link and an expiry date. A known failure is reported as `known-failure` and does not fail
+//! the gate; a known failure that passes says it can be removed; an expired entry gates again.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::engine::RunError;
+use crate::catalogue::Catalogue;
+pub use crate::report::KnownFailure;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KnownFailuresFile {
+    known_failures: Vec<KnownFailure>,
+}
+
+/// The known failures by rule id.
+pub type KnownFailures = BTreeMap<String, KnownFailure>;
+
+/// Reads `known_failures = [{ rule, reason, link, expires }, ...]` from a TOML file; every rule
+/// must be in the catalogue and every date a `YYYY-MM-DD`.
+pub fn load(path: &Path, catalogue: &Catalogue) -> Result<KnownFailures, RunError> {
+    let fail =
+        |reason: String| RunError::Config(format!("--known-failures {}: {reason}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read: {e}")))?;
+    let file: KnownFailuresFile =
+        toml::from_str(&text).map_err(|e| fail(e.to_string().replace('\n', " ")))?;
+    let mut known = KnownFailures::new();
+    for entry in file.known_failures {
+        if catalogue.get(&entry.rule).is_none() {
+            return Err(fail(format!(
+                "rule {:?} is not in the catalogue (`petstore-conformance rules` lists them)",
+                entry.rule
+            )));
+        }
+        if let Some(date) = &entry.expires {
+            let ok = date.len() == 10
+                && date.bytes().enumerate().all(|(i, b)| {
+                    if i == 4 || i == 7 {
+                        b == b'-'
+                    } else {
+                        b.is_ascii_digit()
+                    }
+                });
+            if !ok {
+                return Err(fail(format!(
+                    "rule {:?}: expires {date:?} is not a YYYY-MM-DD date",
+                    entry.rule
+                )));
+            }
+        }
+        known.insert(entry.rule.clone(), entry);
+    }
+    Ok(known)
+}
+
+/// Today, as `YYYY-MM-DD` (UTC).
+pub fn today() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+        .to_string()
+        .chars()
+        .take(10)
+        .collect()
+}
