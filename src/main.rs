@@ -166,6 +166,12 @@ struct RunArgs {
     /// link = "URL", expires = "YYYY-MM-DD" }]`. They are reported, not gated, until they expire.
     #[arg(long, env = "PETSTORE_KNOWN_FAILURES")]
     known_failures: Option<PathBuf>,
+    /// The product under test, recorded in the report as given (for certification).
+    #[arg(long, env = "PETSTORE_PRODUCT")]
+    product: Option<String>,
+    /// The version of the product under test, recorded in the report as given.
+    #[arg(long, env = "PETSTORE_PRODUCT_VERSION")]
+    product_version: Option<String>,
     /// Latency the built-in reference adds to every answer (e.g. 50ms), to see how the suite
     /// behaves against a remote target.
     #[arg(long, env = "PETSTORE_REFERENCE_LATENCY", value_parser = humantime::parse_duration)]
@@ -392,6 +398,8 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
         announce: !listing,
         reference_latency: args.reference_latency.unwrap_or_default(),
         known_failures: args.known_failures,
+        product: args.product,
+        product_version: args.product_version,
     };
     let outcome = engine::execute(config)?;
     if let Some(report) = &outcome.report {
@@ -418,8 +426,30 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
         for path in &outcome.written {
             eprintln!("  wrote {}", path.display());
         }
+        append_step_summary(&outcome.written);
     }
     Ok(outcome.exit_code)
+}
+
+/// In a GitHub Actions job, summary.md is appended to the step summary.
+fn append_step_summary(written: &[PathBuf]) {
+    let Some(target) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) else {
+        return;
+    };
+    let Some(summary) = written.iter().find(|p| p.ends_with("summary.md")) else {
+        return;
+    };
+    let appended = std::fs::read_to_string(summary).and_then(|text| {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&target)?;
+        writeln!(file, "{text}")
+    });
+    if let Err(e) = appended {
+        eprintln!("petstore-conformance: GITHUB_STEP_SUMMARY: cannot append summary.md: {e}");
+    }
 }
 
 fn serve(args: ServeArgs) -> Result<u8, RunError> {

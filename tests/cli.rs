@@ -751,3 +751,28 @@ fn known_failures_are_reported_not_gated_until_they_expire() {
         assert_eq!(said.lines().count(), 1, "{said}");
     }
 }
+
+#[test]
+fn the_product_is_recorded_and_the_summary_goes_to_github() {
+    let dir = temp_dir("product");
+    let step_summary = dir.join("step-summary.md");
+    let output = Command::new(BIN)
+        .args(["run", "--seed", "6", "--no-regressions"])
+        .args(["--product", "Acme Pets", "--product-version", "2.3.1"])
+        .arg("--report-dir")
+        .arg(dir.join("reports"))
+        .env("GITHUB_STEP_SUMMARY", &step_summary)
+        .env_remove("PETSTORE_API_KEY")
+        .env_remove("PETSTORE_BASE_URL")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("reports/report.json")).unwrap()).unwrap();
+    assert_eq!(report["target"]["product"], "Acme Pets");
+    assert_eq!(report["target"]["product_version"], "2.3.1");
+    let summary = std::fs::read_to_string(&step_summary).unwrap();
+    assert!(summary.starts_with("# petstore-conformance"), "{summary}");
+    assert!(summary.contains("**Acme Pets** 2.3.1"), "{summary}");
+}

@@ -31,6 +31,19 @@ pub fn render(report: &Report) -> String {
         report.gate,
         report.duration_ms
     );
+    if let Some(product) = &report.target.product {
+        let _ = writeln!(
+            out,
+            "\nProduct under test: **{}** {}",
+            cell(product),
+            report
+                .target
+                .product_version
+                .as_deref()
+                .map(cell)
+                .unwrap_or_default()
+        );
+    }
     let _ = writeln!(
         out,
         "\nContract text: `{}`, SHA-256 `{}`",

@@ -128,6 +128,14 @@ pub struct TargetInfo {
     /// Why the run stopped sending, when the target stopped answering.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_answering: Option<String>,
+    /// The product under test as the user named it (`--product`, `--product-version`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product_version: Option<String>,
+    /// The target's own `Server` header, from the first answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
 }
 
 /// The run's answer to "does the target conform?".

@@ -96,6 +96,9 @@ pub struct RunConfig {
     pub reference_latency: Duration,
     /// A TOML list of known failures (`known_failures = [{ rule, reason, link, expires }]`).
     pub known_failures: Option<PathBuf>,
+    /// The product under test, as the user names it, recorded in the report.
+    pub product: Option<String>,
+    pub product_version: Option<String>,
 }
 
 impl RunConfig {
@@ -123,6 +126,8 @@ impl RunConfig {
             announce: false,
             reference_latency: Duration::ZERO,
             known_failures: None,
+            product: None,
+            product_version: None,
         }
     }
 }
@@ -750,6 +755,9 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
                 .map(|r| r.version.clone())
                 .unwrap_or_default(),
             stopped_answering: run.stops.target_stopped().map(|r| redactor.redact(r)),
+            product: config.product.clone(),
+            product_version: config.product_version.clone(),
+            server: preflight.header("server").map(String::from),
         },
         seed: config.seed,
         cases_per_property: run.cases,
