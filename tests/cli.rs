@@ -1,17 +1,15 @@
 //! The binary as a user drives it: exit codes, report files, bad input, and the API key never
 //! appearing in anything written.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_petstore-conformance");
+mod common;
+
+use common::{BIN, serve_reference};
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pc-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::temp_dir("cli", name)
 }
 
 fn run(args: &[&str], key: Option<&str>, report_dir: &Path) -> Output {
@@ -226,46 +224,11 @@ fn list_shows_every_rule_with_its_level() {
     );
 }
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `serve-reference` and returns it with its base URL.
-fn serve(key: &str, faults: &[&str]) -> (Server, String) {
-    let mut command = Command::new(BIN);
-    command.args(["serve-reference", "--port", "0", "--api-key", key]);
-    for fault in faults {
-        command.args(["--fault", fault]);
-    }
-    let mut child = command
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("server starts");
-    let stdout = child.stdout.take().unwrap();
-    let mut reader = BufReader::new(stdout);
-    let mut line = String::new();
-    reader.read_line(&mut line).unwrap();
-    let mut key_line = String::new();
-    reader.read_line(&mut key_line).unwrap();
-    assert!(key_line.starts_with("API key: "), "{key_line}");
-    let url = line.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(
-        url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"),
-        "{line}"
-    );
-    (Server(child), url)
-}
-
 #[test]
 fn the_api_key_appears_in_nothing_written() {
     let key = "sk-live-9f8e7d6c5b4a39281706";
     // Faults, so that failures with requests, responses and curl lines are written.
-    let (_server, url) = serve(
+    let (_server, url) = serve_reference(
         key,
         &[
             "unauthorized-without-body",
@@ -319,7 +282,7 @@ fn replay_resends_the_minimal_counterexample() {
 #[test]
 fn counterexamples_are_saved_and_replayed_first() {
     let key = "regression-key";
-    let (_server, url) = serve(key, &["category-id-truncated-32"]);
+    let (_server, url) = serve_reference(key, &["category-id-truncated-32"]);
     let dir = temp_dir("regressions");
     let file = dir.join("counterexamples.json");
     let file_arg = file.to_str().unwrap();
@@ -404,7 +367,7 @@ fn the_same_seed_sends_the_same_requests() {
 #[test]
 fn the_key_can_come_from_a_file() {
     let key = "file-key-31337";
-    let (_server, url) = serve(key, &[]);
+    let (_server, url) = serve_reference(key, &[]);
     let dir = temp_dir("key-file");
     let file = dir.join("key.txt");
     std::fs::write(&file, format!("{key}\n")).unwrap();
@@ -434,7 +397,7 @@ fn the_key_can_come_from_a_file() {
 #[test]
 fn read_only_creates_nothing() {
     let key = "read-only-key";
-    let (_server, url) = serve(key, &[]);
+    let (_server, url) = serve_reference(key, &[]);
     let dir = temp_dir("read-only");
     let output = run(
         &["--base-url", &url, "--read-only", "--no-regressions"],

@@ -12,14 +12,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_petstore-conformance");
+mod common;
 
-/// A fresh directory of this test's own.
+use common::{BIN, Server, serve_reference};
+
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pc-safety-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::temp_dir("safety", name)
 }
 
 /// The binary with no PETSTORE_* variable inherited from whoever runs the tests.
@@ -932,42 +930,6 @@ fn an_absurd_schema_bound_is_capped_or_refused() {
 
 // ---------------------------------------------------------------------------------------------
 // 4. replay sends the key only where it is told to.
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `serve-reference` and returns it with its base URL.
-fn serve_reference(key: &str, faults: &[&str]) -> (Server, String) {
-    let mut command = binary();
-    command.args(["serve-reference", "--port", "0", "--api-key", key]);
-    for fault in faults {
-        command.args(["--fault", fault]);
-    }
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("server starts");
-    let mut reader = BufReader::new(child.stdout.take().unwrap());
-    let server = Server(child);
-    let mut line = String::new();
-    reader.read_line(&mut line).unwrap();
-    let mut key_line = String::new();
-    reader.read_line(&mut key_line).unwrap();
-    assert!(key_line.starts_with("API key: "), "{key_line}");
-    let url = line.trim().rsplit(' ').next().unwrap().to_string();
-    assert!(
-        url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"),
-        "{line}"
-    );
-    (server, url)
-}
 
 #[test]
 fn replay_sends_the_key_only_to_the_configured_target() {

@@ -1,0 +1,54 @@
+//! What the test binaries share: the binary under test, scratch directories, and the built-in
+//! reference served as a separate process (an "external" target). Each test file uses part.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_petstore-conformance");
+
+/// A fresh scratch directory for one test: `suite` names the test file, `name` the test.
+pub fn temp_dir(suite: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pc-{suite}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A `serve-reference` process, killed when dropped.
+pub struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `serve-reference` with `key` and `faults`; returns it with its base URL.
+pub fn serve_reference(key: &str, faults: &[&str]) -> (Server, String) {
+    let mut command = Command::new(BIN);
+    command.args(["serve-reference", "--port", "0", "--api-key", key]);
+    for fault in faults {
+        command.args(["--fault", fault]);
+    }
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("server starts");
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let server = Server(child);
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let mut key_line = String::new();
+    reader.read_line(&mut key_line).unwrap();
+    assert!(key_line.starts_with("API key: "), "{key_line}");
+    let url = line.trim().rsplit(' ').next().unwrap().to_string();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"),
+        "{line}"
+    );
+    (server, url)
+}
