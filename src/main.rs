@@ -68,6 +68,17 @@ enum Command {
         #[arg(long)]
         markdown: Option<PathBuf>,
     },
+    /// Measure: the default suite at 0, 10 and 50 ms of latency (in round trips), time-budget
+    /// throughput against a raw ceiling, peak RSS after a short and a long budget. Prints a
+    /// table and writes it as JSON. Takes about a minute and a half.
+    Bench {
+        /// Where the figures are written as JSON.
+        #[arg(long, default_value = "reports/bench.json")]
+        output: PathBuf,
+        /// Seconds of the long memory run.
+        #[arg(long, default_value_t = 60)]
+        long_budget: u64,
+    },
     /// List the rules of the catalogue: id, level, operation, title.
     Rules {
         /// Directory of the case files (default: ./cases, else the built-in copy).
@@ -534,6 +545,20 @@ fn replay(
     Ok(0)
 }
 
+fn bench(output: &Path, long_budget: u64) -> Result<u8, RunError> {
+    use petstore_conformance::runner::bench;
+    let figures = bench::run_all(Duration::from_secs(long_budget)).map_err(RunError::Config)?;
+    print!("{}", bench::render(&figures));
+    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let json = serde_json::to_string_pretty(&figures).unwrap_or_default();
+    std::fs::write(output, json)
+        .map_err(|e| RunError::Config(format!("{}: {e}", output.display())))?;
+    eprintln!("wrote {}", output.display());
+    Ok(0)
+}
+
 fn read_report(path: &Path) -> Result<(String, Report), RunError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| RunError::Config(format!("{}: cannot read: {e}", path.display())))?;
@@ -577,6 +602,10 @@ fn main() -> ExitCode {
             base_url,
             api_key_env,
         } => replay(&report, &rule, base_url, &api_key_env),
+        Command::Bench {
+            output,
+            long_budget,
+        } => bench(&output, long_budget),
         Command::VerifyReport { report, cases_dir } => verify_report(&report, cases_dir.as_deref()),
         Command::Compare { old, new, markdown } => compare_reports(&old, &new, markdown.as_deref()),
         Command::Rules { cases_dir } => Catalogue::load(cases_dir.as_deref())

@@ -197,6 +197,10 @@ pub struct RuleReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub known_failure: Option<KnownFailure>,
     pub cases_run: u32,
+    /// The rule's chain of dependent requests (a batch sent at once counts one): against a
+    /// remote target, its run time is about this many round trips.
+    #[serde(default)]
+    pub round_trips: u32,
     pub duration_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureReport>,
@@ -287,6 +291,7 @@ impl RuleReport {
             reason,
             known_failure: None,
             cases_run,
+            round_trips: 0,
             duration_ms,
             failure,
         }

@@ -32,6 +32,8 @@ pub struct RuleCtx<'r> {
     /// Derived from the run seed and the rule id, so a subset of rules gets the same cases.
     pub seed: u64,
     cases_run: Cell<u32>,
+    /// Requests this rule waited on one after another (a batch sent at once counts one).
+    round_trips: Cell<u32>,
 }
 
 impl<'r> RuleCtx<'r> {
@@ -41,6 +43,7 @@ impl<'r> RuleCtx<'r> {
             rule,
             seed: run.rule_seed(&rule.id),
             cases_run: Cell::new(0),
+            round_trips: Cell::new(0),
         }
     }
 
@@ -51,17 +54,24 @@ impl<'r> RuleCtx<'r> {
     /// Sends a request through the run's client; every response is also inspected for the
     /// statements that hold on every response (see [`responses`]).
     pub fn send(&self, spec: &RequestSpec) -> Exchange {
+        self.round_trips.set(self.round_trips.get() + 1);
         self.run.send(&self.rule.id, spec)
     }
 
     /// Sends every request at the same moment, each through the recorder.
     pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
+        self.round_trips.set(self.round_trips.get() + 1);
         self.run.send_all(&self.rule.id, specs)
     }
 
     /// Counts one case (one generated or fixed input) of this rule.
     pub fn case_done(&self) {
         self.cases_run.set(self.cases_run.get() + 1);
+    }
+
+    /// The rule's chain of dependent requests: what its run time is, in round trips.
+    pub fn round_trips(&self) -> u32 {
+        self.round_trips.get()
     }
 
     pub fn cases_run(&self) -> u32 {

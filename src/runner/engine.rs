@@ -219,6 +219,7 @@ impl PhaseGate {
 struct RuleResult {
     verdict: Verdict,
     cases_run: u32,
+    round_trips: u32,
     duration_ms: u64,
 }
 
@@ -469,6 +470,7 @@ fn run_trials(
             let outcome = libtest_outcome(&verdict, gates, excuse.as_deref());
             let result = RuleResult {
                 cases_run: ctx.cases_run(),
+                round_trips: ctx.round_trips(),
                 duration_ms: started.elapsed().as_millis() as u64,
                 verdict,
             };
@@ -549,6 +551,7 @@ fn tally(
             result.duration_ms,
             &config.api_key_env,
         );
+        report.round_trips = result.round_trips;
         if let Some(entry) = entry {
             report.known_failure = Some(entry.clone());
             if excused {

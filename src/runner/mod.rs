@@ -2,6 +2,7 @@
 //! (load, target, interrupts, trials, tally, reports); replays recorded requests; keeps the
 //! counterexamples found on real targets. The floor above the report: it uses every other.
 
+pub mod bench;
 pub mod engine;
 pub mod known;
 pub mod regressions;

@@ -1,0 +1,261 @@
+//! `bench`: the figures that say how fast the suite is where it matters, against a remote
+//! target, printed as a table and written as JSON. Not a test: nothing here passes or fails.
+//! 1. The default suite against the reference at 0, 10 and 50 ms of latency: wall time, in
+//!    round trips, beside the critical path (the longest chain of dependent requests of a rule).
+//! 2. Time-budget throughput against a raw ceiling measured in the same run (the same client
+//!    hammering the same reference with no judging), as a ratio.
+//! 3. Peak RSS and report size after 5 s and 60 s budgets (the harness alone: the reference
+//!    runs in a process of its own).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::engine::{self, RunConfig};
+use crate::execution::{Client, ClientSettings};
+use crate::generation::request::RequestSpec;
+use crate::reference::{ReferenceConfig, ReferenceServer};
+
+#[derive(Debug, Serialize)]
+pub struct SuiteFigure {
+    pub latency_ms: u64,
+    pub wall_ms: u64,
+    pub requests: usize,
+    /// Wall time over latency: how many round trips the run cost.
+    pub round_trips: Option<f64>,
+    /// The longest chain of dependent requests of one rule, and that rule.
+    pub critical_path: u32,
+    pub critical_rule: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Throughput {
+    pub budget_s: u64,
+    pub suite_requests_per_s: f64,
+    pub raw_requests_per_s: f64,
+    pub ratio: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Memory {
+    pub budget_s: u64,
+    pub peak_rss_kb: u64,
+    pub report_bytes: u64,
+    pub pets_created: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Bench {
+    pub machine: String,
+    pub suite: Vec<SuiteFigure>,
+    pub throughput: Throughput,
+    pub memory: Vec<Memory>,
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pc-bench-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::create_dir_all(&dir);
+    dir
+}
+
+fn quiet(config: &mut RunConfig, dir: &Path) {
+    config.libtest.logfile = Some(dir.join("libtest.log").display().to_string());
+    config.request_log = Some(dir.join("requests.jsonl"));
+}
+
+fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |text| text.lines().count())
+}
+
+/// The default suite against the reference with `latency` on every answer.
+pub fn suite_at(latency: Duration) -> Result<SuiteFigure, String> {
+    let dir = scratch(&format!("suite-{}", latency.as_millis()));
+    let mut config = RunConfig::reference(1);
+    config.reference_latency = latency;
+    quiet(&mut config, &dir);
+    let started = Instant::now();
+    let outcome = engine::execute(config).map_err(|e| e.to_string())?;
+    let wall = started.elapsed();
+    let report = outcome.report.ok_or("no report")?;
+    let critical = report
+        .rules
+        .iter()
+        .max_by_key(|rule| rule.round_trips)
+        .ok_or("no rule ran")?;
+    Ok(SuiteFigure {
+        latency_ms: latency.as_millis() as u64,
+        wall_ms: wall.as_millis() as u64,
+        requests: lines(&dir.join("requests.jsonl")),
+        round_trips: (!latency.is_zero()).then(|| wall.as_secs_f64() / latency.as_secs_f64()),
+        critical_path: critical.round_trips,
+        critical_rule: critical.id.clone(),
+    })
+}
+
+/// Requests per second the client gets from a fresh reference with nothing judged: eight
+/// loops of GET /pets?limit=20 for `span`.
+fn raw_ceiling(span: Duration) -> Result<f64, String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let key = format!("bench-{}", crate::seed::random_seed());
+    let server = runtime
+        .block_on(ReferenceServer::start(ReferenceConfig::new(key.clone()), 0))
+        .map_err(|e| e.to_string())?;
+    let client = std::sync::Arc::new(
+        Client::new(
+            &server.base_url,
+            &key,
+            ClientSettings::default(),
+            runtime.handle().clone(),
+        )
+        .map_err(|e| e.to_string())?,
+    );
+    let started = Instant::now();
+    let counts: Vec<usize> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..8)
+            .map(|_| {
+                let client = std::sync::Arc::clone(&client);
+                scope.spawn(move || {
+                    let spec = RequestSpec::get("/pets").query("limit", "20");
+                    let mut sent = 0;
+                    while started.elapsed() < span {
+                        client.send(&spec);
+                        sent += 1;
+                    }
+                    sent
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap_or(0)).collect()
+    });
+    Ok(counts.iter().sum::<usize>() as f64 / started.elapsed().as_secs_f64())
+}
+
+/// The suite's requests per second under a time budget, beside the raw ceiling.
+pub fn throughput(budget: Duration) -> Result<Throughput, String> {
+    let dir = scratch("throughput");
+    let mut config = RunConfig::reference(2);
+    config.time_budget = Some(budget);
+    config.cases = 1_000_000;
+    quiet(&mut config, &dir);
+    let started = Instant::now();
+    engine::execute(config).map_err(|e| e.to_string())?;
+    let suite = lines(&dir.join("requests.jsonl")) as f64 / started.elapsed().as_secs_f64();
+    let raw = raw_ceiling(Duration::from_secs(3))?;
+    Ok(Throughput {
+        budget_s: budget.as_secs(),
+        suite_requests_per_s: suite,
+        raw_requests_per_s: raw,
+        ratio: suite / raw,
+    })
+}
+
+/// Peak RSS (VmHWM) of `run --time-budget` in a process of its own, against a reference in
+/// another.
+pub fn memory(budget: Duration) -> Result<Memory, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = scratch(&format!("memory-{}", budget.as_secs()));
+    let key = format!("bench-{}", crate::seed::random_seed());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let server = runtime
+        .block_on(ReferenceServer::start(ReferenceConfig::new(key.clone()), 0))
+        .map_err(|e| e.to_string())?;
+    let mut child = std::process::Command::new(exe)
+        .args(["run", "--no-regressions", "--base-url", &server.base_url])
+        .args(["--time-budget", &budget.as_secs().to_string()])
+        .arg("--report-dir")
+        .arg(dir.join("reports"))
+        .env("PETSTORE_API_KEY", &key)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0u64;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&status) {
+            let kb = text
+                .lines()
+                .find_map(|line| line.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or(0);
+            peak = peak.max(kb);
+        }
+        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let report_path = dir.join("reports/report.json");
+    let report: serde_json::Value = std::fs::read(&report_path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default();
+    Ok(Memory {
+        budget_s: budget.as_secs(),
+        peak_rss_kb: peak,
+        report_bytes: std::fs::metadata(&report_path).map_or(0, |m| m.len()),
+        pets_created: report["created_pets"]["count"].as_u64().unwrap_or(0),
+    })
+}
+
+/// Every figure; `long` is the budget of the long memory run (60 s by default).
+pub fn run_all(long: Duration) -> Result<Bench, String> {
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let suite = [0, 10, 50]
+        .into_iter()
+        .map(|ms| suite_at(Duration::from_millis(ms)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Bench {
+        machine: format!(
+            "{} {}, {cores} cores",
+            std::env::consts::OS,
+            std::env::consts::ARCH
+        ),
+        suite,
+        throughput: throughput(Duration::from_secs(5))?,
+        memory: vec![memory(Duration::from_secs(5))?, memory(long)?],
+    })
+}
+
+/// The table the README shows.
+pub fn render(bench: &Bench) -> String {
+    let mut out = format!("machine: {}\n\n", bench.machine);
+    out.push_str("| latency | wall | requests | round trips | critical path (rule) |\n|---|---|---|---|---|\n");
+    for row in &bench.suite {
+        out.push_str(&format!(
+            "| {} ms | {:.2} s | {} | {} | {} ({}) |\n",
+            row.latency_ms,
+            row.wall_ms as f64 / 1000.0,
+            row.requests,
+            row.round_trips.map_or("-".into(), |r| format!("{r:.0}")),
+            row.critical_path,
+            row.critical_rule
+        ));
+    }
+    let t = &bench.throughput;
+    out.push_str(&format!(
+        "\ntime-budget throughput ({} s): {:.0} requests/s; raw ceiling {:.0} requests/s; ratio {:.2}\n",
+        t.budget_s, t.suite_requests_per_s, t.raw_requests_per_s, t.ratio
+    ));
+    out.push_str("\n| budget | peak RSS | report.json | pets created |\n|---|---|---|---|\n");
+    for m in &bench.memory {
+        out.push_str(&format!(
+            "| {} s | {} MB | {} kB | {} |\n",
+            m.budget_s,
+            m.peak_rss_kb / 1024,
+            m.report_bytes / 1024,
+            m.pets_created
+        ));
+    }
+    out
+}
