@@ -11,6 +11,9 @@ use serde_json::{Map, Value};
 
 use crate::contract::Operation;
 
+/// The JSON Schema every case file is validated against (`cases/case-file.schema.json`).
+pub const CASE_FILE_SCHEMA: &str = include_str!("../cases/case-file.schema.json");
+
 /// The case files, in the order their rules are run and reported.
 pub const CASE_FILES: [&str; 7] = [
     "auth.json",
@@ -170,7 +173,29 @@ impl Catalogue {
         let mut rules = Vec::new();
         let mut files_of = std::collections::BTreeMap::new();
         let mut seen = BTreeSet::new();
+        let schema: Value =
+            serde_json::from_str(CASE_FILE_SCHEMA).map_err(|e| CatalogueError::Invalid {
+                file: PathBuf::from("cases/case-file.schema.json"),
+                reason: e.to_string(),
+            })?;
+        let validator = jsonschema::options()
+            .offline()
+            .build(&schema)
+            .map_err(|e| CatalogueError::Invalid {
+                file: PathBuf::from("cases/case-file.schema.json"),
+                reason: e.to_string(),
+            })?;
         for (file, text) in files {
+            // The file's shape first, against the case files' own schema: the error names the
+            // place (`/rules/3/level`) as well as the file.
+            if let Ok(json) = serde_json::from_str::<Value>(&text)
+                && let Some(error) = validator.iter_errors(&json).next()
+            {
+                return Err(CatalogueError::Invalid {
+                    file: file.clone(),
+                    reason: format!("{}: {error}", error.instance_path()),
+                });
+            }
             let parsed: CaseFile =
                 serde_json::from_str(&text).map_err(|e| CatalogueError::Invalid {
                     file: file.clone(),
@@ -255,6 +280,29 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
         let from_disk = Catalogue::load_dir(&dir).expect("cases/ loads");
         assert_eq!(from_disk.rules, Catalogue::built_in().unwrap().rules);
+    }
+
+    #[test]
+    fn case_files_are_validated_against_their_schema() {
+        let text = r#"{"area":"auth","description":"x","rules":[{"id":"auth/x","title":"t",
+            "level":"must","operation":"listPets","citation":{"section":"s","quote":"q"},
+            "check":"c","writes":false}]}"#;
+        let err = Catalogue::from_texts(
+            [(PathBuf::from("cases/auth.json"), text.into())],
+            "t".into(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("cases/auth.json") && err.contains("/rules/0/level"),
+            "{err}"
+        );
+        for file in CASE_FILES {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+            Catalogue::from_texts([(PathBuf::from(file), text)], "t".into())
+                .unwrap_or_else(|e| panic!("{file}: {e}"));
+        }
     }
 
     #[test]
