@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_petstore-conformance");
+mod common;
+
+use common::BIN;
 const KEY: &str = "hostile-test-key-5e1f";
 
 #[derive(Clone, Copy, Debug)]

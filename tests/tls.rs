@@ -11,7 +11,9 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
-const BIN: &str = env!("CARGO_BIN_EXE_petstore-conformance");
+mod common;
+
+use common::BIN;
 const KEY: &str = "tls-test-key";
 
 fn run(base_url: &str, extra: &[&str], dir: &std::path::Path) -> Output {

@@ -1,0 +1,193 @@
+//! What stands before the handlers: latency and a throttling gateway (variants), and bearer
+//! authentication on every operation, before routing.
+
+use super::*;
+
+/// The configured latency, before anything else: every answer, refusals included, waits.
+pub(super) async fn delay(
+    State(shared): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if !shared.config.latency.is_zero() {
+        tokio::time::sleep(shared.config.latency).await;
+    }
+    if shared.is(Variant::Throttled) && over_rate(&shared) {
+        // A gateway in front of the service: 429 with Retry-After, as a staging one answers.
+        let mut response = error(
+            &shared,
+            StatusCode::TOO_MANY_REQUESTS,
+            "throttled",
+            "too many requests",
+        );
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return response;
+    }
+    next.run(request).await
+}
+
+/// Requests let in per 100 ms window under the throttled variant (300 per second).
+pub(super) const THROTTLE_PER_WINDOW: u32 = 30;
+
+pub(super) fn over_rate(shared: &Shared) -> bool {
+    let mut window = shared
+        .throttle_window
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if window.0.elapsed() >= std::time::Duration::from_millis(100) {
+        *window = (std::time::Instant::now(), 0);
+    }
+    window.1 += 1;
+    window.1 > THROTTLE_PER_WINDOW
+}
+
+/// Bearer authentication on every operation, before routing, so that an unknown path or a
+/// malformed body without a key still answers 401.
+pub(super) async fn authenticate(
+    State(shared): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let path = request.uri().path().to_string();
+    let method = request.method().clone();
+    let skipped =
+        (path == "/v1/pets" && method == Method::GET && shared.has(Fault::AuthSkippedListPets))
+            || (path == "/v1/pets"
+                && method == Method::POST
+                && shared.has(Fault::AuthSkippedCreatePet))
+            || (path.starts_with("/v1/pets/") && shared.has(Fault::AuthSkippedGetPet))
+            || (path == "/v1/store/orders" && shared.has(Fault::AuthSkippedStoreOrders));
+    if skipped || authorized(&shared, request.headers()) {
+        return next.run(request).await;
+    }
+    // Faults that look at the request before the key: a refusal for what else is wrong wins.
+    let read_only_first = (path == "/v1/pets"
+        && method == Method::GET
+        && shared.has(Fault::QueryValidatedBeforeAuth))
+        || (path.starts_with("/v1/pets/") && shared.has(Fault::NotFoundBeforeAuth));
+    if read_only_first {
+        let response = next.run(request).await;
+        if response.status().is_client_error() {
+            return response;
+        }
+        return unauthorized(&shared);
+    }
+    let request = if path == "/v1/pets"
+        && method == Method::POST
+        && shared.has(Fault::ValidationBeforeAuth)
+    {
+        let (parts, body) = request.into_parts();
+        let body = axum::body::to_bytes(body, 1 << 20)
+            .await
+            .unwrap_or_default();
+        if let Some(message) = invalid_new_pet(&parts.headers, &body) {
+            return error(&shared, StatusCode::BAD_REQUEST, "invalid-pet", &message);
+        }
+        Request::from_parts(parts, Body::from(body))
+    } else {
+        request
+    };
+    if shared.has(Fault::RefusedCreateStillStored) && path == "/v1/pets" && method == Method::POST {
+        let body = axum::body::to_bytes(request.into_body(), 1 << 20)
+            .await
+            .unwrap_or_default();
+        if let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(&body) {
+            let name = fields.get("name").and_then(Value::as_str).unwrap_or("");
+            let category_id = fields
+                .get("categoryId")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            let status = fields
+                .get("status")
+                .and_then(Value::as_str)
+                .map(String::from);
+            shared.insert(name.to_string(), category_id, status);
+        }
+    }
+    unauthorized(&shared)
+}
+
+/// What is wrong with a createPet body, checked without storing anything (for the fault that
+/// validates before authenticating).
+pub(super) fn invalid_new_pet(headers: &HeaderMap, body: &[u8]) -> Option<String> {
+    let json_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
+    if !json_type {
+        return Some("the body must be application/json".into());
+    }
+    let Ok(Value::Object(fields)) = serde_json::from_slice::<Value>(body) else {
+        return Some("the body must be a JSON object".into());
+    };
+    let name_ok = fields.get("name").is_some_and(Value::is_string);
+    let category_ok = fields
+        .get("categoryId")
+        .is_some_and(|v| v.as_i64().is_some());
+    let status_ok = match fields.get("status") {
+        None => true,
+        Some(Value::String(status)) => PET_STATUSES.contains(&status.as_str()),
+        Some(_) => false,
+    };
+    (!(name_ok && category_ok && status_ok)).then(|| "invalid NewPet".into())
+}
+
+/// The 401 of a request without a valid key.
+pub(super) fn unauthorized(shared: &Shared) -> Response {
+    if shared.has(Fault::UnauthorizedWithoutBody) {
+        let mut response = (StatusCode::UNAUTHORIZED, Body::empty()).into_response();
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+        return response;
+    }
+    let mut response = error(
+        shared,
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+        "missing or invalid API key",
+    );
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"petstore\""),
+    );
+    response
+}
+
+pub(super) fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
+    let Some(value) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
+    let token = token.trim_start_matches(' ');
+    let scheme_ok = if shared.has(Fault::AuthAnyScheme) {
+        true
+    } else if shared.has(Fault::AuthSchemeCaseSensitive) {
+        scheme == "Bearer"
+    } else {
+        // RFC 9110 section 11.1: the scheme name is case-insensitive.
+        scheme.eq_ignore_ascii_case("bearer")
+    };
+    let key = shared.config.api_key.as_str();
+    let token_ok = token == key
+        || (token.is_empty() && shared.has(Fault::AuthEmptyTokenAccepted))
+        || (shared.has(Fault::AuthCaseInsensitive) && token.eq_ignore_ascii_case(key))
+        || (shared.has(Fault::AuthPrefixMatch) && token.starts_with(key))
+        || (shared.has(Fault::AuthOneCharShort)
+            && !token.is_empty()
+            && key.starts_with(token)
+            && token.len() + 1 >= key.len())
+        || (shared.has(Fault::AuthIgnoresFirstChar)
+            && token.len() + 1 >= key.len()
+            && key.get(1..).is_some_and(|rest| token.ends_with(rest)));
+    scheme_ok && token_ok
+}

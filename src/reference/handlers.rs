@@ -1,0 +1,437 @@
+//! The operations: listPets, createPet, getPet, the store orders, and what answers an
+//! unknown path or method.
+
+use super::*;
+
+pub(super) fn query_pairs(uri: &Uri) -> Vec<(String, String)> {
+    form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+        .into_owned()
+        .collect()
+}
+
+pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Response {
+    let mut limit: usize = if shared.has(Fault::DefaultLimitTen) {
+        10
+    } else {
+        20
+    };
+    let mut explicit_limit = false;
+    if shared.has(Fault::DefaultLimitIgnored) {
+        limit = usize::MAX;
+    }
+    let mut status_filter: Option<String> = None;
+    for (name, value) in query_pairs(&uri) {
+        match name.as_str() {
+            "limit"
+                if shared.has(Fault::LimitHuge500)
+                    && value.len() > 18
+                    && value.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                return error(
+                    &shared,
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "number too large",
+                );
+            }
+            "limit" => match parse_limit(&shared, &value) {
+                Ok(Some(parsed)) => {
+                    limit = parsed;
+                    explicit_limit = true;
+                }
+                Ok(None) => {}
+                Err(message) => {
+                    return error(&shared, StatusCode::BAD_REQUEST, "invalid-limit", &message);
+                }
+            },
+            "status" => {
+                let value = if shared.has(Fault::StatusCaseInsensitive) {
+                    value.to_ascii_lowercase()
+                } else {
+                    value
+                };
+                if !PET_STATUSES.contains(&value.as_str()) {
+                    if shared.has(Fault::StatusFilterUnknownAccepted) {
+                        return answer(&shared, StatusCode::OK, &json!([]));
+                    }
+                    return error(
+                        &shared,
+                        StatusCode::BAD_REQUEST,
+                        "invalid-status",
+                        "status must be one of available, pending, sold",
+                    );
+                }
+                if !shared.has(Fault::StatusFilterIgnored) {
+                    status_filter = Some(value);
+                }
+            }
+            _ => {}
+        }
+    }
+    if explicit_limit {
+        if shared.has(Fault::LimitIgnored) {
+            limit = 20;
+        } else if shared.has(Fault::LimitOffByOne) {
+            limit = limit.saturating_add(1);
+        } else if shared.has(Fault::LimitMaximumReturns99) && limit == 100 {
+            limit = 99;
+        }
+    }
+    let store = shared.store();
+    let pets: Vec<Value> = store
+        .pets
+        .iter()
+        .enumerate()
+        .filter(|(position, pet)| match &status_filter {
+            _ if *position >= 50 && shared.has(Fault::StatusFilterFirst50) => true,
+            Some(wanted) => pet.status.as_deref() == Some(wanted.as_str()),
+            None => true,
+        })
+        .map(|(_, pet)| pet)
+        .take(limit)
+        .map(|pet| {
+            let mut value = shared.pet_value(pet);
+            if shared.has(Fault::ListPetsInvalidPet) {
+                value["id"] = Value::String(pet.id.to_string());
+            }
+            value
+        })
+        .collect();
+    drop(store);
+    let mut response = answer(&shared, StatusCode::OK, &pets);
+    if shared.has(Fault::DeprecationOnListPets) {
+        insert_deprecation(&mut response, &format!("@{DEPRECATED_SINCE_UNIX}"));
+    }
+    response
+}
+
+/// `Ok(None)`: leave the default; `Err`: the 400 message.
+pub(super) fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>, String> {
+    let refused = || format!("limit must be an integer from 1 to 100, not {value:?}");
+    if shared.has(Fault::LimitBoundsUnchecked) {
+        return Ok(match value.parse::<i128>() {
+            Ok(n) if n < 0 => Some(usize::MAX),
+            Ok(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+            Err(_) => None,
+        });
+    }
+    match value.parse::<i64>() {
+        Ok(1) if shared.has(Fault::LimitMinimumRefused) => Err(refused()),
+        Ok(n) if (1..=100).contains(&n) => Ok(Some(n as usize)),
+        _ => Err(refused()),
+    }
+}
+
+/// Creates in flight from which the concurrency faults act ("under load"): more than the
+/// harness's other rules ever have in flight (8 trials, fixtures in batches of 8), as many as
+/// its concurrent-create rule sends at once.
+pub(super) const LOAD: usize = 16;
+
+pub(super) async fn create_pet(
+    State(shared): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    shared.creates_in_flight.fetch_add(1, Ordering::SeqCst);
+    let racy = shared.has(Fault::RacyIdCounter);
+    let lossy = shared.has(Fault::LostWriteUnderLoad);
+    // The id a racy counter reads before it writes, and the window in which others read it too.
+    let read_id = shared.store().next_id;
+    if racy || lossy {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let loaded = shared.creates_in_flight.load(Ordering::SeqCst) >= LOAD;
+    let mut created = new_pet(&shared, &headers, &body);
+    if let Ok(pet) = &mut created
+        && loaded
+    {
+        let mut store = shared.store();
+        if racy && let Some(stored) = store.pets.iter_mut().find(|p| p.id == pet.id) {
+            stored.id = read_id + 1;
+            pet.id = read_id + 1;
+            store.next_id = read_id + 1;
+        }
+        if lossy {
+            store.pets.retain(|p| p.id != pet.id);
+        }
+    }
+    shared.creates_in_flight.fetch_sub(1, Ordering::SeqCst);
+    let mut response = match created {
+        Ok(pet) => {
+            let status = if shared.has(Fault::CreateReturns200) {
+                StatusCode::OK
+            } else {
+                StatusCode::CREATED
+            };
+            if shared.has(Fault::UnescapedNameJson) {
+                let status_field = pet
+                    .status
+                    .as_ref()
+                    .map(|s| format!(",\"status\":\"{s}\""))
+                    .unwrap_or_default();
+                let text = format!(
+                    "{{\"id\":{},\"name\":\"{}\",\"categoryId\":{}{status_field}}}",
+                    pet.id, pet.name, pet.category_id
+                );
+                let mut response = (status, text).into_response();
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                return response;
+            }
+            let mut value = shared.pet_value(&pet);
+            if shared.has(Fault::CreateDropsStatus)
+                && let Some(fields) = value.as_object_mut()
+            {
+                fields.remove("status");
+            }
+            answer(&shared, status, &value)
+        }
+        Err((status, message)) => error(&shared, status, "invalid-pet", &message),
+    };
+    if shared.has(Fault::DeprecationOnCreatePet) {
+        insert_deprecation(&mut response, &format!("@{DEPRECATED_SINCE_UNIX}"));
+    }
+    response
+}
+
+/// Validates a NewPet body and stores it; the error is the status and message of the refusal.
+pub(super) fn new_pet(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Pet, (StatusCode, String)> {
+    let bad = |message: &str| (StatusCode::BAD_REQUEST, message.to_string());
+    // A well-formed body whose values are wrong: 400 by the contract, 422 under a fault.
+    let invalid = |message: &str| {
+        let status = if shared.has(Fault::InvalidValues422) || shared.is(Variant::Unprocessable422)
+        {
+            StatusCode::UNPROCESSABLE_ENTITY
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        (status, message.to_string())
+    };
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let essence = content_type.split(';').next().unwrap_or("").trim();
+    if !essence.eq_ignore_ascii_case("application/json")
+        && !shared.has(Fault::CreateIgnoresContentType)
+    {
+        return Err(bad("the body must be application/json"));
+    }
+    if body.iter().all(u8::is_ascii_whitespace) {
+        if shared.has(Fault::CreateEmptyBodyAccepted) {
+            return Ok(shared.insert("unnamed".into(), 0, None));
+        }
+        return Err(bad("the body is empty; a NewPet is required"));
+    }
+    let parsed: Value = match serde_json::from_slice(body) {
+        Ok(value) => value,
+        Err(e) if shared.has(Fault::CreateMalformedJson500) => {
+            return Err((
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("parser crashed: {e}"),
+            ));
+        }
+        Err(e) => return Err(bad(&format!("the body is not well-formed JSON: {e}"))),
+    };
+    let fields = match parsed {
+        Value::Object(fields) => fields,
+        Value::Array(_) if shared.has(Fault::CreateArrayBodyAccepted) => {
+            return Ok(shared.insert(String::new(), 0, None));
+        }
+        _ => return Err(bad("the body must be a JSON object (NewPet)")),
+    };
+    let name = match fields.get("name") {
+        Some(Value::String(name)) => name.clone(),
+        None if shared.has(Fault::CreateMissingNameAccepted) => String::new(),
+        None => return Err(bad("name is required")),
+        Some(other) if shared.has(Fault::CreateNameCoerced) => other.to_string(),
+        Some(Value::Array(parts)) if shared.has(Fault::NameArrayJoined) => parts
+            .iter()
+            .map(|part| part.as_str().map_or_else(|| part.to_string(), String::from))
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(_) => return Err(invalid("name must be a string")),
+    };
+    let status = match fields.get("status") {
+        None => None,
+        Some(Value::String(s)) if PET_STATUSES.contains(&s.as_str()) => Some(s.clone()),
+        Some(Value::String(s)) if shared.has(Fault::CreateUnknownStatusAccepted) => Some(s.clone()),
+        Some(Value::String(s))
+            if shared.has(Fault::StatusCaseInsensitiveCreate)
+                && PET_STATUSES.contains(&s.to_ascii_lowercase().as_str()) =>
+        {
+            Some(s.to_ascii_lowercase())
+        }
+        Some(Value::Null) if shared.has(Fault::StatusNull500) => {
+            return Err((
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "null pointer dereference".into(),
+            ));
+        }
+        Some(_) if shared.has(Fault::StatusValidatedAfterInsert) => {
+            let name = fields.get("name").and_then(Value::as_str).unwrap_or("");
+            let category_id = fields
+                .get("categoryId")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            shared.insert(name.to_string(), category_id, None);
+            return Err(invalid("status must be one of available, pending, sold"));
+        }
+        Some(_) => return Err(invalid("status must be one of available, pending, sold")),
+    };
+    let category_id = match fields.get("categoryId") {
+        None if shared.has(Fault::CreateMissingCategoryStored) => {
+            shared.insert(name, 0, status);
+            return Err(bad("categoryId is required"));
+        }
+        None => return Err(bad("categoryId is required")),
+        Some(Value::Null) if shared.has(Fault::CreateCategoryIdNullAccepted) => 0,
+        Some(value) => category_id(shared, value)
+            .ok_or_else(|| invalid("categoryId must be an integer in the int64 range"))?,
+    };
+    // Storage-level faults: they act after validation, as a database would.
+    if shared.has(Fault::LongName500) && name.chars().count() > 255 {
+        return Err((
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "value too long for column \"name\" (255)".into(),
+        ));
+    }
+    let stored_category = if shared.has(Fault::CategoryIdTruncated32) {
+        i64::from(category_id as i32)
+    } else {
+        category_id
+    };
+    if shared.has(Fault::NonAsciiNameAltered) {
+        let stored: String = name
+            .chars()
+            .map(|c| if c.is_ascii() { c } else { '?' })
+            .collect();
+        let mut pet = shared.insert(stored, stored_category, status);
+        pet.name = name; // the answer echoes what was sent; the store keeps the altered name
+        return Ok(pet);
+    }
+    Ok(shared.insert(name, stored_category, status))
+}
+
+pub(super) fn category_id(shared: &Shared, value: &Value) -> Option<i64> {
+    match value {
+        Value::Number(n) => {
+            if let Some(id) = n.as_i64() {
+                return Some(id);
+            }
+            let float = n.as_f64()?;
+            if shared.has(Fault::CreateCategoryIdSaturates) && float.fract() == 0.0 {
+                return Some(float as i64);
+            }
+            if shared.has(Fault::CreateCategoryIdTruncated) && float.abs() < 9.0e18 {
+                return Some(float.trunc() as i64);
+            }
+            // JSON Schema counts 3.0 as an integer; accept it where it fits exactly.
+            let fits = float.fract() == 0.0 && (-9.2e18..9.2e18).contains(&float);
+            fits.then_some(float as i64)
+        }
+        Value::String(text) if shared.has(Fault::CreateCategoryIdCoerced) => text.parse().ok(),
+        Value::Bool(flag) if shared.has(Fault::CategoryIdBoolCoerced) => Some(i64::from(*flag)),
+        _ => None,
+    }
+}
+
+pub(super) async fn get_pet(State(shared): State<AppState>, uri: Uri) -> Response {
+    let segment = uri.path().trim_start_matches("/v1/pets/");
+    // A percent-encoded character is the character (RFC 3986 section 6.2.2.2).
+    let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+    let raw_id = if shared.has(Fault::PetIdPercentEncodingIgnored) {
+        segment
+    } else {
+        decoded.as_ref()
+    };
+    let overflows = raw_id
+        .trim_start_matches('-')
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        && !raw_id.trim_start_matches('-').is_empty();
+    let mut response = match raw_id.parse::<i64>() {
+        Err(_) if overflows && shared.has(Fault::PetIdOverflow500) => error(
+            &shared,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "integer overflow",
+        ),
+        Err(_) if shared.has(Fault::GetPetNonInteger500) => error(
+            &shared,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "could not parse petId",
+        ),
+        Err(_) => error(
+            &shared,
+            StatusCode::BAD_REQUEST,
+            "invalid-pet-id",
+            "petId must be an int64 integer",
+        ),
+        Ok(id) => {
+            let store = shared.store();
+            // A replica that has not caught up yet: a pet stored a moment ago is not found.
+            let lagging = store
+                .stored_at
+                .get(&id)
+                .is_some_and(|at| at.elapsed() < std::time::Duration::from_millis(100));
+            let found = store
+                .pets
+                .iter()
+                .find(|pet| pet.id == id && !lagging)
+                .cloned();
+            drop(store);
+            match found {
+                Some(mut pet) => {
+                    if shared.has(Fault::GetPetAltersCategory) {
+                        pet.category_id = 0;
+                    }
+                    answer(&shared, StatusCode::OK, &shared.pet_value(&pet))
+                }
+                None if shared.has(Fault::GetPetUnknown200) => {
+                    answer(&shared, StatusCode::OK, &json!({}))
+                }
+                None => error(
+                    &shared,
+                    StatusCode::NOT_FOUND,
+                    "pet-not-found",
+                    &format!("no pet has id {id}"),
+                ),
+            }
+        }
+    };
+    deprecation_headers(&shared, &mut response);
+    response
+}
+
+pub(super) async fn list_store_orders(State(shared): State<AppState>) -> Response {
+    if shared.has(Fault::StoreOrdersMissing) {
+        return not_found(State(shared)).await;
+    }
+    answer(&shared, StatusCode::OK, &json!([]))
+}
+
+pub(super) async fn not_found(State(shared): State<AppState>) -> Response {
+    error(
+        &shared,
+        StatusCode::NOT_FOUND,
+        "not-found",
+        "no such resource",
+    )
+}
+
+pub(super) async fn method_not_allowed(State(shared): State<AppState>) -> Response {
+    error(
+        &shared,
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method-not-allowed",
+        "method not allowed on this resource",
+    )
+}

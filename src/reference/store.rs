@@ -1,0 +1,94 @@
+//! The reference's store: pets in memory, the ids it hands out, and the state every
+//! handler shares.
+
+use super::*;
+
+#[derive(Debug, Clone, Serialize)]
+pub(super) struct Pet {
+    pub(super) id: i64,
+    pub(super) name: String,
+    #[serde(rename = "categoryId")]
+    pub(super) category_id: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) status: Option<String>,
+}
+
+#[derive(Default)]
+pub(super) struct Store {
+    pub(super) pets: Vec<Pet>,
+    pub(super) next_id: i64,
+    /// When each pet was stored, kept only under the read-after-write-lag fault.
+    pub(super) stored_at: std::collections::HashMap<i64, std::time::Instant>,
+}
+
+pub(super) struct Shared {
+    pub(super) config: ReferenceConfig,
+    pub(super) store: Mutex<Store>,
+    /// createPet requests being handled right now.
+    pub(super) creates_in_flight: std::sync::atomic::AtomicUsize,
+    /// Under the throttled variant: the current 100 ms window and the requests it let in.
+    pub(super) throttle_window: Mutex<(std::time::Instant, u32)>,
+}
+
+impl Shared {
+    pub(super) fn has(&self, fault: Fault) -> bool {
+        self.config.faults.contains(&fault)
+    }
+
+    pub(super) fn is(&self, variant: Variant) -> bool {
+        self.config.variants.contains(&variant)
+    }
+
+    /// A pet as the service answers it (with extra fields under a variant).
+    pub(super) fn pet_value(&self, pet: &Pet) -> Value {
+        let mut value = serde_json::to_value(pet).unwrap_or(Value::Null);
+        if self.is(Variant::ExtraFields) {
+            value["createdAt"] = json!("2026-11-21T00:00:00Z");
+            value["tags"] = json!(["reference", {"kind": "extra"}]);
+        }
+        value
+    }
+
+    pub(super) fn store(&self) -> std::sync::MutexGuard<'_, Store> {
+        // A panic while holding the lock cannot leave the Vec half-updated in a way that
+        // matters here, so a poisoned lock is used as is.
+        self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn insert(&self, name: String, category_id: i64, status: Option<String>) -> Pet {
+        let mut store = self.store();
+        store.next_id += 1;
+        let mut id = store.next_id;
+        if self.is(Variant::ZeroBasedIds) {
+            id -= 1;
+        } else if self.is(Variant::NegativeIds) {
+            id = -id;
+        }
+        if self.has(Fault::DuplicateIds) && id % 2 == 0 {
+            id -= 1;
+        }
+        if self.is(Variant::HugeIds) {
+            id += 1 << 62;
+        } else if self.is(Variant::RandomIds) {
+            id = crate::seed::splitmix64(id as u64) as i64;
+        }
+        let status = if status.is_none() && self.is(Variant::StatusDefaultAvailable) {
+            Some("available".to_string())
+        } else {
+            status
+        };
+        let pet = Pet {
+            id,
+            name,
+            category_id,
+            status,
+        };
+        store.pets.push(pet.clone());
+        if self.has(Fault::ReadAfterWriteLag) {
+            store.stored_at.insert(pet.id, std::time::Instant::now());
+        }
+        pet
+    }
+}
+
+pub(super) type AppState = Arc<Shared>;
