@@ -482,11 +482,7 @@ fn serve(args: ServeArgs) -> Result<u8, RunError> {
     let api_key = args
         .api_key
         .unwrap_or_else(|| format!("ref-{:016x}", random_seed()));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| RunError::Config(format!("cannot start the async runtime: {e}")))?;
+    let runtime = petstore_conformance::runner::runtime()?;
     runtime.block_on(async move {
         let server = ReferenceServer::start(
             ReferenceConfig {

@@ -97,11 +97,7 @@ pub fn suite_at(latency: Duration) -> Result<SuiteFigure, String> {
 /// Requests per second the client gets from a fresh reference with nothing judged: eight
 /// loops of GET /pets?limit=20 for `span`.
 fn raw_ceiling(span: Duration) -> Result<f64, String> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let runtime = super::runtime().map_err(|e| e.to_string())?;
     let key = format!("bench-{}", crate::seed::random_seed());
     let server = runtime
         .block_on(ReferenceServer::start(ReferenceConfig::new(key.clone()), 0))
@@ -161,11 +157,7 @@ pub fn memory(budget: Duration) -> Result<Memory, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let dir = scratch(&format!("memory-{}", budget.as_secs()));
     let key = format!("bench-{}", crate::seed::random_seed());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let runtime = super::runtime().map_err(|e| e.to_string())?;
     let server = runtime
         .block_on(ReferenceServer::start(ReferenceConfig::new(key.clone()), 0))
         .map_err(|e| e.to_string())?;

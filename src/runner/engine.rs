@@ -311,18 +311,12 @@ fn start_target(
 ) -> Result<Started, RunError> {
     match &config.target {
         Target::Reference { faults, variants } => {
-            let api_key = format!("ref-{:016x}{:016x}", random_seed(), random_seed());
-            let server = runtime
-                .block_on(ReferenceServer::start(
-                    ReferenceConfig {
-                        api_key: api_key.clone(),
-                        faults: faults.clone(),
-                        variants: variants.clone(),
-                        latency: config.reference_latency,
-                    },
-                    0,
-                ))
-                .map_err(|e| RunError::Config(format!("cannot start the reference server: {e}")))?;
+            let (server, api_key) = start_reference(
+                runtime,
+                faults.clone(),
+                variants.clone(),
+                config.reference_latency,
+            )?;
             Ok(Started {
                 base_url: server.base_url.clone(),
                 api_key,
@@ -349,6 +343,29 @@ fn start_target(
             })
         }
     }
+}
+
+/// The built-in reference on an ephemeral loopback port, with a fresh random key: the one
+/// place a run or a replay starts it.
+pub fn start_reference(
+    runtime: &tokio::runtime::Runtime,
+    faults: BTreeSet<Fault>,
+    variants: BTreeSet<Variant>,
+    latency: Duration,
+) -> Result<(ReferenceServer, String), RunError> {
+    let api_key = format!("ref-{:016x}{:016x}", random_seed(), random_seed());
+    let server = runtime
+        .block_on(ReferenceServer::start(
+            ReferenceConfig {
+                api_key: api_key.clone(),
+                faults,
+                variants,
+                latency,
+            },
+            0,
+        ))
+        .map_err(|e| RunError::Config(format!("cannot start the reference server: {e}")))?;
+    Ok((server, api_key))
 }
 
 /// `start + budget`, or no deadline when that is past what a clock can hold.
@@ -651,11 +668,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         ),
         _ => None,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| RunError::Config(format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::runtime()?;
     let target = start_target(&config, &runtime)?;
     let (cancel, cancelled) = tokio::sync::watch::channel(false);
     let client = Client::new(

@@ -10,7 +10,7 @@ use super::engine::RunError;
 use crate::execution::{Client, ClientSettings};
 use crate::generation::request::{Body, Credential, RequestSpec};
 use crate::outcome::Exchange;
-use crate::reference::{Fault, ReferenceConfig, ReferenceServer, Variant};
+use crate::reference::{Fault, Variant};
 
 /// Where to send the replayed request; `None` takes the report's own target.
 pub struct ReplayTarget {
@@ -84,11 +84,7 @@ pub fn replay(
     let report: Report = serde_json::from_str(&text)
         .map_err(|e| RunError::Config(format!("{}: not a report: {e}", report_path.display())))?;
     let spec = recorded_request(&report, rule_id)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .map_err(|e| RunError::Config(format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::runtime()?;
     let (base_url, api_key, _server) = match target.base_url {
         Some(base_url) => {
             super::engine::check_base_url(&base_url)?;
@@ -108,23 +104,18 @@ pub fn replay(
                 .iter()
                 .filter_map(|name| Fault::parse(name))
                 .collect();
-            let api_key = format!("replay-{}", crate::seed::random_seed());
-            let server = runtime
-                .block_on(ReferenceServer::start(
-                    ReferenceConfig {
-                        api_key: api_key.clone(),
-                        faults,
-                        variants: report
-                            .target
-                            .variants
-                            .iter()
-                            .filter_map(|name| Variant::parse(name))
-                            .collect(),
-                        latency: std::time::Duration::ZERO,
-                    },
-                    0,
-                ))
-                .map_err(|e| RunError::Config(format!("cannot start the reference: {e}")))?;
+            let variants = report
+                .target
+                .variants
+                .iter()
+                .filter_map(|name| Variant::parse(name))
+                .collect();
+            let (server, api_key) = super::engine::start_reference(
+                &runtime,
+                faults,
+                variants,
+                std::time::Duration::ZERO,
+            )?;
             (server.base_url.clone(), api_key, Some(server))
         }
     };
