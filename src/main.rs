@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+mod config;
+
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::execution::ClientSettings;
 use petstore_conformance::reference::{
@@ -89,6 +91,19 @@ enum Command {
 
 #[derive(Args)]
 struct RunArgs {
+    /// Configuration file of named profiles [default: ./petstore-conformance.toml when it exists].
+    #[arg(long, env = "PETSTORE_CONFIG")]
+    config: Option<PathBuf>,
+    /// The profile of the configuration file to apply ([profile.NAME]; default: [profile.default]).
+    #[arg(long, env = "PETSTORE_PROFILE")]
+    profile: Option<String>,
+    /// Print the merged options and where each came from (flag, environment, file, default),
+    /// then stop.
+    #[arg(long)]
+    print_config: bool,
+    /// Known failures listed in the profile (not an option of its own).
+    #[arg(skip)]
+    known_failures_listed: Vec<petstore_conformance::report::KnownFailure>,
     /// Base address of the target, including /v1. Without it, the built-in reference is used.
     #[arg(long, env = "PETSTORE_BASE_URL")]
     base_url: Option<String>,
@@ -323,7 +338,15 @@ fn check_limits(args: &RunArgs) -> Result<(), RunError> {
     Ok(())
 }
 
-fn run(args: RunArgs) -> Result<u8, RunError> {
+fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
+    let profile = config::load(args.config.as_deref(), args.profile.as_deref())?;
+    let sources = config::apply(&mut args, matches, profile)?;
+    if args.print_config {
+        for (name, value, from) in &sources {
+            println!("{name:<26} {value:<40} {from}");
+        }
+        return Ok(0);
+    }
     check_limits(&args)?;
     let faults = parse_faults(&args.reference_faults)?;
     let variants = parse_variants(&args.reference_variants)?;
@@ -409,6 +432,7 @@ fn run(args: RunArgs) -> Result<u8, RunError> {
         announce: !listing,
         reference_latency: args.reference_latency.unwrap_or_default(),
         known_failures: args.known_failures,
+        known_failures_listed: args.known_failures_listed,
         product: args.product,
         product_version: args.product_version,
     };
@@ -588,9 +612,14 @@ fn compare_reports(old: &Path, new: &Path, markdown: Option<&Path>) -> Result<u8
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
-        Command::Run(args) => run(*args),
+        Command::Run(args) => match matches.subcommand_matches("run") {
+            Some(run_matches) => run(*args, run_matches),
+            None => Err(RunError::Config("run: no arguments".into())),
+        },
         Command::ServeReference(args) => serve(args),
         Command::Replay {
             report,

@@ -739,3 +739,100 @@ fn the_product_is_recorded_and_the_summary_goes_to_github() {
     assert!(summary.starts_with("# petstore-conformance"), "{summary}");
     assert!(summary.contains("**Acme Pets** 2.3.1"), "{summary}");
 }
+
+#[test]
+fn a_profile_sets_options_that_flags_override_and_bad_files_name_the_line() {
+    let dir = temp_dir("profiles");
+    let file = dir.join("petstore-conformance.toml");
+    std::fs::write(
+        &file,
+        r#"
+[profile.default]
+seed = 9
+
+[profile.nightly]
+seed = 11
+cases = 2
+gate = "all"
+known_failures = [{ rule = "auth/missing-key/list-pets", reason = "PET-1" }]
+"#,
+    )
+    .unwrap();
+    let config = file.to_str().unwrap();
+    let print = |extra: &[&str]| {
+        let output = Command::new(BIN)
+            .args(["run", "--config", config, "--print-config"])
+            .args(extra)
+            .env_remove("PETSTORE_SEED")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let line = |printed: &str, name: &str| {
+        printed
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} not in {printed}"))
+            .to_string()
+    };
+    let default = print(&[]);
+    assert!(
+        line(&default, "seed").contains("Some(9)")
+            && line(&default, "seed").contains("[profile.default]")
+    );
+    let nightly = print(&["--profile", "nightly"]);
+    assert!(line(&nightly, "cases").contains("Some(2)"), "{nightly}");
+    assert!(line(&nightly, "gate").contains("All"), "{nightly}");
+    assert!(
+        line(&nightly, "known_failures (listed)").contains("1 entries"),
+        "{nightly}"
+    );
+    // A flag wins over the file, and says so.
+    let flagged = print(&["--profile", "nightly", "--seed", "3"]);
+    assert!(
+        line(&flagged, "seed").contains("Some(3)")
+            && line(&flagged, "seed").contains("command line")
+    );
+    // The profile's values are used by the run itself.
+    let reports = dir.join("reports");
+    let output = run(
+        &["--config", config, "--profile", "nightly"],
+        None,
+        &reports,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(reports.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["seed"], 11);
+    assert_eq!(report["gate"], "all");
+    // Errors name the file and the line or the key; the key itself is refused by name.
+    for (text, needles) in [
+        (
+            "[profile.default]\nsed = 1\n",
+            vec!["line 2", "unknown field `sed`"],
+        ),
+        (
+            "[profile.default]\nseed = \"x\"\n",
+            vec!["line 2", "expected u64"],
+        ),
+        (
+            "[profile.default]\napi_key = \"x\"\n",
+            vec!["profile.default.api_key", "never allowed"],
+        ),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let output = run(&["--config", config], None, &reports);
+        let said = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{said}");
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(said.contains("petstore-conformance.toml"), "{said}");
+        for needle in needles {
+            assert!(said.contains(needle), "{needle:?} not in {said}");
+        }
+    }
+    std::fs::write(&file, "[profile.default]\nseed = 1\n").unwrap();
+    let output = run(&["--config", config, "--profile", "nope"], None, &reports);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("no profile \"nope\""));
+}

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Each top-level module and its floor; `reference` is a program of its own beside the house.
-const FLOORS: [(&str, u8); 12] = [
+const FLOORS: [(&str, u8); 13] = [
     ("seed", 1),
     ("contract", 1),
     ("catalogue", 2),
@@ -18,6 +18,7 @@ const FLOORS: [(&str, u8); 12] = [
     ("reference", 6),
     ("runner", 7),
     ("main", 8),
+    ("config", 8),
     ("lib", 8),
 ];
 

@@ -96,6 +96,8 @@ pub struct RunConfig {
     pub reference_latency: Duration,
     /// A TOML list of known failures (`known_failures = [{ rule, reason, link, expires }]`).
     pub known_failures: Option<PathBuf>,
+    /// Known failures listed in a configuration profile, besides the file's.
+    pub known_failures_listed: Vec<crate::report::KnownFailure>,
     /// The product under test, as the user names it, recorded in the report.
     pub product: Option<String>,
     pub product_version: Option<String>,
@@ -126,6 +128,7 @@ impl RunConfig {
             announce: false,
             reference_latency: Duration::ZERO,
             known_failures: None,
+            known_failures_listed: Vec::new(),
             product: None,
             product_version: None,
         }
@@ -656,10 +659,15 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         ));
     }
     let loaded = load(&config)?;
-    let known = match &config.known_failures {
+    let mut known = match &config.known_failures {
         Some(path) => super::known::load(path, &loaded.catalogue)?,
         None => KnownFailures::new(),
     };
+    if !config.known_failures_listed.is_empty() {
+        let listed = super::known::checked(config.known_failures_listed.clone(), &loaded.catalogue)
+            .map_err(|e| RunError::Config(format!("known_failures of the profile: {e}")))?;
+        known.extend(listed);
+    }
     let listing = config.libtest.list;
     let report_dir = match &config.report_dir {
         Some(dir) if !listing => Some(

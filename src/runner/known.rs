@@ -28,13 +28,19 @@ pub fn load(path: &Path, catalogue: &Catalogue) -> Result<KnownFailures, RunErro
     let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read: {e}")))?;
     let file: KnownFailuresFile =
         toml::from_str(&text).map_err(|e| fail(e.to_string().replace('\n', " ")))?;
+    checked(file.known_failures, catalogue).map_err(fail)
+}
+
+/// The entries by rule id, each rule in the catalogue and each date a `YYYY-MM-DD`; the
+/// error says which entry is wrong.
+pub fn checked(entries: Vec<KnownFailure>, catalogue: &Catalogue) -> Result<KnownFailures, String> {
     let mut known = KnownFailures::new();
-    for entry in file.known_failures {
+    for entry in entries {
         if catalogue.get(&entry.rule).is_none() {
-            return Err(fail(format!(
+            return Err(format!(
                 "rule {:?} is not in the catalogue (`petstore-conformance rules` lists them)",
                 entry.rule
-            )));
+            ));
         }
         if let Some(date) = &entry.expires {
             let ok = date.len() == 10
@@ -46,10 +52,10 @@ pub fn load(path: &Path, catalogue: &Catalogue) -> Result<KnownFailures, RunErro
                     }
                 });
             if !ok {
-                return Err(fail(format!(
+                return Err(format!(
                     "rule {:?}: expires {date:?} is not a YYYY-MM-DD date",
                     entry.rule
-                )));
+                ));
             }
         }
         known.insert(entry.rule.clone(), entry);
