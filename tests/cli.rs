@@ -40,6 +40,7 @@ fn assert_report_round_trips(path: &Path) {
         return; // the run wrote none (a refusal)
     };
     let written: serde_json::Value = serde_json::from_str(&text).unwrap();
+    common::assert_valid_report(&written);
     let report: petstore_conformance::report::Report =
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_eq!(

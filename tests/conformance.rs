@@ -6,6 +6,8 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use libtest_mimic::{Arguments, Failed, Trial};
+mod common;
+
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{FAULTS, Fault, VARIANTS, Variant};
@@ -51,7 +53,10 @@ fn run_target(
     }
     let report = outcome.report.ok_or("no report")?;
     // Every report reads back into the report model and writes out the same.
-    let written = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+    let written: serde_json::Value =
+        serde_json::from_str(&petstore_conformance::report::render_json(&report))
+            .map_err(|e| e.to_string())?;
+    common::assert_valid_report(&written);
     let read: Report = serde_json::from_value(written.clone()).map_err(|e| e.to_string())?;
     if serde_json::to_value(&read).map_err(|e| e.to_string())? != written {
         return Err("the report does not round-trip through its model".into());

@@ -203,6 +203,7 @@ fn run_against(behaviour: Behaviour) {
             report.len()
         );
         let parsed: serde_json::Value = serde_json::from_str(&report).unwrap();
+        common::assert_valid_report(&parsed);
         // It reads back into the report model and writes out the same.
         let model: petstore_conformance::report::Report = serde_json::from_str(&report).unwrap();
         assert_eq!(

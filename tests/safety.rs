@@ -164,6 +164,7 @@ fn read_json(path: &Path) -> Value {
         let report: petstore_conformance::report::Report =
             serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let written: Value = serde_json::from_str(&text).unwrap();
+        common::assert_valid_report(&written);
         assert_eq!(serde_json::to_value(&report).unwrap(), written);
     }
     read_json_value(path)

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use petstore_conformance::report::{Report, render_json, render_junit, render_markdown};
 
+mod common;
+
 fn snapshots() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots")
 }
@@ -52,6 +54,8 @@ fn markdown_rendering_is_pinned() {
 #[test]
 fn the_json_rendering_reads_back_unchanged() {
     let report = fixed_report();
+    let rendered_value: serde_json::Value = serde_json::from_str(&render_json(&report)).unwrap();
+    common::assert_valid_report(&rendered_value);
     if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
         std::fs::write(snapshots().join("report.json"), render_json(&report)).unwrap();
         return;
@@ -61,4 +65,17 @@ fn the_json_rendering_reads_back_unchanged() {
         serde_json::from_str(&std::fs::read_to_string(snapshots().join("report.json")).unwrap())
             .unwrap();
     assert_eq!(rendered, pinned);
+}
+
+#[test]
+fn the_report_schema_refuses_what_a_report_is_not() {
+    let text = std::fs::read_to_string(snapshots().join("report.json")).unwrap();
+    let good: serde_json::Value = serde_json::from_str(&text).unwrap();
+    common::assert_valid_report(&good);
+    let mut bad = good.clone();
+    bad["rules"][0]["verdict"] = "maybe".into();
+    assert!(std::panic::catch_unwind(|| common::assert_valid_report(&bad)).is_err());
+    let mut bad = good;
+    bad["totals"]["surprises"] = 1.into();
+    assert!(std::panic::catch_unwind(|| common::assert_valid_report(&bad)).is_err());
 }
