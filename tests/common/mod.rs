@@ -53,15 +53,20 @@ pub fn serve_reference(key: &str, faults: &[&str]) -> (Server, String) {
     (server, url)
 }
 
-/// Asserts a report.json is valid against the published `reports/report.schema.json`.
+/// Asserts a report.json is valid against the published `reports/report.schema.json`
+/// (compiled once per test binary).
 pub fn assert_valid_report(report: &serde_json::Value) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/report.schema.json");
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let validator = jsonschema::options()
-        .offline()
-        .build(&schema)
-        .expect("the report schema compiles");
+    static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let validator = VALIDATOR.get_or_init(|| {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("reports/report.schema.json");
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        jsonschema::options()
+            .offline()
+            .build(&schema)
+            .expect("the report schema compiles")
+    });
     let errors: Vec<String> = validator
         .iter_errors(report)
         .take(5)
