@@ -41,6 +41,8 @@ pub struct Profile {
     timeout: Option<u64>,
     body_cap: Option<usize>,
     rate: Option<f64>,
+    concurrency: Option<usize>,
+    category_ids: Option<Vec<i64>>,
     max_throttle_wait: Option<u64>,
     max_transport_failures: Option<u32>,
     test_threads: Option<usize>,
@@ -198,6 +200,8 @@ pub fn apply(
     take!("timeout", timeout, same);
     take!("body_cap", body_cap, same);
     take!("rate", rate, some);
+    take!("concurrency", concurrency, same);
+    take!("category_ids", category_ids, same);
     take!("max_throttle_wait", max_throttle_wait, same);
     take!("max_transport_failures", max_transport_failures, same);
     take!("product", product, some);

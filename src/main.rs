@@ -163,6 +163,14 @@ struct RunArgs {
     /// 1 GiB).
     #[arg(long, env = "PETSTORE_BODY_CAP", default_value_t = 1 << 20)]
     body_cap: usize,
+    /// Requests in flight at once, across the whole run (1 to 1024): overlaps round trips to
+    /// a remote target; 1 with --test-threads 1 sends every request in a fixed order.
+    #[arg(long, env = "PETSTORE_CONCURRENCY", default_value_t = petstore_conformance::execution::DEFAULT_CONCURRENCY)]
+    concurrency: usize,
+    /// The category ids the target accepts (a store with referential integrity): valid pets
+    /// use only these; the invalid-value rules still use others.
+    #[arg(long, env = "PETSTORE_CATEGORY_IDS", value_delimiter = ',')]
+    category_ids: Vec<i64>,
     /// Requests per second across the whole run (a staging gateway's limit).
     #[arg(long, env = "PETSTORE_RATE")]
     rate: Option<f64>,
@@ -283,6 +291,7 @@ fn libtest_from_env(args: &mut libtest_mimic::Arguments) {
 const TIMEOUT_SECONDS: std::ops::RangeInclusive<u64> = 1..=3600;
 const BODY_CAP_BYTES: std::ops::RangeInclusive<usize> = 1024..=(1 << 30);
 const MAX_CASES: u32 = 1_000_000;
+const CONCURRENCY: std::ops::RangeInclusive<usize> = 1..=1024;
 
 fn check_limits(args: &RunArgs) -> Result<(), RunError> {
     let out_of_range = |option: &str, value: String, range: String| {
@@ -330,6 +339,17 @@ fn check_limits(args: &RunArgs) -> Result<(), RunError> {
             "--max-throttle-wait",
             args.max_throttle_wait.to_string(),
             "0..=3600 seconds".into(),
+        );
+    }
+    if !CONCURRENCY.contains(&args.concurrency) {
+        return out_of_range(
+            "--concurrency",
+            args.concurrency.to_string(),
+            format!(
+                "{}..={} requests in flight",
+                CONCURRENCY.start(),
+                CONCURRENCY.end()
+            ),
         );
     }
     if args.max_transport_failures == 0 {
@@ -413,9 +433,11 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
             http2_prior_knowledge: args.http2_prior_knowledge,
             rate: args.rate,
             max_throttle_wait: Duration::from_secs(args.max_throttle_wait),
+            concurrency: args.concurrency,
             ..ClientSettings::default()
         },
         read_only: args.read_only,
+        category_ids: args.category_ids,
         libtest,
         regressions: if args.no_regressions {
             None

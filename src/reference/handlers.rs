@@ -123,9 +123,13 @@ pub(super) fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>,
 }
 
 /// Creates in flight from which the concurrency faults act ("under load"): more than the
-/// harness's other rules ever have in flight (8 trials, fixtures in batches of 8), as many as
-/// its concurrent-create rule sends at once.
-pub(super) const LOAD: usize = 16;
+/// harness ever has in flight at its default `--concurrency` (64); its distinct-ids rule sends
+/// a burst of 72 at once (the one batch that may pass the cap), so the faults act there.
+pub(super) const LOAD: usize = 65;
+
+/// How long a create under a concurrency fault holds its read id: long enough for a burst
+/// of new connections to be all in flight at once.
+const RACE_WINDOW: std::time::Duration = std::time::Duration::from_millis(50);
 
 pub(super) async fn create_pet(
     State(shared): State<AppState>,
@@ -138,7 +142,7 @@ pub(super) async fn create_pet(
     // The id a racy counter reads before it writes, and the window in which others read it too.
     let read_id = shared.store().next_id;
     if racy || lossy {
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        tokio::time::sleep(RACE_WINDOW).await;
     }
     let loaded = shared.creates_in_flight.load(Ordering::SeqCst) >= LOAD;
     let mut created = new_pet(&shared, &headers, &body);

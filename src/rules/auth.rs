@@ -23,7 +23,7 @@ fn request_for(ctx: &RuleCtx, operation: Operation) -> Result<RequestSpec, Verdi
     Ok(match operation {
         Operation::ListPets => RequestSpec::get("/pets"),
         Operation::CreatePet => {
-            let pet = json!({"name": ctx.pet_name("auth"), "categoryId": 1, "status": "pending"});
+            let pet = json!({"name": ctx.pet_name("auth"), "categoryId": ctx.run.categories.accepted(1), "status": "pending"});
             RequestSpec::post("/pets", Body::Json(pet))
         }
         Operation::GetPet => {
@@ -63,9 +63,12 @@ pub fn near_miss_refused(ctx: &RuleCtx) -> Checked {
             "the key has no {name} near miss that differs from it (no letters, or too short)"
         )));
     }
+    let mut specs = Vec::new();
     for operation in EVERY_OPERATION {
-        let spec = request_for(ctx, operation)?.credential(Credential::NearMiss(near));
-        let exchange = ctx.send(&spec);
+        specs.push(request_for(ctx, operation)?.credential(Credential::NearMiss(near)));
+    }
+    // Independent requests: sent together, judged in order.
+    for exchange in ctx.send_all(&specs) {
         ctx.case_done();
         expect::status(
             &exchange,
@@ -124,17 +127,22 @@ pub fn precedence(ctx: &RuleCtx) -> Checked {
                 .ok_or_else(|| Verdict::skipped(format!("unknown credential {name:?}")))?,
         );
     }
-    for spec in invalid_requests(ctx)? {
-        for credential in &credentials {
-            let exchange = ctx.send(&spec.clone().credential(credential.clone()));
-            ctx.case_done();
-            expect::status(
-                &exchange,
-                &[401],
-                "401 (missing or invalid API key), before what else is wrong with the request",
-            )?;
-            expect::error_body(ctx, &exchange)?;
-        }
+    let specs: Vec<RequestSpec> = invalid_requests(ctx)?
+        .into_iter()
+        .flat_map(|spec| {
+            credentials
+                .iter()
+                .map(move |credential| spec.clone().credential(credential.clone()))
+        })
+        .collect();
+    for exchange in ctx.send_all(&specs) {
+        ctx.case_done();
+        expect::status(
+            &exchange,
+            &[401],
+            "401 (missing or invalid API key), before what else is wrong with the request",
+        )?;
+        expect::error_body(ctx, &exchange)?;
     }
     Ok(())
 }

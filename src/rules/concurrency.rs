@@ -14,12 +14,12 @@ use crate::outcome::Exchange;
 /// One round: `clients` createPet requests sent at the same moment, each answered 201 with a
 /// Pet; returns the pets with the exchanges that created them.
 fn create_at_once(ctx: &RuleCtx, round: u64) -> Result<Vec<(Value, Exchange)>, Verdict> {
-    let clients = ctx.rule.param_u64("clients", 16) as usize;
+    let clients = ctx.rule.param_u64("clients", 72) as usize;
     let specs: Vec<RequestSpec> = (0..clients)
         .map(|n| {
             let pet = json!({
                 "name": ctx.pet_name(&format!("concurrent-{round}-{n}")),
-                "categoryId": n,
+                "categoryId": ctx.run.categories.accepted(n as i64),
                 "status": PET_STATUSES[n % PET_STATUSES.len()],
             });
             RequestSpec::post("/pets", Body::Json(pet))

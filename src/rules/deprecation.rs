@@ -225,7 +225,7 @@ pub fn successor_link(ctx: &RuleCtx) -> Checked {
 pub fn not_deprecated(ctx: &RuleCtx) -> Checked {
     let spec = match ctx.rule.operation {
         Operation::CreatePet => {
-            let pet = json!({"name": ctx.pet_name("not-deprecated"), "categoryId": 1});
+            let pet = json!({"name": ctx.pet_name("not-deprecated"), "categoryId": ctx.run.categories.accepted(1)});
             RequestSpec::post("/pets", Body::Json(pet))
         }
         _ => RequestSpec::get("/pets"),

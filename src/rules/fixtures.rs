@@ -179,10 +179,10 @@ impl Fixtures {
 }
 
 /// Pets the population fixture creates at once.
-const POPULATION_BATCH: usize = 8;
+const POPULATION_BATCH: usize = 16;
 
-fn create_request(name: &str, status: Option<&str>) -> RequestSpec {
-    let mut pet = json!({"name": name, "categoryId": 1});
+fn create_request(ctx: &RuleCtx, name: &str, status: Option<&str>) -> RequestSpec {
+    let mut pet = json!({"name": name, "categoryId": ctx.run.categories.accepted(1)});
     if let Some(status) = status {
         pet["status"] = json!(status);
     }
@@ -207,7 +207,7 @@ fn created_id(exchange: &Exchange) -> Result<i64, String> {
 }
 
 fn create(ctx: &RuleCtx, name: &str, status: Option<&str>) -> Result<Value, String> {
-    created(&ctx.send(&create_request(name, status)))
+    created(&ctx.send(&create_request(ctx, name, status)))
 }
 
 /// Under the read-only profile: a pet the store already holds.
@@ -254,7 +254,7 @@ fn populate(ctx: &RuleCtx) -> Result<Population, String> {
         let specs: Vec<RequestSpec> = (made..made + wanted)
             .map(|n| {
                 let name = ctx.run.pet_name(&format!("fixture-population-{n}"));
-                create_request(&name, statuses[n % statuses.len()])
+                create_request(ctx, &name, statuses[n % statuses.len()])
             })
             .collect();
         for exchange in ctx.send_all(&specs) {

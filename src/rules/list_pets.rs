@@ -120,8 +120,12 @@ pub fn limit_refused(ctx: &RuleCtx) -> Checked {
 /// Whatever the answer to an out-of-range `limit`, a 200 never carries more than 100 pets.
 pub fn out_of_range_capped(ctx: &RuleCtx) -> Checked {
     let population = ctx.run.fixtures.population(ctx)?;
-    for limit in ctx.rule.param_list("limits") {
-        let exchange = ctx.send(&RequestSpec::get("/pets").query("limit", limit));
+    let limits = ctx.rule.param_list("limits");
+    let specs: Vec<RequestSpec> = limits
+        .iter()
+        .map(|limit| RequestSpec::get("/pets").query("limit", *limit))
+        .collect();
+    for (limit, exchange) in limits.iter().zip(ctx.send_all(&specs)) {
         ctx.case_done();
         if exchange.status() != Some(200) {
             continue;

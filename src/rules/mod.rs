@@ -18,6 +18,7 @@ pub mod run;
 mod sequences;
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::catalogue::Rule;
 use crate::contract::Contract;
@@ -31,9 +32,22 @@ pub struct RuleCtx<'r> {
     pub rule: &'r Rule,
     /// Derived from the run seed and the rule id, so a subset of rules gets the same cases.
     pub seed: u64,
-    cases_run: Cell<u32>,
+    cases_run: AtomicU32,
     /// Requests this rule waited on one after another (a batch sent at once counts one).
-    round_trips: Cell<u32>,
+    round_trips: AtomicU32,
+}
+
+thread_local! {
+    /// Inside a worker of a property rule: the requests this worker waited on, which the
+    /// rule's chain counts only once, as the longest of its workers (see [`lane`]).
+    static LANE: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+/// Runs `work` as one lane of a rule's concurrent cases; returns the round trips it waited on.
+pub(crate) fn lane(work: impl FnOnce()) -> u32 {
+    LANE.with(|lane| lane.set(Some(0)));
+    work();
+    LANE.with(|lane| lane.take()).unwrap_or(0)
 }
 
 impl<'r> RuleCtx<'r> {
@@ -42,8 +56,8 @@ impl<'r> RuleCtx<'r> {
             run,
             rule,
             seed: run.rule_seed(&rule.id),
-            cases_run: Cell::new(0),
-            round_trips: Cell::new(0),
+            cases_run: AtomicU32::new(0),
+            round_trips: AtomicU32::new(0),
         }
     }
 
@@ -54,28 +68,47 @@ impl<'r> RuleCtx<'r> {
     /// Sends a request through the run's client; every response is also inspected for the
     /// statements that hold on every response (see [`responses`]).
     pub fn send(&self, spec: &RequestSpec) -> Exchange {
-        self.round_trips.set(self.round_trips.get() + 1);
+        self.round_trip();
         self.run.send(&self.rule.id, spec)
     }
 
     /// Sends every request at the same moment, each through the recorder.
     pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
-        self.round_trips.set(self.round_trips.get() + 1);
+        self.round_trip();
         self.run.send_all(&self.rule.id, specs)
+    }
+
+    /// One more request waited on: on the rule's own chain, or on its lane's.
+    fn round_trip(&self) {
+        let in_lane = LANE.with(|lane| match lane.get() {
+            Some(count) => {
+                lane.set(Some(count + 1));
+                true
+            }
+            None => false,
+        });
+        if !in_lane {
+            self.add_round_trips(1);
+        }
+    }
+
+    /// Lengthens the rule's chain (by the longest lane of a concurrent batch of cases).
+    pub(crate) fn add_round_trips(&self, count: u32) {
+        self.round_trips.fetch_add(count, Ordering::Relaxed);
     }
 
     /// Counts one case (one generated or fixed input) of this rule.
     pub fn case_done(&self) {
-        self.cases_run.set(self.cases_run.get() + 1);
+        self.cases_run.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The rule's chain of dependent requests: what its run time is, in round trips.
     pub fn round_trips(&self) -> u32 {
-        self.round_trips.get()
+        self.round_trips.load(Ordering::Relaxed)
     }
 
     pub fn cases_run(&self) -> u32 {
-        self.cases_run.get().max(1)
+        self.cases_run.load(Ordering::Relaxed).max(1)
     }
 
     pub fn param_str(&self, name: &str) -> Result<&'r str, Verdict> {

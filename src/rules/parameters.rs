@@ -111,8 +111,8 @@ pub fn refused(ctx: &RuleCtx) -> Checked {
         .into_iter()
         .filter(|(_, value)| value.class == Class::Refused)
         .collect();
-    for case in &refused {
-        let exchange = ctx.send(&request(model, case));
+    let specs: Vec<RequestSpec> = refused.iter().map(|case| request(model, case)).collect();
+    for (case, exchange) in refused.iter().zip(ctx.send_all(&specs)) {
         ctx.case_done();
         expect::client_error(
             &exchange,

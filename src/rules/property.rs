@@ -2,13 +2,22 @@
 //! proptest-generated cases from the rule's seed. A failing generated case is shrunk, each step
 //! a real request, to a minimal one; a pinned failure does not stop the search, because a
 //! generated failure can be shrunk and a pinned one cannot.
+//!
+//! Cases are independent requests, so a batch of them is judged on several workers at once
+//! (the run's `--concurrency`): against a remote target the rule then costs a round trip per
+//! batch, not per case. The values of a batch are drawn one after another from the rule's
+//! seed before any is sent, so a seed sends the same set of requests at any concurrency, and
+//! `--concurrency 1` sends them in exactly that order. Shrinking is a chain of dependent
+//! requests and stays sequential.
 
-use std::cell::RefCell;
 use std::fmt::Debug;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use proptest::strategy::Strategy;
-use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use proptest::prelude::RngCore;
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, Reason, RngAlgorithm, TestRng, TestRunner};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -19,8 +28,8 @@ use crate::outcome::{CasePhase, Counterexample};
 /// Shrinking stops after this many steps; each step is one or two requests.
 const MAX_SHRINK_STEPS: u32 = 1024;
 
-/// Generated cases run in batches of this size when a time budget is set, so that the budget
-/// is checked between batches.
+/// Generated cases are drawn and judged in batches of at least this size when a time budget
+/// is set, so that the budget is checked between batches.
 const BATCH: u32 = 16;
 
 /// A deterministic RNG for proptest from a 64-bit seed.
@@ -34,11 +43,16 @@ pub fn rng_for(seed: u64) -> TestRng {
     TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
 }
 
-struct Progress {
-    first: Option<String>,
-    last_failure: Option<(String, Value, Box<Failure>)>,
-    steps_after_first: u32,
-    last_undecided: Option<String>,
+/// The next case's value tree, drawn as proptest's own runner draws it (a fresh ChaCha RNG
+/// per case, seeded from the runner's), so that a seed gives the values it gave before cases
+/// were judged concurrently: a seed in an old report still names the same cases.
+fn next_tree<S: Strategy>(runner: &mut TestRunner, strategy: &S) -> Result<S::Tree, Reason> {
+    let mut seed = [0u8; 32];
+    for byte in &mut seed {
+        *byte = runner.rng().next_u32() as u8;
+    }
+    *runner.rng() = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
+    strategy.new_tree(runner)
 }
 
 fn with_counterexample(
@@ -59,6 +73,100 @@ fn with_counterexample(
     Verdict::Failed(failure)
 }
 
+/// Judges every value with `case`, on up to `workers` threads; the verdicts come back in the
+/// order of `values`. Each value counts as one case of the rule, and the rule's chain of
+/// round trips grows by the longest chain of any one worker.
+fn judge_all<T: Sync>(
+    ctx: &RuleCtx,
+    values: &[T],
+    case: &(impl Fn(&T) -> Checked + Sync),
+) -> Vec<Checked> {
+    let workers = ctx.run.concurrency.clamp(1, values.len().max(1));
+    if workers == 1 {
+        return values
+            .iter()
+            .map(|value| {
+                ctx.case_done();
+                case(value)
+            })
+            .collect();
+    }
+    let next = AtomicUsize::new(0);
+    let verdicts: Vec<Mutex<Option<Checked>>> = values.iter().map(|_| Mutex::new(None)).collect();
+    let longest_lane = std::thread::scope(|scope| {
+        let lanes: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    super::lane(|| {
+                        loop {
+                            let index = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(value) = values.get(index) else {
+                                break;
+                            };
+                            ctx.case_done();
+                            let verdict = case(value);
+                            *verdicts[index].lock().unwrap_or_else(|e| e.into_inner()) =
+                                Some(verdict);
+                        }
+                    })
+                })
+            })
+            .collect();
+        lanes
+            .into_iter()
+            .map(|lane| {
+                lane.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .max()
+            .unwrap_or(0)
+    });
+    ctx.add_round_trips(longest_lane);
+    verdicts
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or(Ok(()))
+        })
+        .collect()
+}
+
+/// Shrinks a failing generated value, one request after another: a simpler value that still
+/// fails is kept and simplified further; one that passes (or cannot be decided) is made a
+/// little less simple. Returns the minimal failing value, its failure and the steps taken.
+fn shrink<T>(
+    ctx: &RuleCtx,
+    mut tree: impl ValueTree<Value = T>,
+    failure: Box<Failure>,
+    case: &impl Fn(&T) -> Checked,
+) -> (T, Box<Failure>, u32) {
+    let mut minimal = (tree.current(), failure);
+    let mut steps = 0;
+    if !tree.simplify() {
+        return (minimal.0, minimal.1, steps);
+    }
+    while steps < MAX_SHRINK_STEPS {
+        let value = tree.current();
+        steps += 1;
+        ctx.case_done();
+        match case(&value) {
+            Err(Verdict::Failed(failure)) => {
+                minimal = (value, failure);
+                if !tree.simplify() {
+                    break;
+                }
+            }
+            _ => {
+                if !tree.complicate() {
+                    break;
+                }
+            }
+        }
+    }
+    (minimal.0, minimal.1, steps)
+}
+
 /// Runs `case` on the rule's saved regressions, on every boundary value, then on generated
 /// values until `ctx.run.cases` have run or the run's time budget is spent.
 pub fn check_all<T, S>(
@@ -66,10 +174,10 @@ pub fn check_all<T, S>(
     boundary: Vec<T>,
     strategy: S,
     describe: impl Fn(&T) -> String,
-    case: impl Fn(&T) -> Checked,
+    case: impl Fn(&T) -> Checked + Sync,
 ) -> Checked
 where
-    T: Clone + Debug + Serialize + DeserializeOwned,
+    T: Clone + Debug + Serialize + DeserializeOwned + Send + Sync,
     S: Strategy<Value = T>,
 {
     let regressions: Vec<T> = ctx
@@ -78,34 +186,35 @@ where
         .into_iter()
         .filter_map(|value| serde_json::from_value(value).ok())
         .collect();
-    let pinned = regressions
+    let pinned: Vec<(CasePhase, T)> = regressions
         .into_iter()
         .map(|value| (CasePhase::Regression, value))
         .chain(
             boundary
                 .into_iter()
                 .map(|value| (CasePhase::Boundary, value)),
-        );
+        )
+        .collect();
+    let pinned_values: Vec<T> = pinned.iter().map(|(_, value)| value.clone()).collect();
     let mut pinned_failure: Option<Verdict> = None;
     let mut last_undecided: Option<String> = None;
     let mut undecided = 0u32;
     let mut decided = 0u32;
-    for (phase, value) in pinned {
-        ctx.case_done();
-        match case(&value) {
+    for ((phase, value), verdict) in pinned.iter().zip(judge_all(ctx, &pinned_values, &case)) {
+        match verdict {
             Ok(()) => decided += 1,
             Err(Verdict::Failed(failure)) => {
                 decided += 1;
                 if pinned_failure.is_none() {
-                    let description = describe(&value);
-                    let data = serde_json::to_value(&value).unwrap_or(Value::Null);
+                    let description = describe(value);
+                    let data = serde_json::to_value(value).unwrap_or(Value::Null);
                     pinned_failure = Some(with_counterexample(
                         failure,
                         description.clone(),
                         description,
                         data,
                         0,
-                        phase,
+                        *phase,
                     ));
                 }
             }
@@ -118,12 +227,22 @@ where
 
     let total = ctx.run.cases;
     let batch = if ctx.run.deadline.is_some() {
-        BATCH
+        BATCH.max(u32::try_from(ctx.run.concurrency).unwrap_or(u32::MAX))
     } else {
         total.max(1)
     };
+    // Undecided cases (the target gave nothing to check) are replaced by new ones, up to a
+    // point: a target that leaves most cases undecided gets an inconclusive verdict.
+    let max_rejects = total.min(batch).saturating_mul(8).max(32);
+    let mut rejects = 0u32;
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            failure_persistence: None,
+            ..Config::default()
+        },
+        rng_for(ctx.seed),
+    );
     let mut done = 0u32;
-    let mut batch_index = 0u64;
     while done < total {
         if ctx
             .run
@@ -132,88 +251,70 @@ where
         {
             break;
         }
-        let cases = batch.min(total - done);
-        let config = Config {
-            cases,
-            max_shrink_iters: MAX_SHRINK_STEPS,
-            // Undecided cases (the target gave nothing to check) are replaced by new ones, up to a
-            // point: a target that leaves most cases undecided gets an inconclusive verdict.
-            max_global_rejects: cases.saturating_mul(8).max(32),
-            failure_persistence: None,
-            ..Config::default()
-        };
-        let seed = if batch_index == 0 {
-            ctx.seed
-        } else {
-            crate::seed::splitmix64(ctx.seed ^ batch_index)
-        };
-        let mut runner = TestRunner::new_with_rng(config, rng_for(seed));
-        let progress = RefCell::new(Progress {
-            first: None,
-            last_failure: None,
-            steps_after_first: 0,
-            last_undecided: None,
-        });
-        let result = runner.run(&strategy, |value| {
-            ctx.case_done();
-            let outcome = case(&value);
-            let mut progress = progress.borrow_mut();
-            if progress.first.is_some() {
-                progress.steps_after_first += 1;
-            }
-            match outcome {
-                Ok(()) => Ok(()),
-                Err(Verdict::Failed(failure)) => {
-                    let description = describe(&value);
-                    let message = format!("{}; observed {}", failure.expected, failure.observed);
-                    if progress.first.is_none() {
-                        progress.first = Some(description.clone());
+        let mut wanted = batch.min(total - done);
+        done += wanted;
+        while wanted > 0 {
+            let mut trees = Vec::with_capacity(wanted as usize);
+            while trees.len() < wanted as usize {
+                match next_tree(&mut runner, &strategy) {
+                    Ok(tree) => trees.push(tree),
+                    Err(reason) => {
+                        rejects += 1;
+                        last_undecided = Some(reason.to_string());
+                        if rejects > max_rejects {
+                            break;
+                        }
                     }
-                    let data = serde_json::to_value(&value).unwrap_or(Value::Null);
-                    progress.last_failure = Some((description, data, failure));
-                    Err(TestCaseError::fail(message))
-                }
-                Err(other) => {
-                    let reason = other.message();
-                    progress.last_undecided = Some(reason.clone());
-                    Err(TestCaseError::reject(reason))
                 }
             }
-        });
-        let progress = progress.into_inner();
-        last_undecided = progress.last_undecided.or(last_undecided);
-        match result {
-            Ok(()) => decided += cases,
-            Err(TestError::Fail(_, _)) => {
-                if let Some((description, data, failure)) = progress.last_failure {
-                    let original = progress.first.unwrap_or_else(|| description.clone());
-                    return Err(with_counterexample(
-                        failure,
-                        original,
-                        description,
-                        data,
-                        progress.steps_after_first,
-                        CasePhase::Generated,
-                    ));
+            let values: Vec<T> = trees.iter().map(ValueTree::current).collect();
+            let verdicts = judge_all(ctx, &values, &case);
+            wanted = 0;
+            let mut first_failure = None;
+            for (index, verdict) in verdicts.into_iter().enumerate() {
+                match verdict {
+                    Ok(()) => decided += 1,
+                    Err(Verdict::Failed(failure)) => {
+                        decided += 1;
+                        first_failure.get_or_insert((index, failure));
+                    }
+                    Err(other) => {
+                        rejects += 1;
+                        wanted += 1;
+                        last_undecided = Some(other.message());
+                    }
                 }
             }
-            Err(TestError::Abort(reason)) => {
+            if let Some((index, failure)) = first_failure {
+                let original = describe(&values[index]);
+                let tree = trees.swap_remove(index);
+                let (minimal, failure, steps) = shrink(ctx, tree, failure, &case);
+                let data = serde_json::to_value(&minimal).unwrap_or(Value::Null);
+                return Err(with_counterexample(
+                    failure,
+                    original,
+                    describe(&minimal),
+                    data,
+                    steps,
+                    CasePhase::Generated,
+                ));
+            }
+            if rejects > max_rejects {
                 if pinned_failure.is_none() {
                     return Err(Verdict::inconclusive(format!(
-                        "too many generated cases could not be decided ({reason}); last: {}",
+                        "too many generated cases could not be decided ({rejects}); last: {}",
                         last_undecided.unwrap_or_default()
                     )));
                 }
+                done = total;
                 break;
             }
         }
-        done += cases;
-        batch_index += 1;
     }
     if let Some(failure) = pinned_failure {
         return Err(failure);
     }
-    if decided == 0 && undecided > 0 {
+    if decided == 0 && (undecided > 0 || rejects > 0) {
         return Err(Verdict::inconclusive(format!(
             "no case could be decided; the last: {}",
             last_undecided.unwrap_or_else(|| "no reason given".into())

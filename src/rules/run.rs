@@ -96,6 +96,11 @@ pub struct Run {
     pub new_pet_schema: Value,
     pub seed: u64,
     pub cases: u32,
+    /// Requests in flight at once, at most (`--concurrency`): also how many cases of a
+    /// property rule are judged at once.
+    pub concurrency: usize,
+    /// The category ids the target accepts; valid pets use only these.
+    pub categories: crate::generation::Categories,
     /// When generated cases stop, under `--time-budget`.
     pub deadline: Option<Instant>,
     pub stops: Stops,

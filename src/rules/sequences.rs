@@ -53,9 +53,12 @@ fn describe(steps: &[Step]) -> String {
 
 fn strategy(ctx: &RuleCtx) -> Result<BoxedStrategy<Vec<Step>>, Verdict> {
     let prefix = ctx.pet_name("seq-");
+    let categories = ctx.run.categories.clone();
     let pets = generation::strategy(&ctx.run.new_pet_schema)
         .map_err(|e| Verdict::skipped(e.to_string()))?
-        .prop_map(move |pet| Step::Create(generation::with_prefix(&pet, &prefix)));
+        .prop_map(move |pet| {
+            Step::Create(categories.apply(generation::with_prefix(&pet, &prefix)))
+        });
     let statuses: Vec<String> = PET_STATUSES.iter().map(|s| s.to_string()).collect();
     let list = (
         proptest::option::of(proptest::sample::select(statuses)),

@@ -88,6 +88,8 @@ pub struct RunConfig {
     pub request_log: Option<PathBuf>,
     /// Only rules that create nothing run; fixtures use what the store already holds.
     pub read_only: bool,
+    /// The category ids the target accepts; empty: any.
+    pub category_ids: Vec<i64>,
     /// Consecutive transport failures after which the run stops sending.
     pub max_transport_failures: u32,
     /// Say the seed on stderr once the configuration is known good (the command line does).
@@ -124,6 +126,7 @@ impl RunConfig {
             time_budget: None,
             request_log: None,
             read_only: false,
+            category_ids: Vec::new(),
             max_transport_failures: DEFAULT_MAX_TRANSPORT_FAILURES,
             announce: false,
             reference_latency: Duration::ZERO,
@@ -135,12 +138,21 @@ impl RunConfig {
     }
 }
 
+/// The part of a time budget spent generating cases: all of it but what the rest of the run
+/// needs after that (shrinking a failure, the rules that run last, writing the reports), a
+/// twentieth of the budget within 0.2 to 3 seconds.
+fn generation_budget(budget: Duration) -> Duration {
+    let reserve = (budget / 20).clamp(Duration::from_millis(200), Duration::from_secs(3));
+    budget.saturating_sub(reserve)
+}
+
 /// Generated cases per property rule by default: enough to find the shallow mistakes, small
 /// enough that the whole suite against the reference takes about a second.
 pub const DEFAULT_CASES: u32 = 32;
 
-/// Trials run at once by default: rules wait on the network, not the CPU.
-pub const DEFAULT_CONCURRENCY: usize = 8;
+/// Trials run at once by default: rules wait on the network (or on a fixture another rule is
+/// building), not on the CPU; the requests in flight are capped by `--concurrency` anyway.
+pub const DEFAULT_TEST_THREADS: usize = 32;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -435,7 +447,7 @@ fn run_trials(
     let today = super::known::today();
     let mut args = config.libtest.clone();
     if args.test_threads.is_none() {
-        args.test_threads = Some(DEFAULT_CONCURRENCY);
+        args.test_threads = Some(DEFAULT_TEST_THREADS);
     }
     let mut ordered: Vec<(usize, &Rule, Phase)> = catalogue
         .rules
@@ -720,7 +732,9 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         new_pet_schema,
         seed: config.seed,
         cases: config.cases.max(1),
-        deadline: deadline(started, config.time_budget.map(|budget| budget / 5 * 4)),
+        concurrency: config.client.concurrency.max(1),
+        categories: crate::generation::Categories(config.category_ids.clone()),
+        deadline: deadline(started, config.time_budget.map(generation_budget)),
         stops: Stops::new(
             deadline(started, config.time_budget),
             config.max_transport_failures,
