@@ -228,6 +228,13 @@ pub struct FailureReport {
     pub steps: Vec<StepReport>,
 }
 
+impl FailureReport {
+    /// "expected ...; observed ...", worded as the terminal words it.
+    pub fn message(&self) -> String {
+        crate::outcome::failure_message(&self.expected, &self.observed)
+    }
+}
+
 /// One step of a failing sequence as a report shows it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepReport {
@@ -295,6 +302,24 @@ impl RuleReport {
             duration_ms,
             failure,
         }
+    }
+}
+
+impl Report {
+    /// The rules in the order a person reads them: gated failures, failures not gated, known
+    /// failures, inconclusive, skipped, passed; catalogue order within each.
+    pub fn rules_failures_first(&self) -> Vec<&RuleReport> {
+        let rank = |rule: &RuleReport| match (rule.verdict, rule.gated) {
+            (VerdictKind::Failed, true) => 0,
+            (VerdictKind::Failed, false) => 1,
+            (VerdictKind::KnownFailure, _) => 2,
+            (VerdictKind::Inconclusive, _) => 3,
+            (VerdictKind::Skipped, _) => 4,
+            (VerdictKind::Passed, _) => 5,
+        };
+        let mut ordered: Vec<_> = self.rules.iter().collect();
+        ordered.sort_by_key(|rule| rank(rule));
+        ordered
     }
 }
 
