@@ -144,7 +144,7 @@ struct RunArgs {
     /// Write every request sent, one JSON line each (key redacted).
     #[arg(long, env = "PETSTORE_REQUEST_LOG")]
     request_log: Option<PathBuf>,
-    /// Where report.json, junit.xml and summary.md are written.
+    /// Where report.json, junit.xml, summary.md and report.html are written.
     #[arg(long, env = "PETSTORE_REPORT_DIR", default_value = "reports")]
     report_dir: PathBuf,
     /// Directory of the JSON Schemas (default: ./schemas, else the built-in copy).

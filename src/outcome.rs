@@ -244,15 +244,16 @@ impl Verdict {
     pub fn message(&self) -> String {
         match self {
             Verdict::Passed => "passed".into(),
-            Verdict::Failed(failure) => {
-                format!(
-                    "expected {}; observed {}",
-                    failure.expected, failure.observed
-                )
-            }
+            Verdict::Failed(failure) => failure_message(&failure.expected, &failure.observed),
             Verdict::Inconclusive { reason } | Verdict::Skipped { reason } => reason.clone(),
         }
     }
+}
+
+/// The one wording of a failure, for the terminal and every report format: what the contract
+/// expected, then what was seen instead.
+pub fn failure_message(expected: &str, observed: &str) -> String {
+    format!("expected {expected}; observed {observed}")
 }
 
 /// What a failed rule expected, what it saw, and the exchange that shows it.

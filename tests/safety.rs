@@ -15,6 +15,7 @@ use serde_json::Value;
 mod common;
 
 use common::{BIN, Server, serve_reference};
+use petstore_conformance::report::{CREATED_PETS_FILE, REPORT_FILES};
 
 fn temp_dir(name: &str) -> PathBuf {
     common::temp_dir("safety", name)
@@ -356,6 +357,15 @@ fn xml_escaped(text: &str) -> String {
         .replace('\'', "&apos;")
 }
 
+/// As report.html writes a text: `&#39;` for `'` (HTML has no `&apos;` of its own).
+fn html_escaped(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
 fn percent_encoded(text: &str) -> String {
     text.bytes()
         .map(|b| {
@@ -381,6 +391,12 @@ fn spellings(key: &str) -> Vec<(&'static str, String)> {
         ("\\u-escaped", unicode[1..unicode.len() - 1].to_string()),
         ("XML-escaped", xml_escaped(key)),
         ("XML-escaped JSON", xml_escaped(&json)),
+        ("HTML-escaped", html_escaped(key)),
+        (
+            "HTML-escaped with &#x27;",
+            html_escaped(key).replace("&#39;", "&#x27;"),
+        ),
+        ("HTML-escaped JSON", html_escaped(&json)),
         ("Markdown-escaped", key.replace('|', "\\|")),
         ("Markdown-escaped JSON", json.replace('|', "\\|")),
         ("percent-encoded", percent_encoded(key)),
@@ -543,12 +559,7 @@ fn the_key_survives_no_escaping_target() {
             (log.display().to_string(), std::fs::read(&log).unwrap()),
         ];
         let reports = files_in(&report_dir);
-        for name in [
-            "report.json",
-            "junit.xml",
-            "summary.md",
-            "created-pets.jsonl",
-        ] {
+        for name in REPORT_FILES.into_iter().chain([CREATED_PETS_FILE]) {
             assert!(
                 reports.iter().any(|(file, _)| file.ends_with(name)),
                 "{key:?}: no {name} written"
@@ -1096,6 +1107,11 @@ fn concurrent_runs_into_one_report_dir() {
             summary.contains(&format!("seed `{seed}`")),
             "round {round}: report.json is seed {seed}, summary.md is not"
         );
+        let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+        assert!(
+            html.contains(&format!("<code id=\"seed\">{seed}</code>")),
+            "round {round}: report.json is seed {seed}, report.html is not"
+        );
         let created = std::fs::read_to_string(dir.join("created-pets.jsonl")).unwrap();
         assert_eq!(
             created.lines().count() as u64,
@@ -1206,7 +1222,7 @@ fn interrupt_a_run(signal: &str) {
             "{what}: {:?}",
             failed_rules(&report)
         );
-        for name in ["junit.xml", "summary.md"] {
+        for name in REPORT_FILES {
             assert!(report_dir.join(name).exists(), "{what}: no {name}");
         }
         assert_eq!(partial_files(&report_dir), Vec::<String>::new(), "{what}");

@@ -1,11 +1,13 @@
-//! The JUnit and Markdown renderings of a fixed report, pinned as golden files: a change in a
+//! The JUnit, Markdown and HTML renderings of a fixed report, pinned as golden files: a change in a
 //! report is a reviewed diff. `tests/snapshots/report.json` is a real report (seed 3, three
 //! faults, ports, dates and durations fixed); `UPDATE_SNAPSHOTS=1 cargo test --test snapshots`
 //! rewrites the renderings after a deliberate change.
 
 use std::path::{Path, PathBuf};
 
-use petstore_conformance::report::{Report, render_json, render_junit, render_markdown};
+use petstore_conformance::report::{
+    Report, render_html, render_json, render_junit, render_markdown,
+};
 
 mod common;
 
@@ -49,6 +51,11 @@ fn junit_rendering_is_pinned() {
 #[test]
 fn markdown_rendering_is_pinned() {
     assert_snapshot("summary.md", &render_markdown(&fixed_report()));
+}
+
+#[test]
+fn html_rendering_is_pinned() {
+    assert_snapshot("report.html", &render_html(&fixed_report()));
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! either end (a near miss the harness itself sent). Every value taken from a response passes
 //! through [`Redactor::redact`] (or [`Redactor::redact_json`]) *before* it is formatted into a
 //! verdict, and every file and line the harness writes passes through it again, matching the
-//! spellings that JSON, XML, Markdown and URLs give the key.
+//! spellings that JSON, XML, Markdown, HTML and URLs give the key.
 
 use serde_json::Value;
 
@@ -34,7 +34,8 @@ impl std::fmt::Debug for Redactor {
 }
 
 /// The ways a renderer or a target may spell `secret`: as is, JSON-escaped (with or without
-/// `/` escaped), XML-escaped, Markdown-table-escaped, percent-encoded.
+/// `/` escaped), XML-escaped, Markdown-table-escaped, HTML-escaped (as is or JSON-escaped, the
+/// way report.html shows a body), percent-encoded.
 fn spellings(secret: &str) -> Vec<String> {
     // A JSON string's contents: its encoding less the quotes.
     let inner = |text: &str| {
@@ -52,13 +53,24 @@ fn spellings(secret: &str) -> Vec<String> {
         .replace('"', "&quot;")
         .replace('\'', "&apos;");
     let xml_numeric = secret.replace('"', "&#34;").replace('\'', "&#39;");
+    // HTML has no `&apos;` of its own: renderers write `&#39;` (report.html) or `&#x27;`.
+    let html = |text: &str| {
+        text.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\'', "&#39;")
+    };
     let mut forms = vec![
         secret.to_string(),
         json.replace('/', "\\/"),
         inner(&json),
-        json,
         xml.clone(),
         xml_numeric,
+        html(secret),
+        html(secret).replace("&#39;", "&#x27;"),
+        html(&json),
+        json,
         xml.replace('|', "\\|"),
         secret.replace('|', "\\|"),
         form_urlencoded::byte_serialize(secret.as_bytes()).collect(),
@@ -294,6 +306,37 @@ mod tests {
                         "{key:?} survives in {haystack:?} (from {text:?})"
                     );
                 }
+                assert!(redacted.contains(REDACTED), "{text:?} -> {redacted:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn html_escaped_spellings_are_redacted() {
+        for key in HARD_KEYS {
+            let redactor = Redactor::new(key);
+            let html = |text: &str| {
+                text.replace('&', "&amp;")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;")
+                    .replace('"', "&quot;")
+                    .replace('\'', "&#39;")
+            };
+            let json_inner = serde_json::to_string(key).unwrap();
+            let json_inner = &json_inner[1..json_inner.len() - 1];
+            for spelled in [
+                html(key),
+                html(key).replace("&#39;", "&#x27;"),
+                html(key).replace("&#39;", "&#X27;"),
+                html(json_inner),
+            ] {
+                let text =
+                    format!("<pre class=\"body\">{{&quot;m&quot;:&quot;{spelled}&quot;}}</pre>");
+                let redacted = redactor.redact(&text);
+                assert!(
+                    !redacted.to_lowercase().contains(&spelled.to_lowercase()),
+                    "{key:?}: {spelled:?} survives in {redacted:?}"
+                );
                 assert!(redacted.contains(REDACTED), "{text:?} -> {redacted:?}");
             }
         }

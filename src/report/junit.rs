@@ -31,7 +31,7 @@ pub fn render(report: &Report) -> String {
         };
         let message = match (&rule.failure, &rule.reason) {
             (Some(failure), _) => Some(format!(
-                "{}{}: expected {}; observed {}",
+                "{}{}: {}",
                 match (rule.gated, &rule.known_failure) {
                     (true, _) => String::new(),
                     (false, Some(known)) if rule.verdict == VerdictKind::KnownFailure => {
@@ -40,8 +40,7 @@ pub fn render(report: &Report) -> String {
                     (false, _) => "not gated (recommended): ".into(),
                 },
                 rule.id,
-                failure.expected,
-                failure.observed
+                failure.message()
             )),
             (None, Some(reason)) => Some(format!("{}: {reason}", rule.verdict)),
             (None, None) => None,

@@ -3,7 +3,6 @@
 use std::fmt::Write;
 
 use super::Report;
-use crate::outcome::VerdictKind;
 
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
@@ -91,24 +90,11 @@ pub fn render(report: &Report) -> String {
         .collect::<String>()
     );
     let _ = writeln!(out, "\nRe-run: `{}`", report.rerun);
-    let mut ordered: Vec<_> = report.rules.iter().collect();
-    let rank = |verdict: VerdictKind, gated: bool| match (verdict, gated) {
-        (VerdictKind::Failed, true) => 0,
-        (VerdictKind::Failed, false) => 1,
-        (VerdictKind::KnownFailure, _) => 2,
-        (VerdictKind::Inconclusive, _) => 3,
-        (VerdictKind::Skipped, _) => 4,
-        (VerdictKind::Passed, _) => 5,
-    };
-    ordered.sort_by_key(|rule| rank(rule.verdict, rule.gated));
     let _ = writeln!(out, "\n| verdict | level | rule | what was seen |");
     let _ = writeln!(out, "|---|---|---|---|");
-    for rule in ordered {
+    for rule in report.rules_failures_first() {
         let seen = match (&rule.failure, &rule.reason) {
-            (Some(failure), _) => format!(
-                "expected {}; observed {}",
-                failure.expected, failure.observed
-            ),
+            (Some(failure), _) => failure.message(),
             (None, Some(reason)) => reason.clone(),
             (None, None) => format!("{} case(s)", rule.cases_run),
         };

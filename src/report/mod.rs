@@ -1,6 +1,7 @@
-//! One report model, rendered as JSON, JUnit XML and Markdown, each in its own module.
+//! One report model, rendered as JSON, JUnit XML, Markdown and HTML, each in its own module.
 
 pub mod compare;
+mod html;
 mod json;
 mod junit;
 mod markdown;
@@ -16,12 +17,13 @@ use crate::execution::Redactor;
 use crate::outcome::{Counterexample, Verdict, VerdictKind};
 use crate::outcome::{RecordedRequest, RecordedResponse};
 
+pub use html::render as render_html;
 pub use json::{canonical_digest, render as render_json};
 pub use junit::render as render_junit;
 pub use markdown::render as render_markdown;
 
 /// Names of the files a run renders into the report directory.
-pub const REPORT_FILES: [&str; 3] = ["report.json", "junit.xml", "summary.md"];
+pub const REPORT_FILES: [&str; 4] = ["report.json", "junit.xml", "summary.md", "report.html"];
 
 /// The file every pet a run creates is streamed to, one JSON line each.
 pub const CREATED_PETS_FILE: &str = "created-pets.jsonl";
@@ -228,6 +230,13 @@ pub struct FailureReport {
     pub steps: Vec<StepReport>,
 }
 
+impl FailureReport {
+    /// "expected ...; observed ...", worded as the terminal words it.
+    pub fn message(&self) -> String {
+        crate::outcome::failure_message(&self.expected, &self.observed)
+    }
+}
+
 /// One step of a failing sequence as a report shows it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepReport {
@@ -295,6 +304,24 @@ impl RuleReport {
             duration_ms,
             failure,
         }
+    }
+}
+
+impl Report {
+    /// The rules in the order a person reads them: gated failures, failures not gated, known
+    /// failures, inconclusive, skipped, passed; catalogue order within each.
+    pub fn rules_failures_first(&self) -> Vec<&RuleReport> {
+        let rank = |rule: &RuleReport| match (rule.verdict, rule.gated) {
+            (VerdictKind::Failed, true) => 0,
+            (VerdictKind::Failed, false) => 1,
+            (VerdictKind::KnownFailure, _) => 2,
+            (VerdictKind::Inconclusive, _) => 3,
+            (VerdictKind::Skipped, _) => 4,
+            (VerdictKind::Passed, _) => 5,
+        };
+        let mut ordered: Vec<_> = self.rules.iter().collect();
+        ordered.sort_by_key(|rule| rank(rule));
+        ordered
     }
 }
 
@@ -381,6 +408,7 @@ impl ReportDir {
             (REPORT_FILES[0], render_json(report)),
             (REPORT_FILES[1], render_junit(report)),
             (REPORT_FILES[2], render_markdown(report)),
+            (REPORT_FILES[3], render_html(report)),
         ];
         let mut names = Vec::new();
         for (name, text) in rendered {

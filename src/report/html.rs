@@ -1,0 +1,573 @@
+//! `report.html`: the certification report a person opens in a browser, in one file that loads
+//! nothing (inline style and script, a Content-Security-Policy that forbids any fetch): the
+//! answer at the top, then every rule, failures first, each failure with its evidence, and
+//! filters by verdict and level.
+//!
+//! Everything the target sent (and every other text of the model) is HTML-escaped; no JSON is
+//! embedded, the script only shows and hides what is already in the page.
+
+use std::fmt::Write;
+
+use super::{FailureReport, Report, RuleReport};
+use crate::outcome::{CasePhase, VerdictKind};
+
+/// The verdicts in the order the filters list them (the order rules are listed in).
+const VERDICTS: [VerdictKind; 5] = [
+    VerdictKind::Failed,
+    VerdictKind::KnownFailure,
+    VerdictKind::Inconclusive,
+    VerdictKind::Skipped,
+    VerdictKind::Passed,
+];
+
+const STYLE: &str = r#"
+:root { color-scheme: light; --fail: #b3261e; --pass: #1e6b34; --warn: #8a5a00; --muted: #5f6368; --line: #d7dae0; }
+* { box-sizing: border-box; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto; max-width: 72rem; padding: 1.5rem; color: #1f1f1f; background: #fff; }
+[hidden] { display: none !important; }
+h1 { font-size: 1.9rem; margin: 0 0 .25rem; }
+h2 { font-size: 1.3rem; margin: 2rem 0 .75rem; }
+h3 { font-size: 1.05rem; margin: 0; }
+h4 { font-size: .95rem; margin: .9rem 0 .3rem; }
+code, pre { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: .85rem; }
+pre { background: #f6f7f9; border: 1px solid var(--line); border-radius: 4px; padding: .6rem .75rem; margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 28rem; overflow: auto; }
+.conformance { display: inline-block; padding: .15rem .6rem; border-radius: 4px; color: #fff; background: var(--warn); letter-spacing: .02em; }
+.conformance[data-conformance="conforms"] { background: var(--pass); }
+.conformance[data-conformance="does-not-conform"] { background: var(--fail); }
+dl.run { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: 1rem 0; }
+dl.run dt { color: var(--muted); }
+dl.run dd { margin: 0; overflow-wrap: anywhere; }
+.notice { border-left: 4px solid var(--warn); padding: .4rem .75rem; background: #fff8e6; }
+#totals { font-weight: 600; }
+#filters { position: sticky; top: 0; background: #fff; border-bottom: 1px solid var(--line); padding: .6rem 0; display: flex; flex-wrap: wrap; gap: .4rem 1.5rem; align-items: center; z-index: 1; }
+#filters .group { display: flex; flex-wrap: wrap; gap: .35rem; align-items: center; }
+#filters button { font: inherit; font-size: .85rem; border: 1px solid var(--line); border-radius: 999px; padding: .2rem .7rem; background: #fff; color: var(--muted); cursor: pointer; text-decoration: line-through; }
+#filters button[aria-pressed="true"] { background: #e8eefc; border-color: #7b9cf0; color: #1f1f1f; text-decoration: none; }
+.rule { border: 1px solid var(--line); border-left-width: 5px; border-radius: 4px; padding: .75rem 1rem; margin: .6rem 0; }
+.rule[data-verdict="failed"] { border-left-color: var(--fail); }
+.rule[data-verdict="passed"] { border-left-color: var(--pass); }
+.rule[data-verdict="known-failure"], .rule[data-verdict="inconclusive"], .rule[data-verdict="skipped"] { border-left-color: var(--warn); }
+.badge { display: inline-block; margin-right: .4rem; font-size: .75rem; font-weight: 700; letter-spacing: .03em; }
+.rule[data-verdict="failed"] .badge { color: var(--fail); }
+.rule[data-verdict="passed"] .badge { color: var(--pass); }
+.rule[data-verdict="known-failure"] .badge, .rule[data-verdict="inconclusive"] .badge, .rule[data-verdict="skipped"] .badge { color: var(--warn); }
+.meta { color: var(--muted); font-size: .85rem; margin: .2rem 0 .4rem; }
+blockquote.citation { margin: .4rem 0; padding: .1rem .75rem; border-left: 3px solid var(--line); color: #3c4043; }
+blockquote.citation p { margin: .2rem 0; }
+blockquote.citation footer { font-size: .8rem; color: var(--muted); }
+.message { font-weight: 600; overflow-wrap: anywhere; }
+@media print { #filters { display: none; } pre { max-height: none; } .rule { break-inside: avoid; } }
+"#;
+
+/// Shows a rule when both its verdict's and its level's filter are on. Without script every
+/// rule shows and the filters stay hidden.
+const SCRIPT: &str = r##"
+"use strict";
+(function () {
+  var filters = document.getElementById("filters");
+  var buttons = Array.prototype.slice.call(filters.querySelectorAll("button"));
+  var rules = Array.prototype.slice.call(document.querySelectorAll("#rules .rule"));
+  var shown = document.getElementById("shown");
+  function on(kind, value) {
+    return buttons.some(function (button) {
+      return button.getAttribute("data-filter-" + kind) === value &&
+        button.getAttribute("aria-pressed") === "true";
+    });
+  }
+  function apply() {
+    var count = 0;
+    rules.forEach(function (rule) {
+      var visible = on("verdict", rule.getAttribute("data-verdict")) &&
+        on("level", rule.getAttribute("data-level"));
+      rule.hidden = !visible;
+      if (visible) { count += 1; }
+    });
+    shown.textContent = count + " of " + rules.length + " rules shown";
+  }
+  buttons.forEach(function (button) {
+    button.addEventListener("click", function () {
+      var pressed = button.getAttribute("aria-pressed") === "true";
+      button.setAttribute("aria-pressed", pressed ? "false" : "true");
+      apply();
+    });
+  });
+  filters.hidden = false;
+  apply();
+})();
+"##;
+
+/// `text` safe in HTML text and in a double- or single-quoted attribute value. Bidirectional
+/// controls are written as their code point: a generated name or a target's body holding
+/// U+202E would otherwise show the rest of its line reversed.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\u{061c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}' => {
+                let _ = write!(out, "[U+{:04X}]", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The CSP source that admits exactly `text` as an inline script or style.
+fn csp_hash(text: &str) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+    let mut base64 = String::new();
+    for chunk in digest.as_ref().chunks(3) {
+        let bytes = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = u32::from_be_bytes([0, bytes[0], bytes[1], bytes[2]]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                base64.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                base64.push('=');
+            }
+        }
+    }
+    format!("'sha256-{base64}'")
+}
+
+fn phase(phase: CasePhase) -> &'static str {
+    match phase {
+        CasePhase::Regression => "a saved regression case",
+        CasePhase::Boundary => "a boundary case",
+        CasePhase::Generated => "generated, then shrunk",
+    }
+}
+
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let conformance = report.conformance.as_str();
+    // The serialized name ("does-not-conform"), which the style and tests key on.
+    let conformance_name = serde_json::to_value(report.conformance)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src {}; script-src {}\">\n\
+         <link rel=\"icon\" href=\"data:,\">\n\
+         <title>{} {}: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        csp_hash(STYLE),
+        csp_hash(SCRIPT),
+        escape(&report.suite.name),
+        escape(&report.suite.version),
+        escape(conformance),
+    );
+    header(&mut out, report, conformance, &conformance_name);
+    filters(&mut out, report);
+    let _ = writeln!(out, "<main id=\"rules\">");
+    for rule in report.rules_failures_first() {
+        rule_section(&mut out, rule);
+    }
+    let _ = writeln!(out, "</main>");
+    let _ = write!(out, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
+    out
+}
+
+fn header(out: &mut String, report: &Report, conformance: &str, conformance_name: &str) {
+    let t = &report.totals;
+    let _ = writeln!(out, "<header>");
+    let _ = writeln!(
+        out,
+        "<h1><span id=\"verdict\" class=\"conformance\" data-conformance=\"{}\">{}</span></h1>",
+        escape(conformance_name),
+        escape(&conformance.to_uppercase())
+    );
+    let _ = writeln!(
+        out,
+        "<p>{} {} against the {} {}</p>",
+        escape(&report.suite.name),
+        escape(&report.suite.version),
+        escape(&report.contract.title),
+        escape(&report.contract.version)
+    );
+    let mut rows: Vec<(&str, String)> = Vec::new();
+    let product = match (&report.target.product, &report.target.product_version) {
+        (Some(product), Some(version)) => format!("{} {}", escape(product), escape(version)),
+        (Some(product), None) => escape(product),
+        (None, Some(version)) => format!("(unnamed) {}", escape(version)),
+        (None, None) => "not named (<code>--product</code>, <code>--product-version</code>)".into(),
+    };
+    rows.push((
+        "Product under test",
+        format!("<span id=\"product\">{product}</span>"),
+    ));
+    let mut target = format!(
+        "<code id=\"target\">{}</code> ({})",
+        escape(&report.target.base_url),
+        escape(&report.target.kind)
+    );
+    if let Some(server) = &report.target.server {
+        let _ = write!(target, ", <code>Server: {}</code>", escape(server));
+    }
+    let _ = write!(target, ", {}", escape(&report.target.http_version));
+    if !report.target.tls_verification {
+        target.push_str(", <strong>TLS certificate not verified (--insecure)</strong>");
+    }
+    rows.push(("Target", target));
+    if !report.target.faults.is_empty() {
+        rows.push((
+            "Faults injected into the reference",
+            escape(&report.target.faults.join(", ")),
+        ));
+    }
+    if !report.target.variants.is_empty() {
+        rows.push((
+            "Reference variants",
+            escape(&report.target.variants.join(", ")),
+        ));
+    }
+    rows.push(("Seed", format!("<code id=\"seed\">{}</code>", report.seed)));
+    rows.push((
+        "Gate",
+        format!(
+            "<code>{}</code> · {} cases per property",
+            escape(&report.gate),
+            report.cases_per_property
+        ),
+    ));
+    rows.push((
+        "Suite",
+        format!(
+            "{} {}",
+            escape(&report.suite.name),
+            escape(&report.suite.version)
+        ),
+    ));
+    rows.push((
+        "Contract",
+        format!(
+            "{} {}, <code>{}</code>, SHA-256 <code id=\"contract-sha256\">{}</code>",
+            escape(&report.contract.title),
+            escape(&report.contract.version),
+            escape(&report.contract.document),
+            escape(&report.contract.sha256)
+        ),
+    ));
+    if !report.contract.catalogue_sha256.is_empty() {
+        rows.push((
+            "Rule catalogue",
+            format!(
+                "<code>{}</code>, SHA-256 <code>{}</code>",
+                escape(&report.contract.cases),
+                escape(&report.contract.catalogue_sha256)
+            ),
+        ));
+    }
+    rows.push((
+        "Run",
+        format!(
+            "{} to {} ({} ms)",
+            escape(&report.started_at),
+            escape(&report.finished_at),
+            report.duration_ms
+        ),
+    ));
+    rows.push(("Re-run", format!("<code>{}</code>", escape(&report.rerun))));
+    let _ = writeln!(out, "<dl class=\"run\">");
+    for (name, value) in rows {
+        let _ = writeln!(out, "<dt>{name}</dt><dd>{value}</dd>");
+    }
+    let _ = writeln!(out, "</dl>");
+    if report.interrupted {
+        let _ = writeln!(
+            out,
+            "<p class=\"notice\"><strong>Interrupted</strong> (SIGINT or SIGTERM): the rules not run are skipped.</p>"
+        );
+    }
+    if let Some(reason) = &report.target.stopped_answering {
+        let _ = writeln!(
+            out,
+            "<p class=\"notice\"><strong>The target stopped answering</strong>: {}.</p>",
+            escape(reason)
+        );
+    }
+    if report.throttling.waits > 0 || report.throttling.gave_up > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"notice\">The target throttled: {} waits ({} ms in all), {} requests given up on (their rules inconclusive).</p>",
+            report.throttling.waits, report.throttling.waited_ms, report.throttling.gave_up
+        );
+    }
+    let extra: String = [
+        (t.known_failures, "known failures (not gated)"),
+        (t.not_selected, "not selected"),
+    ]
+    .iter()
+    .filter(|(count, _)| *count > 0)
+    .map(|(count, what)| format!(", {count} {what}"))
+    .collect();
+    let _ = writeln!(
+        out,
+        "<p id=\"totals\">{} rules: {} passed, {} failed (required), {} failed (recommended), {} inconclusive, {} skipped{extra}</p>",
+        t.rules, t.passed, t.failed_required, t.failed_recommended, t.inconclusive, t.skipped
+    );
+    if report.created_pets.count > 0 {
+        let _ = writeln!(
+            out,
+            "<p>{} pets were created, named with the prefix <code>{}</code>; their ids are in {}.</p>",
+            report.created_pets.count,
+            escape(&report.run_prefix),
+            escape(
+                report
+                    .created_pets
+                    .file
+                    .as_deref()
+                    .unwrap_or("no file (no report directory)")
+            )
+        );
+    }
+    let _ = writeln!(out, "</header>");
+}
+
+/// One toggle per verdict and per level that the report holds, all on: hidden until the script
+/// runs, since without it they could not work.
+fn filters(out: &mut String, report: &Report) {
+    let count =
+        |keep: &dyn Fn(&RuleReport) -> bool| report.rules.iter().filter(|r| keep(r)).count();
+    let _ = writeln!(
+        out,
+        "<nav id=\"filters\" aria-label=\"Filter the rules\" hidden>"
+    );
+    let _ = write!(
+        out,
+        "<div class=\"group\" role=\"group\" aria-label=\"Verdict\">Verdict:"
+    );
+    for verdict in VERDICTS {
+        let n = count(&|rule| rule.verdict == verdict);
+        if n > 0 {
+            let _ = write!(
+                out,
+                " <button type=\"button\" data-filter-verdict=\"{0}\" aria-pressed=\"true\">{0} ({n})</button>",
+                verdict.as_str()
+            );
+        }
+    }
+    let _ = writeln!(out, "</div>");
+    let _ = write!(
+        out,
+        "<div class=\"group\" role=\"group\" aria-label=\"Level\">Level:"
+    );
+    for level in [
+        crate::catalogue::Level::Required,
+        crate::catalogue::Level::Recommended,
+    ] {
+        let n = count(&|rule| rule.level == level);
+        if n > 0 {
+            let _ = write!(
+                out,
+                " <button type=\"button\" data-filter-level=\"{0}\" aria-pressed=\"true\">{0} ({n})</button>",
+                level.as_str()
+            );
+        }
+    }
+    let _ = writeln!(out, "</div>");
+    let _ = writeln!(out, "<span id=\"shown\" aria-live=\"polite\"></span>");
+    let _ = writeln!(out, "</nav>");
+}
+
+fn rule_section(out: &mut String, rule: &RuleReport) {
+    let verdict = rule.verdict.as_str();
+    let level = rule.level.as_str();
+    let _ = writeln!(
+        out,
+        "<section class=\"rule\" data-rule=\"{}\" data-verdict=\"{verdict}\" data-level=\"{level}\" data-gated=\"{}\">",
+        escape(&rule.id),
+        rule.gated
+    );
+    let _ = writeln!(
+        out,
+        "<h3><span class=\"badge\">{}</span> <code class=\"rule-id\">{}</code> {}</h3>",
+        verdict.to_uppercase(),
+        escape(&rule.id),
+        escape(&rule.title)
+    );
+    let mut meta = vec![
+        format!("<span class=\"level\">{level}</span>"),
+        format!("operation <code>{}</code>", rule.operation.name()),
+        format!("{} case(s)", rule.cases_run),
+    ];
+    if rule.round_trips > 0 {
+        meta.push(format!("{} round trip(s)", rule.round_trips));
+    }
+    meta.push(format!("{} ms", rule.duration_ms));
+    if rule.verdict != VerdictKind::Passed {
+        meta.push(if rule.gated { "gated" } else { "not gated" }.into());
+    }
+    let _ = writeln!(out, "<p class=\"meta\">{}</p>", meta.join(" · "));
+    let _ = writeln!(
+        out,
+        "<blockquote class=\"citation\"><p>{}</p><footer>Contract, <cite>{}</cite></footer></blockquote>",
+        escape(&rule.citation.quote),
+        escape(&rule.citation.section)
+    );
+    if let Some(note) = &rule.note {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(note));
+    }
+    if let Some(reason) = &rule.reason {
+        let _ = writeln!(out, "<p class=\"reason\">{}</p>", escape(reason));
+    }
+    if let Some(known) = &rule.known_failure {
+        let mut text = format!("On the list of known failures: {}", escape(&known.reason));
+        if let Some(link) = &known.link {
+            // Only a web address becomes a link: a `javascript:` one from the list must not.
+            if link.starts_with("https://") || link.starts_with("http://") {
+                let _ = write!(
+                    text,
+                    " (<a href=\"{0}\" rel=\"noreferrer\">{0}</a>)",
+                    escape(link)
+                );
+            } else {
+                let _ = write!(text, " ({})", escape(link));
+            }
+        }
+        if let Some(expires) = &known.expires {
+            let _ = write!(text, ", until {}", escape(expires));
+        }
+        let _ = writeln!(out, "<p class=\"known-failure\">{text}.</p>");
+    }
+    if let Some(failure) = &rule.failure {
+        failure_details(out, failure);
+    }
+    let _ = writeln!(out, "</section>");
+}
+
+fn failure_details(out: &mut String, failure: &FailureReport) {
+    let _ = writeln!(out, "<div class=\"failure\">");
+    let _ = writeln!(
+        out,
+        "<p class=\"message\">{}</p>",
+        escape(&failure.message())
+    );
+    if let Some(example) = &failure.counterexample {
+        let _ = writeln!(
+            out,
+            "<h4>Counterexample</h4>\n<p>Minimal case ({}, {} shrink steps):</p>\n<pre class=\"minimal\">{}</pre>\n<p>First failing case:</p>\n<pre class=\"original\">{}</pre>",
+            phase(example.phase),
+            example.shrink_steps,
+            escape(&example.minimal),
+            escape(&example.original)
+        );
+    }
+    if let Some(request) = &failure.request {
+        let mut text = format!("{} {}\n", request.method, request.url);
+        for (name, value) in &request.headers {
+            let _ = writeln!(text, "{name}: {value}");
+        }
+        if let Some(body) = &request.body {
+            let _ = write!(text, "\n{body}");
+        }
+        let _ = writeln!(
+            out,
+            "<h4>Request</h4>\n<pre class=\"request\">{}</pre>",
+            escape(text.trim_end())
+        );
+    }
+    if let Some(response) = &failure.response {
+        let mut text = format!("{} {}\n", response.version, response.status);
+        for (name, value) in &response.headers {
+            let _ = writeln!(text, "{name}: {value}");
+        }
+        let _ = write!(text, "\n{}", response.body);
+        let _ = writeln!(
+            out,
+            "<h4>Response</h4>\n<pre class=\"response\">{}</pre>",
+            escape(text.trim_end())
+        );
+        if response.body_truncated {
+            let _ = writeln!(
+                out,
+                "<p class=\"meta\">The body exceeded the cap (--body-cap) and was cut.</p>"
+            );
+        }
+    }
+    if let Some(error) = &failure.transport_error {
+        let _ = writeln!(
+            out,
+            "<h4>Response</h4>\n<p class=\"transport-error\">No response: {}</p>",
+            escape(error)
+        );
+    }
+    if let Some(throttled) = &failure.throttled {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">The target throttled this request: {} waits, {} ms{}.</p>",
+            throttled.waits,
+            throttled.waited_ms,
+            if throttled.gave_up {
+                ", then the client gave up"
+            } else {
+                ""
+            }
+        );
+    }
+    if failure.steps.is_empty() {
+        if let Some(curl) = &failure.curl {
+            let _ = writeln!(
+                out,
+                "<h4>Replay</h4>\n<pre class=\"curl\">{}</pre>",
+                escape(curl)
+            );
+        }
+    } else {
+        let _ = writeln!(
+            out,
+            "<h4>The minimal sequence, step by step</h4>\n<ol class=\"steps\">"
+        );
+        for step in &failure.steps {
+            let status = step.status.map_or("no answer".into(), |s| s.to_string());
+            let _ = writeln!(out, "<li>{} → {status}</li>", escape(&step.what));
+        }
+        let lines: Vec<&str> = failure.steps.iter().map(|s| s.curl.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "</ol>\n<h4>Replay</h4>\n<pre class=\"curl\">{}</pre>",
+            escape(&lines.join("\n"))
+        );
+    }
+    let _ = writeln!(out, "</div>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_what_html_and_attributes_read() {
+        assert_eq!(
+            escape(r#"<script>"a" & 'b'</script>"#),
+            "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/script&gt;"
+        );
+        assert_eq!(escape("name\u{202e}txt.exe"), "name[U+202E]txt.exe");
+    }
+
+    #[test]
+    fn the_csp_hash_is_base64_of_sha256() {
+        // echo -n 'abc' | openssl dgst -sha256 -binary | base64
+        assert_eq!(
+            csp_hash("abc"),
+            "'sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0='"
+        );
+        assert_eq!(csp_hash("").len(), "'sha256-'".len() + 44);
+    }
+}
