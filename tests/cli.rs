@@ -573,6 +573,65 @@ fn a_throttling_target_is_waited_out_or_inconclusive_never_failed() {
 }
 
 #[test]
+fn a_throttling_store_with_ten_categories_conforms_through_its_profile_and_says_why_without() {
+    // A staging store behind a 40 req/s gateway whose categoryId must name one of ten
+    // categories: its profile sets the rate and the categories, and the run conforms.
+    let dir = temp_dir("staging-profile");
+    let config = dir.join("petstore-conformance.toml");
+    std::fs::write(
+        &config,
+        "[profile.staging]\nrate = 38.0\ncategory_ids = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\ncases = 1\n",
+    )
+    .unwrap();
+    let variants = ["--reference-variant", "slow-gateway,known-categories"];
+    let reports = dir.join("with-profile");
+    let mut args = variants.to_vec();
+    args.extend(["--config", config.to_str().unwrap(), "--profile", "staging"]);
+    args.extend(["--seed", "5"]);
+    let output = run(&args, None, &reports);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(reports.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["conformance"], "conforms", "{}", stderr(&output));
+    // Without it: throttled rules are inconclusive (never failed for a 429), and the valid
+    // pets with other categories fail, naming the unknown category.
+    let reports = dir.join("without-profile");
+    let mut args = variants.to_vec();
+    args.extend(["--max-throttle-wait", "0", "--seed", "5", "--cases", "1"]);
+    let output = run(&args, None, &reports);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(reports.join("report.json")).unwrap()).unwrap();
+    let rules = report["rules"].as_array().unwrap();
+    let reason = |rule: &serde_json::Value| rule["reason"].as_str().unwrap_or("").to_string();
+    let observed = |rule: &serde_json::Value| {
+        rule["failure"]["observed"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(
+        rules.iter().any(|rule| rule["verdict"] == "inconclusive"
+            && reason(rule).starts_with("target throttled")),
+        "no rule inconclusive for throttling"
+    );
+    assert!(
+        rules
+            .iter()
+            .any(|rule| rule["verdict"] == "failed" && observed(rule).contains("unknown category")),
+        "no failure names the unknown category"
+    );
+    for rule in rules.iter().filter(|rule| rule["verdict"] == "failed") {
+        assert!(
+            !observed(rule).starts_with("429"),
+            "{} failed on a throttling answer: {}",
+            rule["id"],
+            observed(rule)
+        );
+    }
+}
+
+#[test]
 fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
     let before = temp_dir("compare-before");
     let after = temp_dir("compare-after");

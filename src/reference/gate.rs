@@ -12,7 +12,9 @@ pub(super) async fn delay(
     if !shared.config.latency.is_zero() {
         tokio::time::sleep(shared.config.latency).await;
     }
-    if shared.is(Variant::Throttled) && over_rate(&shared) {
+    if let Some(per_window) = throttle_per_window(&shared)
+        && over_rate(&shared, per_window)
+    {
         // A gateway in front of the service: 429 with Retry-After, as a staging one answers.
         let mut response = error(
             &shared,
@@ -28,10 +30,19 @@ pub(super) async fn delay(
     next.run(request).await
 }
 
-/// Requests let in per 100 ms window under the throttled variant (300 per second).
-pub(super) const THROTTLE_PER_WINDOW: u32 = 30;
+/// Requests let in per 100 ms window by the gateway of a throttling variant: 300 per second
+/// (throttled), 40 per second (slow-gateway); `None`: no gateway.
+fn throttle_per_window(shared: &Shared) -> Option<u32> {
+    if shared.is(Variant::SlowGateway) {
+        Some(4)
+    } else if shared.is(Variant::Throttled) {
+        Some(30)
+    } else {
+        None
+    }
+}
 
-pub(super) fn over_rate(shared: &Shared) -> bool {
+pub(super) fn over_rate(shared: &Shared, per_window: u32) -> bool {
     let mut window = shared
         .throttle_window
         .lock()
@@ -40,7 +51,7 @@ pub(super) fn over_rate(shared: &Shared) -> bool {
         *window = (std::time::Instant::now(), 0);
     }
     window.1 += 1;
-    window.1 > THROTTLE_PER_WINDOW
+    window.1 > per_window
 }
 
 /// Bearer authentication on every operation, before routing, so that an unknown path or a

@@ -299,6 +299,11 @@ pub(super) fn new_pet(
         Some(value) => category_id(shared, value)
             .ok_or_else(|| invalid("categoryId must be an integer in the int64 range"))?,
     };
+    if shared.is(Variant::KnownCategories) && !KNOWN_CATEGORIES.contains(&category_id) {
+        return Err(invalid(&format!(
+            "unknown category {category_id}: this store knows categories 1 to 10"
+        )));
+    }
     // Storage-level faults: they act after validation, as a database would.
     if shared.has(Fault::LongName500) && name.chars().count() > 255 {
         return Err((
@@ -322,6 +327,9 @@ pub(super) fn new_pet(
     }
     Ok(shared.insert(name, stored_category, status))
 }
+
+/// The categories that exist under the known-categories variant.
+const KNOWN_CATEGORIES: std::ops::RangeInclusive<i64> = 1..=10;
 
 pub(super) fn category_id(shared: &Shared, value: &Value) -> Option<i64> {
     match value {

@@ -18,6 +18,10 @@ pub enum Variant {
     CrowdedStore,
     Unprocessable422,
     Throttled,
+    /// A staging gateway's limit: 40 requests per second.
+    SlowGateway,
+    /// Referential integrity: only categories 1 to 10 exist.
+    KnownCategories,
     /// The reference always accepts h2c; this variant is run with --http2-prior-knowledge.
     Http2,
 }
@@ -53,6 +57,16 @@ pub const VARIANTS: &[VariantInfo] = &[
         variant: Variant::Throttled,
         name: "throttled",
         description: "a gateway answers 429 with Retry-After: 1 past 300 requests per second",
+    },
+    VariantInfo {
+        variant: Variant::SlowGateway,
+        name: "slow-gateway",
+        description: "a gateway answers 429 with Retry-After: 1 past 40 requests per second (run with --rate)",
+    },
+    VariantInfo {
+        variant: Variant::KnownCategories,
+        name: "known-categories",
+        description: "only categories 1 to 10 exist: createPet answers 400 'unknown category' for any other categoryId (run with --category-ids 1,...,10)",
     },
     VariantInfo {
         variant: Variant::StatusDefaultAvailable,
