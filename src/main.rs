@@ -206,6 +206,9 @@ struct RunArgs {
     /// The version of the product under test, recorded in the report as given.
     #[arg(long, env = "PETSTORE_PRODUCT_VERSION")]
     product_version: Option<String>,
+    /// No progress bar, even on a terminal: libtest's plain lines, as off a terminal.
+    #[arg(long, env = "PETSTORE_NO_PROGRESS")]
+    no_progress: bool,
     /// Latency the built-in reference adds to every answer (e.g. 50ms), to see how the suite
     /// behaves against a remote target.
     #[arg(long, env = "PETSTORE_REFERENCE_LATENCY", value_parser = humantime::parse_duration)]
@@ -452,6 +455,10 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
         request_log: args.request_log,
         max_transport_failures: args.max_transport_failures,
         announce: !listing,
+        progress: !args.no_progress && {
+            use std::io::IsTerminal;
+            std::io::stderr().is_terminal() && std::io::stdout().is_terminal()
+        },
         reference_latency: args.reference_latency.unwrap_or_default(),
         known_failures: args.known_failures,
         known_failures_listed: args.known_failures_listed,

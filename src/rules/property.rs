@@ -299,6 +299,16 @@ where
                     CasePhase::Generated,
                 ));
             }
+            // Past the budget, cases left undecided (not sent, or cut off) are not replaced:
+            // the budget ended them, not the target.
+            let past_budget = ctx
+                .run
+                .deadline
+                .is_some_and(|deadline| Instant::now() >= deadline);
+            if past_budget {
+                done = total;
+                break;
+            }
             if rejects > max_rejects {
                 if pinned_failure.is_none() {
                     return Err(Verdict::inconclusive(format!(

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Mutex;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -86,6 +86,11 @@ impl Stops {
     pub fn target_stopped(&self) -> Option<&str> {
         self.stopped.get().map(String::as_str)
     }
+
+    /// When the run stops sending for good (the end of `--time-budget`), if it does.
+    pub fn hard_deadline(&self) -> Option<Instant> {
+        self.hard_deadline
+    }
 }
 
 /// The state every rule of a run shares.
@@ -111,6 +116,8 @@ pub struct Run {
     pub observations: Observations,
     /// Nothing may be created on the target.
     pub read_only: bool,
+    /// Exchanges recorded so far (for the progress bar).
+    pub(crate) sent: AtomicU64,
 }
 
 impl Run {
@@ -148,6 +155,7 @@ impl Run {
             return exchange; // cut off by the interrupt: says nothing about the target
         }
         self.stops.observe(&exchange);
+        self.sent.fetch_add(1, Ordering::Relaxed);
         let operation = Operation::of(spec.method, &spec.path);
         self.observations
             .inspect(rule_id, operation, &exchange, &self.contract);
@@ -171,6 +179,11 @@ impl Run {
             self.fixtures.record_created(rule_id, pet, &exchange);
         }
         exchange
+    }
+
+    /// Requests sent (and answered or not) so far.
+    pub fn requests_sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
     }
 
     /// The seed of one rule: from the run seed and the rule id only.

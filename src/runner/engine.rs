@@ -12,6 +12,7 @@ use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::Value;
 
 use super::known::KnownFailures;
+use super::progress::Progress;
 use super::regressions::{self, Regression};
 use crate::catalogue::{Catalogue, Level, Rule};
 use crate::contract::{
@@ -94,6 +95,8 @@ pub struct RunConfig {
     pub max_transport_failures: u32,
     /// Say the seed on stderr once the configuration is known good (the command line does).
     pub announce: bool,
+    /// A progress bar on stderr instead of libtest's lines (a terminal, without --no-progress).
+    pub progress: bool,
     /// Latency the built-in reference adds to every answer.
     pub reference_latency: Duration,
     /// A TOML list of known failures (`known_failures = [{ rule, reason, link, expires }]`).
@@ -129,6 +132,7 @@ impl RunConfig {
             category_ids: Vec::new(),
             max_transport_failures: DEFAULT_MAX_TRANSPORT_FAILURES,
             announce: false,
+            progress: false,
             reference_latency: Duration::ZERO,
             known_failures: None,
             known_failures_listed: Vec::new(),
@@ -467,12 +471,14 @@ fn run_trials(
     let results: Arc<Mutex<Results>> = Arc::new(Mutex::new(
         (0..catalogue.rules.len()).map(|_| None).collect(),
     ));
+    let progress: Arc<std::sync::OnceLock<Progress>> = Arc::default();
     let mut trials = Vec::new();
     let mut remaining = [0usize; 3];
     for (index, rule, phase) in ordered {
         let run = Arc::clone(run);
         let gate_for_trial = Arc::clone(&gate);
         let results = Arc::clone(&results);
+        let progress = Arc::clone(&progress);
         let rule_owned = rule.clone();
         let gates = config.gate.gates(rule.level);
         // A failure on the known list shows as such, not as a failure, while it lasts.
@@ -506,6 +512,9 @@ fn run_trials(
                 duration_ms: started.elapsed().as_millis() as u64,
                 verdict,
             };
+            if let Some(progress) = progress.get() {
+                progress.rule_done(matches!(result.verdict, Verdict::Failed(_)));
+            }
             results.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(result);
             gate_for_trial.finished(phase);
             outcome
@@ -524,7 +533,26 @@ fn run_trials(
             args.skip
         )));
     }
+    // On a terminal, a bar instead of libtest's lines (which go to a file, then away).
+    let mut libtest_log = None;
+    if config.progress && !args.list && args.logfile.is_none() {
+        let log = std::env::temp_dir().join(format!(
+            "petstore-conformance-{}-{}.log",
+            std::process::id(),
+            run.seed
+        ));
+        args.logfile = Some(log.display().to_string());
+        libtest_log = Some(log);
+        let rules = remaining.iter().sum::<usize>() as u64;
+        let _ = progress.set(Progress::start(rules, run));
+    }
     let _conclusion = libtest_mimic::run(&args, trials);
+    if let Some(progress) = progress.get() {
+        progress.finish();
+    }
+    if let Some(log) = libtest_log {
+        let _ = std::fs::remove_file(log);
+    }
     if args.list {
         return Ok(None);
     }
@@ -745,6 +773,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         fixtures: Fixtures::new(created),
         observations: Observations::default(),
         read_only: config.read_only,
+        sent: Default::default(),
     });
     listen_for_interrupts(&runtime, &run, cancel);
     if config.announce {

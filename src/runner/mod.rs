@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod engine;
 pub mod known;
+pub mod progress;
 pub mod regressions;
 pub mod replay;
 
