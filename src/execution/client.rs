@@ -222,11 +222,13 @@ impl Client {
 
     /// Sends every request at the same moment (one connection each as needed) and returns
     /// the exchanges in the order of `specs`: for races a sequential client cannot show. The
-    /// batch takes its in-flight permits together (at most all of them), so that it does go
-    /// out at once however busy the run is.
+    /// batch takes its in-flight permits together, so that it does go out at once, but at most
+    /// a quarter of them: waiting for the whole cap to drain would stall every other rule
+    /// behind a burst (50 ms latency: 1.9 s instead of 1.45 s for the default suite). A burst
+    /// may therefore pass `--concurrency` by its own size.
     pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
         self.runtime.block_on(async {
-            let wanted = specs.len().min(self.settings.concurrency.max(1));
+            let wanted = specs.len().min((self.settings.concurrency / 4).max(1));
             let _permits = self
                 .in_flight
                 .acquire_many(u32::try_from(wanted).unwrap_or(u32::MAX))

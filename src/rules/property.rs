@@ -227,7 +227,7 @@ where
 
     let total = ctx.run.cases;
     let batch = if ctx.run.deadline.is_some() {
-        BATCH.max(u32::try_from(ctx.run.concurrency).unwrap_or(u32::MAX))
+        BATCH.max(u32::try_from(ctx.run.concurrency * 8).unwrap_or(u32::MAX))
     } else {
         total.max(1)
     };

@@ -2,8 +2,9 @@
 //! target, printed as a table and written as JSON. Not a test: nothing here passes or fails.
 //! 1. The default suite against the reference at 0, 10 and 50 ms of latency: wall time, in
 //!    round trips, beside the critical path (the longest chain of dependent requests of a rule).
-//! 2. Time-budget throughput against a raw ceiling measured in the same run (the same client
-//!    hammering the same reference with no judging), as a ratio.
+//! 2. Time-budget throughput against a raw ceiling measured in the same run: the same client,
+//!    at the same concurrency, sending the same mix of requests (the budget run's own request
+//!    log, over again) to a fresh reference with nothing judged, as a ratio.
 //! 3. Peak RSS and report size after 5 s and 60 s budgets (the harness alone: the reference
 //!    runs in a process of its own).
 
@@ -14,7 +15,7 @@ use serde::Serialize;
 
 use super::engine::{self, RunConfig};
 use crate::execution::{Client, ClientSettings};
-use crate::generation::request::RequestSpec;
+use crate::generation::request::{Body, RequestSpec};
 use crate::reference::{ReferenceConfig, ReferenceServer};
 
 #[derive(Debug, Serialize)]
@@ -94,33 +95,57 @@ pub fn suite_at(latency: Duration) -> Result<SuiteFigure, String> {
     })
 }
 
-/// Requests per second the client gets from a fresh reference with nothing judged: eight
-/// loops of GET /pets?limit=20 for `span`.
-fn raw_ceiling(span: Duration) -> Result<f64, String> {
+/// The requests of a request log line: method, path (with its query) and body; sent with the
+/// key, whatever credential the line had (a refusal costs the target no less).
+fn logged_request(line: &str) -> Option<RequestSpec> {
+    let entry: serde_json::Value = serde_json::from_str(line).ok()?;
+    let full = entry["path"].as_str()?;
+    let (path, query) = full.split_once('?').unwrap_or((full, ""));
+    let spec = match entry["method"].as_str()? {
+        "POST" => RequestSpec::post(
+            path,
+            Body::Raw {
+                content_type: Some("application/json".into()),
+                bytes: entry["body"].as_str().unwrap_or("").as_bytes().to_vec(),
+            },
+        ),
+        _ => RequestSpec::get(path),
+    };
+    Some(if query.is_empty() {
+        spec
+    } else {
+        spec.raw_query(query)
+    })
+}
+
+/// Requests per second the client gets from a fresh reference with nothing judged: `mix`
+/// sent over and over for `span`, `--concurrency` (64) requests in flight.
+fn raw_ceiling(span: Duration, mix: &[RequestSpec]) -> Result<f64, String> {
+    if mix.is_empty() {
+        return Err("the budget run logged no request".into());
+    }
     let runtime = super::runtime().map_err(|e| e.to_string())?;
     let key = format!("bench-{}", crate::seed::random_seed());
     let server = runtime
         .block_on(ReferenceServer::start(ReferenceConfig::new(key.clone()), 0))
         .map_err(|e| e.to_string())?;
+    let settings = ClientSettings::default();
+    let loops = settings.concurrency;
     let client = std::sync::Arc::new(
-        Client::new(
-            &server.base_url,
-            &key,
-            ClientSettings::default(),
-            runtime.handle().clone(),
-        )
-        .map_err(|e| e.to_string())?,
+        Client::new(&server.base_url, &key, settings, runtime.handle().clone())
+            .map_err(|e| e.to_string())?,
     );
+    let next = std::sync::atomic::AtomicUsize::new(0);
     let started = Instant::now();
     let counts: Vec<usize> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..8)
+        let workers: Vec<_> = (0..loops)
             .map(|_| {
-                let client = std::sync::Arc::clone(&client);
+                let (client, next) = (std::sync::Arc::clone(&client), &next);
                 scope.spawn(move || {
-                    let spec = RequestSpec::get("/pets").query("limit", "20");
                     let mut sent = 0;
                     while started.elapsed() < span {
-                        client.send(&spec);
+                        let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        client.send(&mix[index % mix.len()]);
                         sent += 1;
                     }
                     sent
@@ -141,8 +166,11 @@ pub fn throughput(budget: Duration) -> Result<Throughput, String> {
     quiet(&mut config, &dir);
     let started = Instant::now();
     engine::execute(config).map_err(|e| e.to_string())?;
-    let suite = lines(&dir.join("requests.jsonl")) as f64 / started.elapsed().as_secs_f64();
-    let raw = raw_ceiling(Duration::from_secs(3))?;
+    let elapsed = started.elapsed().as_secs_f64();
+    let log = std::fs::read_to_string(dir.join("requests.jsonl")).unwrap_or_default();
+    let mix: Vec<RequestSpec> = log.lines().filter_map(logged_request).collect();
+    let suite = log.lines().count() as f64 / elapsed;
+    let raw = raw_ceiling(Duration::from_secs(3), &mix)?;
     Ok(Throughput {
         budget_s: budget.as_secs(),
         suite_requests_per_s: suite,
