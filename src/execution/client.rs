@@ -30,7 +30,13 @@ pub struct ClientSettings {
     /// Requests in flight at once across the whole run (`--concurrency`). Against a remote
     /// target this, not the number of rule threads, sets how many round trips overlap.
     pub concurrency: usize,
+    /// No request goes out after this (the end of `--time-budget`), even one that was already
+    /// waiting for its turn: behind a slow target that wait can outlast the budget.
+    pub stop_sending_at: Option<std::time::Instant>,
 }
+
+/// Why a request was not sent once the budget was spent (the runner says the same).
+pub const BUDGET_SPENT: &str = "not sent: the run's time budget is spent";
 
 /// In-flight requests by default: against a store 50 ms away, the default suite's thousand
 /// requests then take about 30 round trips (1.5 s); a gateway's limit is `--rate`'s business.
@@ -48,6 +54,7 @@ impl Default for ClientSettings {
             rate: None,
             max_throttle_wait: Duration::from_secs(30),
             concurrency: DEFAULT_CONCURRENCY,
+            stop_sending_at: None,
         }
     }
 }
@@ -266,7 +273,9 @@ impl Client {
             let mut exchange = match permit {
                 Permit::Held => self.send_once(spec).await,
                 Permit::PerRequest => {
-                    let _permit = self.in_flight.acquire().await;
+                    let Some(_permit) = self.in_flight_permit().await else {
+                        return self.not_sent(spec, BUDGET_SPENT);
+                    };
                     self.send_once(spec).await
                 }
             };
@@ -288,6 +297,21 @@ impl Client {
             throttling.waited_ms += wait.as_millis().try_into().unwrap_or(u64::MAX);
             self.throttle.record(1, wait, false);
         }
+    }
+
+    /// A place among the requests in flight, unless the budget ends before one is free.
+    async fn in_flight_permit(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        let acquire = self.in_flight.acquire();
+        let permit = match self.settings.stop_sending_at {
+            Some(at) => tokio::time::timeout_at(at.into(), acquire).await.ok()?,
+            None => acquire.await,
+        }
+        .ok()?;
+        let spent = self
+            .settings
+            .stop_sending_at
+            .is_some_and(|at| std::time::Instant::now() >= at);
+        (!spent).then_some(permit)
     }
 
     /// Waits for this request's slot under `--rate`.

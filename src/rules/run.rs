@@ -58,7 +58,7 @@ impl Stops {
             .hard_deadline
             .is_some_and(|deadline| Instant::now() >= deadline)
         {
-            return Some("not sent: the run's time budget is spent".into());
+            return Some(crate::execution::BUDGET_SPENT.into());
         }
         self.stopped.get().cloned()
     }

@@ -722,7 +722,10 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     let client = Client::new(
         &target.base_url,
         &target.api_key,
-        config.client.clone(),
+        ClientSettings {
+            stop_sending_at: deadline(started, config.time_budget),
+            ..config.client.clone()
+        },
         runtime.handle().clone(),
     )?
     .cancelled_by(cancelled);
