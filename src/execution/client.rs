@@ -30,9 +30,25 @@ pub struct ClientSettings {
     /// Requests in flight at once across the whole run (`--concurrency`). Against a remote
     /// target this, not the number of rule threads, sets how many round trips overlap.
     pub concurrency: usize,
-    /// No request goes out after this (the end of `--time-budget`), even one that was already
-    /// waiting for its turn: behind a slow target that wait can outlast the budget.
-    pub stop_sending_at: Option<std::time::Instant>,
+}
+
+/// When the client stops sending: at the end of the budget, or once the run has set a reason
+/// (the target stopped answering). Checked when a request gets its place among those in
+/// flight, so that one queued behind a slow or dead target does not go out after the stop.
+#[derive(Debug, Clone, Default)]
+pub struct Halt {
+    pub at: Option<std::time::Instant>,
+    pub reason: std::sync::Arc<std::sync::OnceLock<String>>,
+}
+
+impl Halt {
+    /// Why nothing may be sent now, if so.
+    pub fn reason(&self) -> Option<String> {
+        if self.at.is_some_and(|at| std::time::Instant::now() >= at) {
+            return Some(BUDGET_SPENT.into());
+        }
+        self.reason.get().cloned()
+    }
 }
 
 /// Why a request was not sent once the budget was spent (the runner says the same).
@@ -54,7 +70,6 @@ impl Default for ClientSettings {
             rate: None,
             max_throttle_wait: Duration::from_secs(30),
             concurrency: DEFAULT_CONCURRENCY,
-            stop_sending_at: None,
         }
     }
 }
@@ -83,9 +98,18 @@ pub struct Client {
     /// The next free slot under `--rate`.
     next_slot: std::sync::Mutex<tokio::time::Instant>,
     throttle: ThrottleCounter,
-    /// One permit per request in flight, `settings.concurrency` in all.
+    /// One permit per request in flight: a window that opens as answers come back, up to
+    /// `settings.concurrency` (see [`SLOW_START`]).
     in_flight: tokio::sync::Semaphore,
+    /// Permits the window holds so far.
+    window: std::sync::atomic::AtomicUsize,
+    halt: Halt,
 }
+
+/// In-flight places a run starts with; each answer opens one more, up to `--concurrency`, so
+/// the window doubles every round trip while the target answers (TCP's slow start). A target
+/// that goes dead after the first answer gets a handful of requests, not the whole cap.
+pub const SLOW_START: usize = 16;
 
 /// Whether a request still has to take its in-flight permit.
 #[derive(Clone, Copy)]
@@ -197,7 +221,11 @@ impl Client {
             cancelled: None,
             next_slot: std::sync::Mutex::new(tokio::time::Instant::now()),
             throttle: ThrottleCounter::default(),
-            in_flight: tokio::sync::Semaphore::new(settings.concurrency.max(1)),
+            in_flight: tokio::sync::Semaphore::new(SLOW_START.min(settings.concurrency.max(1))),
+            window: std::sync::atomic::AtomicUsize::new(
+                SLOW_START.min(settings.concurrency.max(1)),
+            ),
+            halt: Halt::default(),
             settings,
         })
     }
@@ -205,6 +233,12 @@ impl Client {
     /// The same client, whose requests in flight end when `cancelled` turns true.
     pub fn cancelled_by(mut self, cancelled: tokio::sync::watch::Receiver<bool>) -> Client {
         self.cancelled = Some(cancelled);
+        self
+    }
+
+    /// The same client, which stops sending when `halt` says so.
+    pub fn halted_by(mut self, halt: Halt) -> Client {
+        self.halt = halt;
         self
     }
 
@@ -235,11 +269,19 @@ impl Client {
     /// may therefore pass `--concurrency` by its own size.
     pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
         self.runtime.block_on(async {
-            let wanted = specs.len().min((self.settings.concurrency / 4).max(1));
+            let wanted = specs
+                .len()
+                .min((self.settings.concurrency / 4).clamp(1, SLOW_START));
             let _permits = self
                 .in_flight
                 .acquire_many(u32::try_from(wanted).unwrap_or(u32::MAX))
                 .await;
+            if let Some(reason) = self.halt.reason() {
+                return specs
+                    .iter()
+                    .map(|spec| self.not_sent(spec, &reason))
+                    .collect();
+            }
             futures_util::future::join_all(
                 specs
                     .iter()
@@ -273,12 +315,16 @@ impl Client {
             let mut exchange = match permit {
                 Permit::Held => self.send_once(spec).await,
                 Permit::PerRequest => {
-                    let Some(_permit) = self.in_flight_permit().await else {
-                        return self.not_sent(spec, BUDGET_SPENT);
+                    let _permit = match self.in_flight_permit().await {
+                        Ok(permit) => permit,
+                        Err(reason) => return self.not_sent(spec, &reason),
                     };
                     self.send_once(spec).await
                 }
             };
+            if exchange.response.is_some() {
+                self.open_window();
+            }
             let Some(wait) = throttle_wait(&exchange, throttling.waits) else {
                 if throttling.waits > 0 {
                     exchange.throttled = Some(throttling);
@@ -299,19 +345,33 @@ impl Client {
         }
     }
 
-    /// A place among the requests in flight, unless the budget ends before one is free.
-    async fn in_flight_permit(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+    /// One more place in flight, after an answer, while the window is below the cap.
+    fn open_window(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let cap = self.settings.concurrency.max(1);
+        let opened = self.window.fetch_update(Relaxed, Relaxed, |window| {
+            (window < cap).then_some(window + 1)
+        });
+        if opened.is_ok() {
+            self.in_flight.add_permits(1);
+        }
+    }
+
+    /// A place among the requests in flight, unless the client halts before one is free (or
+    /// by the time it is): then why.
+    async fn in_flight_permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>, String> {
         let acquire = self.in_flight.acquire();
-        let permit = match self.settings.stop_sending_at {
-            Some(at) => tokio::time::timeout_at(at.into(), acquire).await.ok()?,
+        let permit = match self.halt.at {
+            Some(at) => tokio::time::timeout_at(at.into(), acquire)
+                .await
+                .map_err(|_| BUDGET_SPENT.to_string())?,
             None => acquire.await,
         }
-        .ok()?;
-        let spent = self
-            .settings
-            .stop_sending_at
-            .is_some_and(|at| std::time::Instant::now() >= at);
-        (!spent).then_some(permit)
+        .map_err(|e| e.to_string())?;
+        match self.halt.reason() {
+            Some(reason) => Err(reason),
+            None => Ok(permit),
+        }
     }
 
     /// Waits for this request's slot under `--rate`.

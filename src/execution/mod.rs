@@ -4,5 +4,5 @@
 pub mod client;
 pub mod redact;
 
-pub use client::{BUDGET_SPENT, Client, ClientSettings, DEFAULT_CONCURRENCY};
+pub use client::{BUDGET_SPENT, Client, ClientSettings, DEFAULT_CONCURRENCY, Halt};
 pub use redact::Redactor;

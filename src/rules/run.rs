@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::sync::Mutex;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::fixtures::Fixtures;
 use super::responses::Observations;
 use crate::contract::{Contract, Operation};
-use crate::execution::Client;
+use crate::execution::{Client, Halt};
 use crate::generation::request::RequestSpec;
 use crate::outcome::Exchange;
 
@@ -31,8 +31,8 @@ pub struct Stops {
     /// Consecutive exchanges with no response.
     consecutive_failures: AtomicU32,
     max_transport_failures: u32,
-    /// Set once: why the run stopped sending.
-    stopped: OnceLock<String>,
+    /// Set once: why the run stopped sending (shared with the client's [`Halt`]).
+    stopped: Arc<OnceLock<String>>,
     /// SIGINT or SIGTERM came.
     pub(crate) interrupted: AtomicBool,
     /// Some request of a rule got a response (the preflight does not count).
@@ -61,6 +61,14 @@ impl Stops {
             return Some(crate::execution::BUDGET_SPENT.into());
         }
         self.stopped.get().cloned()
+    }
+
+    /// What the client checks before each request leaves: the same end and the same reason.
+    pub fn halt(&self) -> Halt {
+        Halt {
+            at: self.hard_deadline,
+            reason: Arc::clone(&self.stopped),
+        }
     }
 
     fn observe(&self, exchange: &Exchange) {

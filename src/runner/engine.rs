@@ -722,10 +722,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     let client = Client::new(
         &target.base_url,
         &target.api_key,
-        ClientSettings {
-            stop_sending_at: deadline(started, config.time_budget),
-            ..config.client.clone()
-        },
+        config.client.clone(),
         runtime.handle().clone(),
     )?
     .cancelled_by(cancelled);
@@ -757,6 +754,12 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         new_pet_schema,
         regressions,
     } = loaded;
+    // From here on the client stops with the run (the preflight went out whatever the budget).
+    let stops = Stops::new(
+        deadline(started, config.time_budget),
+        config.max_transport_failures,
+    );
+    let client = client.halted_by(stops.halt());
     let run = Arc::new(Run {
         client,
         contract,
@@ -766,10 +769,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         concurrency: config.client.concurrency.max(1),
         categories: crate::generation::Categories(config.category_ids.clone()),
         deadline: deadline(started, config.time_budget.map(generation_budget)),
-        stops: Stops::new(
-            deadline(started, config.time_budget),
-            config.max_transport_failures,
-        ),
+        stops,
         regressions,
         request_log,
         prefix: run_prefix(config.seed),
