@@ -1,18 +1,23 @@
 //! The rule catalogue: rule metadata read from `cases/*.json`, one file per area of the contract.
 //!
 //! A rule's id, title, citation, level and operation are data a reviewer can read without Rust;
-//! `check` names the Rust check that implements it and `params` parameterise that check.
+//! `check` names the Rust check that implements it and `params` parameterise that check: a
+//! [`Check`], one variant per check with its params typed (see [`check`]), so the catalogue
+//! is checked whole when it loads.
+
+pub mod check;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+pub use self::check::{Check, Refusal};
 use crate::contract::Operation;
 
 /// The JSON Schema every case file is validated against (`cases/case-file.schema.json`).
-pub const CASE_FILE_SCHEMA: &str = include_str!("../cases/case-file.schema.json");
+pub const CASE_FILE_SCHEMA: &str = include_str!("../../cases/case-file.schema.json");
 
 /// The case files, in the order their rules are run and reported.
 pub const CASE_FILES: [&str; 7] = [
@@ -27,13 +32,13 @@ pub const CASE_FILES: [&str; 7] = [
 
 fn embedded(file: &str) -> &'static str {
     match file {
-        "auth.json" => include_str!("../cases/auth.json"),
-        "list-pets.json" => include_str!("../cases/list-pets.json"),
-        "create-pet.json" => include_str!("../cases/create-pet.json"),
-        "get-pet.json" => include_str!("../cases/get-pet.json"),
-        "sequences.json" => include_str!("../cases/sequences.json"),
-        "deprecation.json" => include_str!("../cases/deprecation.json"),
-        "responses.json" => include_str!("../cases/responses.json"),
+        "auth.json" => include_str!("../../cases/auth.json"),
+        "list-pets.json" => include_str!("../../cases/list-pets.json"),
+        "create-pet.json" => include_str!("../../cases/create-pet.json"),
+        "get-pet.json" => include_str!("../../cases/get-pet.json"),
+        "sequences.json" => include_str!("../../cases/sequences.json"),
+        "deprecation.json" => include_str!("../../cases/deprecation.json"),
+        "responses.json" => include_str!("../../cases/responses.json"),
         _ => "",
     }
 }
@@ -64,18 +69,19 @@ pub struct Citation {
     pub quote: String,
 }
 
+/// A rule as the case files write it, and as reports digest it: `check` and `params` side by
+/// side (`params` is `{}` for a check that reads none).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "RawRule")]
 pub struct Rule {
     pub id: String,
     pub title: String,
     pub level: Level,
     pub operation: Operation,
     pub citation: Citation,
-    /// Name of the Rust check that implements the rule.
-    pub check: String,
-    #[serde(default)]
-    pub params: Map<String, Value>,
+    /// The Rust check that implements the rule, with its params.
+    #[serde(flatten)]
+    pub check: Check,
     /// Whether the rule creates pets on the target (false rules are safe on production).
     pub writes: bool,
     /// Why the level is what it is, where that is not obvious from the citation.
@@ -83,26 +89,40 @@ pub struct Rule {
     pub note: Option<String>,
 }
 
-impl Rule {
-    pub fn param_str(&self, name: &str) -> Option<&str> {
-        self.params.get(name).and_then(Value::as_str)
-    }
+/// A rule as read, before its check and params become a [`Check`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    id: String,
+    title: String,
+    level: Level,
+    operation: Operation,
+    citation: Citation,
+    check: String,
+    #[serde(default)]
+    params: Option<Value>,
+    writes: bool,
+    #[serde(default)]
+    note: Option<String>,
+}
 
-    /// A non-negative integer param, or `default` when absent.
-    pub fn param_u64(&self, name: &str, default: u64) -> u64 {
-        self.params
-            .get(name)
-            .and_then(Value::as_u64)
-            .unwrap_or(default)
-    }
+impl TryFrom<RawRule> for Rule {
+    type Error = String;
 
-    /// The strings of a list param; empty when absent.
-    pub fn param_list(&self, name: &str) -> Vec<&str> {
-        self.params
-            .get(name)
-            .and_then(Value::as_array)
-            .map(|items| items.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default()
+    fn try_from(raw: RawRule) -> Result<Rule, String> {
+        let params = raw
+            .params
+            .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+        Ok(Rule {
+            check: Check::from_parts(&raw.check, params)?,
+            id: raw.id,
+            title: raw.title,
+            level: raw.level,
+            operation: raw.operation,
+            citation: raw.citation,
+            writes: raw.writes,
+            note: raw.note,
+        })
     }
 }
 
@@ -112,7 +132,8 @@ struct CaseFile {
     area: String,
     #[allow(dead_code)]
     description: String,
-    rules: Vec<Rule>,
+    /// Each rule is read on its own, so an error in one names it.
+    rules: Vec<Value>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -201,11 +222,17 @@ impl Catalogue {
                     file: file.clone(),
                     reason: e.to_string(),
                 })?;
-            for rule in parsed.rules {
+            for (index, value) in parsed.rules.into_iter().enumerate() {
+                let id = value
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| format!("#{index}"), str::to_string);
                 let invalid = |reason: String| CatalogueError::Invalid {
                     file: file.clone(),
-                    reason: format!("rule {:?}: {reason}", rule.id),
+                    reason: format!("rule {id:?}: {reason}"),
                 };
+                let rule: Rule =
+                    serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
                 if !is_path_like(&rule.id) {
                     return Err(invalid(
                         "id must be path-like: lowercase words joined by '-' and '/'".into(),
@@ -280,6 +307,28 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
         let from_disk = Catalogue::load_dir(&dir).expect("cases/ loads");
         assert_eq!(from_disk.rules, Catalogue::built_in().unwrap().rules);
+    }
+
+    /// A rule serializes as its case file writes it (`params` `{}` where it has none): the
+    /// catalogue's digest in reports is of this form, whatever the Rust types behind it.
+    #[test]
+    fn every_rule_serializes_as_its_case_file_writes_it() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+        let mut written = Vec::new();
+        for file in CASE_FILES {
+            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+            let json: Value = serde_json::from_str(&text).unwrap();
+            for rule in json["rules"].as_array().unwrap() {
+                let mut rule = rule.clone();
+                rule.as_object_mut()
+                    .unwrap()
+                    .entry("params")
+                    .or_insert_with(|| serde_json::json!({}));
+                written.push(rule);
+            }
+        }
+        let rules = Catalogue::load_dir(&dir).unwrap().rules;
+        assert_eq!(serde_json::to_value(&rules).unwrap(), Value::Array(written));
     }
 
     #[test]
