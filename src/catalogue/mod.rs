@@ -222,15 +222,16 @@ impl Catalogue {
                     file: file.clone(),
                     reason: e.to_string(),
                 })?;
-            for (index, value) in parsed.rules.into_iter().enumerate() {
-                let id = value
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .map_or_else(|| format!("#{index}"), str::to_string);
+            for (index, value) in ungroup(parsed.rules).into_iter().enumerate() {
+                let id = match &value {
+                    Ok(value) | Err((value, _)) => value.get("id").and_then(Value::as_str),
+                }
+                .map_or_else(|| format!("#{index}"), str::to_string);
                 let invalid = |reason: String| CatalogueError::Invalid {
                     file: file.clone(),
                     reason: format!("rule {id:?}: {reason}"),
                 };
+                let value = value.map_err(|(_, reason)| invalid(reason))?;
                 let rule: Rule =
                     serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
                 if !is_path_like(&rule.id) {
@@ -281,6 +282,59 @@ impl Catalogue {
     }
 }
 
+/// A case file's `rules`, each group flattened in place into its rules: a group (an entry with
+/// `rules`) gives the fields its rules share, as the JSON-Schema-Test-Suite gives the schema its
+/// tests share, and each of its rules the rest (at least `id` and `title`). A field is given by
+/// the group or by the rule, never both; `params` may be split between them, key by key. A rule
+/// the group cannot give (the same field twice) comes back as the error, with the rule as read.
+fn ungroup(entries: Vec<Value>) -> Vec<Result<Value, (Value, String)>> {
+    let mut rules = Vec::new();
+    for entry in entries {
+        let Value::Object(mut group) = entry else {
+            rules.push(Ok(entry));
+            continue;
+        };
+        let Some(members) = group.remove("rules") else {
+            rules.push(Ok(Value::Object(group)));
+            continue;
+        };
+        for member in members.as_array().cloned().unwrap_or_default() {
+            rules.push(merge(&group, member));
+        }
+    }
+    rules
+}
+
+/// One rule of a group: the group's fields and its own.
+fn merge(group: &serde_json::Map<String, Value>, member: Value) -> Result<Value, (Value, String)> {
+    let Value::Object(fields) = &member else {
+        return Err((member, "a rule of a group must be an object".into()));
+    };
+    let mut rule = group.clone();
+    for (key, value) in fields {
+        match (rule.get_mut(key), value) {
+            (None, _) => {
+                rule.insert(key.clone(), value.clone());
+            }
+            (Some(Value::Object(shared)), Value::Object(own)) if key == "params" => {
+                for (param, value) in own {
+                    if shared.contains_key(param) {
+                        let reason =
+                            format!("params.{param}: given by both its group and the rule");
+                        return Err((member.clone(), reason));
+                    }
+                    shared.insert(param.clone(), value.clone());
+                }
+            }
+            (Some(_), _) => {
+                let reason = format!("{key}: given by both its group and the rule");
+                return Err((member.clone(), reason));
+            }
+        }
+    }
+    Ok(Value::Object(rule))
+}
+
 fn is_path_like(id: &str) -> bool {
     !id.is_empty()
         && id.split('/').all(|segment| {
@@ -309,8 +363,9 @@ mod tests {
         assert_eq!(from_disk.rules, Catalogue::built_in().unwrap().rules);
     }
 
-    /// A rule serializes as its case file writes it (`params` `{}` where it has none): the
-    /// catalogue's digest in reports is of this form, whatever the Rust types behind it.
+    /// A rule serializes as its case file writes it, its group flattened (`params` `{}` where
+    /// it has none): the catalogue's digest in reports is of this form, whatever the Rust
+    /// types behind it and however the rules are grouped.
     #[test]
     fn every_rule_serializes_as_its_case_file_writes_it() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
@@ -318,8 +373,8 @@ mod tests {
         for file in CASE_FILES {
             let text = std::fs::read_to_string(dir.join(file)).unwrap();
             let json: Value = serde_json::from_str(&text).unwrap();
-            for rule in json["rules"].as_array().unwrap() {
-                let mut rule = rule.clone();
+            for rule in ungroup(json["rules"].as_array().unwrap().clone()) {
+                let mut rule = rule.unwrap();
                 rule.as_object_mut()
                     .unwrap()
                     .entry("params")
@@ -352,6 +407,51 @@ mod tests {
             Catalogue::from_texts([(PathBuf::from(file), text)], "t".into())
                 .unwrap_or_else(|e| panic!("{file}: {e}"));
         }
+    }
+
+    #[test]
+    fn a_group_gives_its_rules_what_they_share_and_nothing_twice() {
+        let group = |member: &str| {
+            format!(
+                r#"{{"area":"list-pets","description":"x","rules":[{{"check":"list-limit-refused",
+                "level":"required","operation":"listPets","citation":{{"section":"s","quote":"q"}},
+                "writes":false,"rules":[{{"id":"list-pets/a","title":"a","params":{{"limit":"0"}}}},
+                {member}]}}]}}"#
+            )
+        };
+        let load = |text: String| {
+            Catalogue::from_texts([(PathBuf::from("cases/list-pets.json"), text)], "t".into())
+        };
+        let catalogue = load(group(
+            r#"{"id":"list-pets/b","title":"b","params":{"limit":"101"}}"#,
+        ))
+        .unwrap();
+        let ids: Vec<&str> = catalogue.rules.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["list-pets/a", "list-pets/b"]);
+        assert_eq!(
+            catalogue.rules[1].check,
+            Check::ListLimitRefused {
+                limit: "101".into()
+            }
+        );
+        assert_eq!(catalogue.rules[1].operation, Operation::ListPets);
+        let err = load(group(
+            r#"{"id":"list-pets/b","title":"b","writes":true,"params":{"limit":"1"}}"#,
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("cases/list-pets.json")
+                && err.contains("list-pets/b")
+                && err.contains("writes: given by both its group and the rule"),
+            "{err}"
+        );
+        let err = load(group(
+            r#"{"id":"list-pets/b","title":"b","check":"list-ok"}"#,
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("/rules/0/rules/1"), "{err}");
     }
 
     #[test]
