@@ -664,10 +664,6 @@ fn main() -> ExitCode {
         Command::Compare { old, new, markdown } => compare_reports(&old, &new, markdown.as_deref()),
         Command::Rules { cases_dir } => Catalogue::load(cases_dir.as_deref())
             .map_err(RunError::from)
-            .and_then(|catalogue| {
-                petstore_conformance::rules::validate(&catalogue).map_err(RunError::Config)?;
-                Ok(catalogue)
-            })
             .map(|catalogue| {
                 for rule in &catalogue.rules {
                     println!(

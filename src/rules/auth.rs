@@ -8,8 +8,7 @@ use crate::generation::request::NearMiss;
 use crate::generation::request::{Body, Credential, RequestSpec};
 use crate::rules::fixtures::{Marker, assert_not_stored};
 
-fn credential(ctx: &RuleCtx) -> Result<Credential, Verdict> {
-    let name = ctx.param_str("credential")?;
+fn credential(name: &str) -> Result<Credential, Verdict> {
     Credential::parse(name).ok_or_else(|| Verdict::skipped(format!("unknown credential {name:?}")))
 }
 
@@ -36,8 +35,8 @@ fn request_for(ctx: &RuleCtx, operation: Operation) -> Result<RequestSpec, Verdi
 }
 
 /// A request whose credential is missing or invalid gets 401 with an Error body.
-pub fn refused(ctx: &RuleCtx) -> Checked {
-    let spec = request(ctx)?.credential(credential(ctx)?);
+pub fn refused(ctx: &RuleCtx, credential_name: &str) -> Checked {
+    let spec = request(ctx)?.credential(credential(credential_name)?);
     let exchange = ctx.send(&spec);
     ctx.case_done();
     expect::status(&exchange, &[401], "401 (missing or invalid API key)")?;
@@ -54,8 +53,7 @@ const EVERY_OPERATION: [Operation; 4] = [
 
 /// A near miss of the key (one character more or less, another case, twice) is another
 /// token: every operation refuses it with 401 and an Error.
-pub fn near_miss_refused(ctx: &RuleCtx) -> Checked {
-    let name = ctx.param_str("near_miss")?;
+pub fn near_miss_refused(ctx: &RuleCtx, name: &str) -> Checked {
     let near = NearMiss::parse(name)
         .ok_or_else(|| Verdict::skipped(format!("unknown near miss {name:?}")))?;
     if !ctx.run.client.near_miss_differs(near) {
@@ -80,23 +78,32 @@ pub fn near_miss_refused(ctx: &RuleCtx) -> Checked {
     Ok(())
 }
 
+/// The requests, invalid in other ways than their credential, that an auth-precedence rule
+/// sends: the ones of the rule's operation.
+pub struct Invalid<'p> {
+    /// Query strings (`name=value`) for listPets.
+    pub queries: &'p [String],
+    /// petId values for getPet.
+    pub pet_ids: &'p [String],
+    /// Named body mutations for createPet.
+    pub mutations: &'p [String],
+}
+
 /// The invalid requests of the rule's operation, from its params: query strings for
 /// listPets, petId values for getPet, named body mutations for createPet.
-fn invalid_requests(ctx: &RuleCtx) -> Result<Vec<RequestSpec>, Verdict> {
+fn invalid_requests(ctx: &RuleCtx, invalid: &Invalid) -> Result<Vec<RequestSpec>, Verdict> {
     Ok(match ctx.rule.operation {
-        Operation::ListPets => ctx
-            .rule
-            .param_list("queries")
-            .into_iter()
+        Operation::ListPets => invalid
+            .queries
+            .iter()
             .map(|pair| {
                 let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
                 RequestSpec::get("/pets").query(name, value)
             })
             .collect(),
-        Operation::GetPet => ctx
-            .rule
-            .param_list("pet_ids")
-            .into_iter()
+        Operation::GetPet => invalid
+            .pet_ids
+            .iter()
             .map(|id| RequestSpec::get(format!("/pets/{id}")))
             .collect(),
         Operation::CreatePet => {
@@ -104,7 +111,7 @@ fn invalid_requests(ctx: &RuleCtx) -> Result<Vec<RequestSpec>, Verdict> {
             let valid =
                 json!({"name": ctx.pet_name("precedence"), "categoryId": marker_category(ctx)});
             let mut specs = Vec::new();
-            for name in ctx.rule.param_list("mutations") {
+            for name in invalid.mutations {
                 let mutation =
                     crate::generation::mutations::named(schema, name).ok_or_else(|| {
                         Verdict::skipped(format!("NewPet.json has no mutation {name:?}"))
@@ -119,15 +126,12 @@ fn invalid_requests(ctx: &RuleCtx) -> Result<Vec<RequestSpec>, Verdict> {
 
 /// "When the key is missing or invalid, the operation answers 401": before anything else is
 /// looked at, so a request that is also invalid in other ways still gets 401.
-pub fn precedence(ctx: &RuleCtx) -> Checked {
+pub fn precedence(ctx: &RuleCtx, credential_names: &[String], invalid: Invalid) -> Checked {
     let mut credentials = Vec::new();
-    for name in ctx.rule.param_list("credentials") {
-        credentials.push(
-            Credential::parse(name)
-                .ok_or_else(|| Verdict::skipped(format!("unknown credential {name:?}")))?,
-        );
+    for name in credential_names {
+        credentials.push(credential(name)?);
     }
-    let specs: Vec<RequestSpec> = invalid_requests(ctx)?
+    let specs: Vec<RequestSpec> = invalid_requests(ctx, &invalid)?
         .into_iter()
         .flat_map(|spec| {
             credentials
@@ -148,8 +152,8 @@ pub fn precedence(ctx: &RuleCtx) -> Checked {
 }
 
 /// A request with a valid key under a differently-cased scheme name is not refused.
-pub fn accepted(ctx: &RuleCtx) -> Checked {
-    let spec = request(ctx)?.credential(credential(ctx)?);
+pub fn accepted(ctx: &RuleCtx, credential_name: &str) -> Checked {
+    let spec = request(ctx)?.credential(credential(credential_name)?);
     let exchange = ctx.send(&spec);
     ctx.case_done();
     let response = expect::response(&exchange)?;

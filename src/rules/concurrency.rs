@@ -13,8 +13,12 @@ use crate::outcome::Exchange;
 
 /// One round: `clients` createPet requests sent at the same moment, each answered 201 with a
 /// Pet; returns the pets with the exchanges that created them.
-fn create_at_once(ctx: &RuleCtx, round: u64) -> Result<Vec<(Value, Exchange)>, Verdict> {
-    let clients = ctx.rule.param_u64("clients", 72) as usize;
+fn create_at_once(
+    ctx: &RuleCtx,
+    clients: u64,
+    round: u64,
+) -> Result<Vec<(Value, Exchange)>, Verdict> {
+    let clients = clients as usize;
     let specs: Vec<RequestSpec> = (0..clients)
         .map(|n| {
             let pet = json!({
@@ -41,11 +45,10 @@ fn create_at_once(ctx: &RuleCtx, round: u64) -> Result<Vec<(Value, Exchange)>, V
 
 /// "Unique identifier, assigned by the service on creation", under concurrency: every id
 /// distinct, and every pet, fetched by its id, the pet createPet returned.
-pub fn distinct_ids(ctx: &RuleCtx) -> Checked {
-    let rounds = ctx.rule.param_u64("rounds", 3);
+pub fn distinct_ids(ctx: &RuleCtx, clients: u64, rounds: u64) -> Checked {
     let mut seen: BTreeMap<i64, Value> = BTreeMap::new();
     for round in 0..rounds {
-        let mut created = create_at_once(ctx, round)?;
+        let mut created = create_at_once(ctx, clients, round)?;
         // Fetched in id order: the ids follow arrival order, which varies from run to run; the
         // requests of a seed stay the same.
         created.sort_by_key(|(pet, _)| expect::pet_id(pet));
@@ -81,8 +84,8 @@ pub fn distinct_ids(ctx: &RuleCtx) -> Checked {
 
 /// Every pet created at the same moment is in the listing, when the listing shows the whole
 /// store (fewer pets than the page holds).
-pub fn all_listed(ctx: &RuleCtx) -> Checked {
-    let created = create_at_once(ctx, 0)?;
+pub fn all_listed(ctx: &RuleCtx, clients: u64) -> Checked {
+    let created = create_at_once(ctx, clients, 0)?;
     let listing = ctx.send(&RequestSpec::get("/pets").query("limit", "100"));
     ctx.case_done();
     let pets = expect::listing(&listing)?;

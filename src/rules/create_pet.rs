@@ -6,6 +6,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::{Checked, RuleCtx, Verdict, auth::marker_category, expect, get_pet, property};
+use crate::catalogue::Refusal;
 use crate::contract::SchemaName;
 use crate::generation::confusion::{self, Confusion, Kind};
 use crate::generation::parameters::Class;
@@ -60,8 +61,7 @@ pub fn created_property(ctx: &RuleCtx) -> Checked {
 
 /// "Unique identifier, assigned by the service on creation." Checks this rule's own pets,
 /// then every pet the run has seen created, whichever rule created it.
-pub fn unique_ids(ctx: &RuleCtx) -> Checked {
-    let count = ctx.rule.param_u64("count", 8);
+pub fn unique_ids(ctx: &RuleCtx, count: u64) -> Checked {
     let mut ids = BTreeSet::new();
     for n in 0..count {
         let sent = serde_json::json!({"name": ctx.pet_name(&format!("unique-{n}")), "categoryId": ctx.run.categories.accepted(n as i64)});
@@ -140,19 +140,16 @@ fn mutation(ctx: &RuleCtx, name: &str) -> Result<mutations::Mutation, Verdict> {
 }
 
 /// An invalid body is refused with an Error and stores nothing.
-pub fn refused(ctx: &RuleCtx) -> Checked {
-    let name = ctx.param_str("mutation")?;
-    let exact_400 = ctx.param_str("expect")? == "400";
+pub fn refused(ctx: &RuleCtx, name: &str, expect: Refusal) -> Checked {
     let mutation = mutation(ctx, name)?;
     let valid = marked_pet(ctx, name);
     let body = mutation.apply(&ctx.run.new_pet_schema, &valid);
     let exchange = ctx.send(&RequestSpec::post("/pets", body));
     ctx.case_done();
     let what = mutation.breaks();
-    if exact_400 {
-        expect::status(&exchange, &[400], &format!("400 ({what})"))?;
-    } else {
-        expect::client_error(&exchange, &format!("a 4xx refusal ({what})"))?;
+    match expect {
+        Refusal::Exactly400 => expect::status(&exchange, &[400], &format!("400 ({what})"))?,
+        Refusal::Any4xx => expect::client_error(&exchange, &format!("a 4xx refusal ({what})"))?,
     }
     expect::error_body(ctx, &exchange)?;
     let marker = mutation.marker(&valid);
@@ -196,10 +193,10 @@ pub fn mutations_property(ctx: &RuleCtx) -> Checked {
 }
 
 /// Well-formed bodies with invalid values get exactly 400, as the contract says.
-pub fn invalid_values_400(ctx: &RuleCtx) -> Checked {
+pub fn invalid_values_400(ctx: &RuleCtx, mutations: &[String]) -> Checked {
     let mut sent = Vec::new();
     let mut specs = Vec::new();
-    for name in ctx.rule.param_list("mutations") {
+    for name in mutations {
         let mutation = mutation(ctx, name)?;
         let body = mutation.apply(&ctx.run.new_pet_schema, &marked_pet(ctx, name));
         specs.push(RequestSpec::post("/pets", body));

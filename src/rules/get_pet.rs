@@ -61,8 +61,7 @@ pub fn unknown(ctx: &RuleCtx) -> Checked {
 }
 
 /// A petId that is not an integer is a client error, never a success or a crash.
-pub fn non_integer(ctx: &RuleCtx) -> Checked {
-    let pet_id = ctx.param_str("pet_id")?;
+pub fn non_integer(ctx: &RuleCtx, pet_id: &str) -> Checked {
     let exchange = ctx.send(&RequestSpec::get(format!("/pets/{pet_id}")));
     ctx.case_done();
     expect::status(&exchange, &[400, 404], "400 or 404 (petId is an int64)")?;

@@ -32,8 +32,8 @@ fn at_most(ctx: &RuleCtx, spec: &RequestSpec, max: usize) -> Checked {
 }
 
 /// Without `limit`, the default of 20 applies.
-pub fn default_at_most(ctx: &RuleCtx) -> Checked {
-    let max = ctx.rule.param_u64("max", 20) as usize;
+pub fn default_at_most(ctx: &RuleCtx, max: u64) -> Checked {
+    let max = max as usize;
     ctx.run.fixtures.population(ctx)?;
     ctx.case_done();
     at_most(ctx, &RequestSpec::get("/pets"), max)
@@ -70,8 +70,7 @@ pub fn limit_property(ctx: &RuleCtx) -> Checked {
 }
 
 /// A bound of `limit` is accepted and caps the listing.
-pub fn limit_accepted(ctx: &RuleCtx) -> Checked {
-    let limit = ctx.param_str("limit")?;
+pub fn limit_accepted(ctx: &RuleCtx, limit: &str) -> Checked {
     let max: usize = limit
         .parse()
         .map_err(|_| Verdict::skipped("limit param is not a number"))?;
@@ -81,11 +80,11 @@ pub fn limit_accepted(ctx: &RuleCtx) -> Checked {
 }
 
 /// With more pets stored than the page size, the page is full.
-pub fn fills_page(ctx: &RuleCtx) -> Checked {
-    let expected = ctx.rule.param_u64("expect", 20) as usize;
+pub fn fills_page(ctx: &RuleCtx, expected: u64, limit: Option<&str>) -> Checked {
+    let expected = expected as usize;
     let population = ctx.run.fixtures.population(ctx)?;
     let mut spec = RequestSpec::get("/pets");
-    if let Some(limit) = ctx.rule.param_str("limit") {
+    if let Some(limit) = limit {
         spec = spec.query("limit", limit);
     }
     let exchange = ctx.send(&spec);
@@ -105,8 +104,7 @@ pub fn fills_page(ctx: &RuleCtx) -> Checked {
 }
 
 /// An out-of-range or malformed `limit` is refused with 400 and an Error body.
-pub fn limit_refused(ctx: &RuleCtx) -> Checked {
-    let limit = ctx.param_str("limit")?;
+pub fn limit_refused(ctx: &RuleCtx, limit: &str) -> Checked {
     let exchange = ctx.send(&RequestSpec::get("/pets").query("limit", limit));
     ctx.case_done();
     expect::status(
@@ -118,12 +116,11 @@ pub fn limit_refused(ctx: &RuleCtx) -> Checked {
 }
 
 /// Whatever the answer to an out-of-range `limit`, a 200 never carries more than 100 pets.
-pub fn out_of_range_capped(ctx: &RuleCtx) -> Checked {
+pub fn out_of_range_capped(ctx: &RuleCtx, limits: &[String]) -> Checked {
     let population = ctx.run.fixtures.population(ctx)?;
-    let limits = ctx.rule.param_list("limits");
     let specs: Vec<RequestSpec> = limits
         .iter()
-        .map(|limit| RequestSpec::get("/pets").query("limit", *limit))
+        .map(|limit| RequestSpec::get("/pets").query("limit", limit.as_str()))
         .collect();
     for (limit, exchange) in limits.iter().zip(ctx.send_all(&specs)) {
         ctx.case_done();
@@ -195,8 +192,7 @@ pub fn status_property(ctx: &RuleCtx) -> Checked {
 }
 
 /// A `status` filter value that is not a PetStatus is refused with 400.
-pub fn status_refused(ctx: &RuleCtx) -> Checked {
-    let status = ctx.param_str("status")?;
+pub fn status_refused(ctx: &RuleCtx, status: &str) -> Checked {
     let exchange = ctx.send(&RequestSpec::get("/pets").query("status", status));
     ctx.case_done();
     expect::status(

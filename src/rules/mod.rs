@@ -1,7 +1,8 @@
 //! Rules: the check logic behind the catalogue, one module per area of the contract.
 //!
-//! A check is a plain function from a [`RuleCtx`] to `Ok(())` (passed) or the verdict that
-//! stopped it. The catalogue (`cases/*.json`) names the check and its parameters.
+//! A check is a plain function from a [`RuleCtx`] and its typed params to `Ok(())` (passed)
+//! or the verdict that stopped it. The catalogue (`cases/*.json`) names the check and its
+//! params, read into a [`Check`]; [`run`] dispatches on it and [`phase`] says when it runs.
 
 mod auth;
 mod concurrency;
@@ -20,7 +21,7 @@ mod sequences;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::catalogue::Rule;
+use crate::catalogue::{Check, Rule};
 use crate::contract::Contract;
 use crate::generation::request::RequestSpec;
 pub use crate::outcome::{Checked, Counterexample, Exchange, Failure, SequenceStep, Verdict};
@@ -111,12 +112,6 @@ impl<'r> RuleCtx<'r> {
         self.cases_run.load(Ordering::Relaxed).max(1)
     }
 
-    pub fn param_str(&self, name: &str) -> Result<&'r str, Verdict> {
-        self.rule
-            .param_str(name)
-            .ok_or_else(|| Verdict::skipped(format!("rule has no string param {name:?}")))
-    }
-
     /// A name for a pet this rule creates: the run prefix, the rule, and a tag.
     pub fn pet_name(&self, tag: &str) -> String {
         self.run.pet_name(tag)
@@ -133,356 +128,125 @@ pub enum Phase {
     Last,
 }
 
-pub type CheckFn = fn(&RuleCtx) -> Checked;
-
-/// What a param of a check holds, as the case file must write it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParamKind {
-    /// A string.
-    Text,
-    /// A whole number of 0 or more.
-    Count,
-    /// A list of strings.
-    TextList,
-}
-
-impl ParamKind {
-    fn accepts(self, value: &serde_json::Value) -> bool {
-        match self {
-            ParamKind::Text => value.is_string(),
-            ParamKind::Count => value.is_u64(),
-            ParamKind::TextList => value
-                .as_array()
-                .is_some_and(|items| items.iter().all(serde_json::Value::is_string)),
-        }
+/// When a check runs, from what it needs of the store.
+pub fn phase(check: &Check) -> Phase {
+    match check {
+        Check::AuthRefusedCreateStoresNothing {}
+        | Check::CreateRefused { .. }
+        | Check::CreateTypeConfusionStoresNothing {}
+        | Check::CreateConcurrentAllListed { .. } => Phase::QuietStore,
+        Check::ResponsesJsonContentType {}
+        | Check::ResponsesErrorBody {}
+        | Check::ResponsesNoServerError {}
+        | Check::ResponsesSuccessSchema {}
+        | Check::ResponsesDeprecationGetPetOnly {} => Phase::Last,
+        Check::AuthRefused { .. }
+        | Check::AuthAccepted { .. }
+        | Check::AuthNearMissRefused { .. }
+        | Check::AuthPrecedence { .. }
+        | Check::StoreOrdersAnswered {}
+        | Check::ParametersAnswered {}
+        | Check::ParametersRefused {}
+        | Check::ListOk {}
+        | Check::ListDefaultAtMost { .. }
+        | Check::ListLimitProperty {}
+        | Check::ListLimitAccepted { .. }
+        | Check::ListFillsPage { .. }
+        | Check::ListLimitRefused { .. }
+        | Check::ListOutOfRangeCapped { .. }
+        | Check::ListStatusProperty {}
+        | Check::ListStatusRefused { .. }
+        | Check::CreateProperty {}
+        | Check::CreateUniqueIds { .. }
+        | Check::CreateRoundTrip {}
+        | Check::CreateMutationsProperty {}
+        | Check::CreateTypeConfusion {}
+        | Check::CreateConcurrentDistinctIds { .. }
+        | Check::CreateInvalidValues400 { .. }
+        | Check::SequencesReadYourWrites { .. }
+        | Check::GetExisting {}
+        | Check::GetUnknown {}
+        | Check::GetNonInteger { .. }
+        | Check::DeprecationSignalled {}
+        | Check::DeprecationSyntax {}
+        | Check::SunsetPresent {}
+        | Check::SunsetDate {}
+        | Check::SunsetAfterDeprecation {}
+        | Check::SuccessorLink {}
+        | Check::NotDeprecated {} => Phase::Main,
     }
+}
 
-    fn name(self) -> &'static str {
-        match self {
-            ParamKind::Text => "a string",
-            ParamKind::Count => "a whole number",
-            ParamKind::TextList => "a list of strings",
+/// Runs the rule's check with its params.
+pub fn run(ctx: &RuleCtx) -> Checked {
+    match &ctx.rule.check {
+        Check::AuthRefused { credential } => auth::refused(ctx, credential),
+        Check::AuthAccepted { credential } => auth::accepted(ctx, credential),
+        Check::AuthRefusedCreateStoresNothing {} => auth::refused_create_stores_nothing(ctx),
+        Check::AuthNearMissRefused { near_miss } => auth::near_miss_refused(ctx, near_miss),
+        Check::AuthPrecedence {
+            credentials,
+            queries,
+            pet_ids,
+            mutations,
+        } => auth::precedence(
+            ctx,
+            credentials,
+            auth::Invalid {
+                queries: queries.as_deref().unwrap_or_default(),
+                pet_ids: pet_ids.as_deref().unwrap_or_default(),
+                mutations: mutations.as_deref().unwrap_or_default(),
+            },
+        ),
+        Check::StoreOrdersAnswered {} => auth::store_orders_answered(ctx),
+        Check::ParametersAnswered {} => parameters::answered(ctx),
+        Check::ParametersRefused {} => parameters::refused(ctx),
+        Check::ListOk {} => list_pets::ok(ctx),
+        Check::ListDefaultAtMost { max } => list_pets::default_at_most(ctx, *max),
+        Check::ListLimitProperty {} => list_pets::limit_property(ctx),
+        Check::ListLimitAccepted { limit } => list_pets::limit_accepted(ctx, limit),
+        Check::ListFillsPage { expect, limit } => {
+            list_pets::fills_page(ctx, *expect, limit.as_deref())
         }
-    }
-}
-
-pub struct CheckDef {
-    pub name: &'static str,
-    pub run: CheckFn,
-    pub phase: Phase,
-    /// The params the check reads, and what each holds; any other key is a mistake.
-    pub params: &'static [(&'static str, ParamKind)],
-}
-
-const CHECKS: &[CheckDef] = &[
-    CheckDef {
-        name: "auth-refused",
-        run: auth::refused,
-        phase: Phase::Main,
-        params: &[("credential", ParamKind::Text)],
-    },
-    CheckDef {
-        name: "auth-accepted",
-        run: auth::accepted,
-        phase: Phase::Main,
-        params: &[("credential", ParamKind::Text)],
-    },
-    CheckDef {
-        name: "auth-refused-create-stores-nothing",
-        run: auth::refused_create_stores_nothing,
-        phase: Phase::QuietStore,
-        params: &[],
-    },
-    CheckDef {
-        name: "auth-near-miss-refused",
-        run: auth::near_miss_refused,
-        phase: Phase::Main,
-        params: &[("near_miss", ParamKind::Text)],
-    },
-    CheckDef {
-        name: "auth-precedence",
-        run: auth::precedence,
-        phase: Phase::Main,
-        params: &[
-            ("credentials", ParamKind::TextList),
-            ("mutations", ParamKind::TextList),
-            ("pet_ids", ParamKind::TextList),
-            ("queries", ParamKind::TextList),
-        ],
-    },
-    CheckDef {
-        name: "store-orders-answered",
-        run: auth::store_orders_answered,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "parameters-answered",
-        run: parameters::answered,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "parameters-refused",
-        run: parameters::refused,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "list-ok",
-        run: list_pets::ok,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "list-default-at-most",
-        run: list_pets::default_at_most,
-        phase: Phase::Main,
-        params: &[("max", ParamKind::Count)],
-    },
-    CheckDef {
-        name: "list-limit-property",
-        run: list_pets::limit_property,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "list-limit-accepted",
-        run: list_pets::limit_accepted,
-        phase: Phase::Main,
-        params: &[("limit", ParamKind::Text)],
-    },
-    CheckDef {
-        name: "list-fills-page",
-        run: list_pets::fills_page,
-        phase: Phase::Main,
-        params: &[("expect", ParamKind::Count), ("limit", ParamKind::Text)],
-    },
-    CheckDef {
-        name: "list-limit-refused",
-        run: list_pets::limit_refused,
-        phase: Phase::Main,
-        params: &[("limit", ParamKind::Text)],
-    },
-    CheckDef {
-        name: "list-out-of-range-capped",
-        run: list_pets::out_of_range_capped,
-        phase: Phase::Main,
-        params: &[("limits", ParamKind::TextList)],
-    },
-    CheckDef {
-        name: "list-status-property",
-        run: list_pets::status_property,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "list-status-refused",
-        run: list_pets::status_refused,
-        phase: Phase::Main,
-        params: &[("status", ParamKind::Text)],
-    },
-    CheckDef {
-        name: "create-property",
-        run: create_pet::created_property,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "create-unique-ids",
-        run: create_pet::unique_ids,
-        phase: Phase::Main,
-        params: &[("count", ParamKind::Count)],
-    },
-    CheckDef {
-        name: "create-round-trip",
-        run: create_pet::round_trip,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "create-refused",
-        run: create_pet::refused,
-        phase: Phase::QuietStore,
-        params: &[("expect", ParamKind::Text), ("mutation", ParamKind::Text)],
-    },
-    CheckDef {
-        name: "create-mutations-property",
-        run: create_pet::mutations_property,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "create-type-confusion",
-        run: create_pet::type_confusion,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "create-type-confusion-stores-nothing",
-        run: create_pet::type_confusion_stores_nothing,
-        phase: Phase::QuietStore,
-        params: &[],
-    },
-    CheckDef {
-        name: "create-concurrent-distinct-ids",
-        run: concurrency::distinct_ids,
-        phase: Phase::Main,
-        params: &[("clients", ParamKind::Count), ("rounds", ParamKind::Count)],
-    },
-    CheckDef {
-        name: "create-concurrent-all-listed",
-        run: concurrency::all_listed,
-        phase: Phase::QuietStore,
-        params: &[("clients", ParamKind::Count)],
-    },
-    CheckDef {
-        name: "create-invalid-values-400",
-        run: create_pet::invalid_values_400,
-        phase: Phase::Main,
-        params: &[("mutations", ParamKind::TextList)],
-    },
-    CheckDef {
-        name: "sequences-read-your-writes",
-        run: sequences::read_your_writes,
-        phase: Phase::Main,
-        params: &[("max_steps", ParamKind::Count)],
-    },
-    CheckDef {
-        name: "get-existing",
-        run: get_pet::existing,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "get-unknown",
-        run: get_pet::unknown,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "get-non-integer",
-        run: get_pet::non_integer,
-        phase: Phase::Main,
-        params: &[("pet_id", ParamKind::Text)],
-    },
-    CheckDef {
-        name: "deprecation-signalled",
-        run: deprecation::signalled,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "deprecation-syntax",
-        run: deprecation::syntax,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "sunset-present",
-        run: deprecation::sunset_present,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "sunset-date",
-        run: deprecation::sunset_date,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "sunset-after-deprecation",
-        run: deprecation::sunset_after_deprecation,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "successor-link",
-        run: deprecation::successor_link,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "not-deprecated",
-        run: deprecation::not_deprecated,
-        phase: Phase::Main,
-        params: &[],
-    },
-    CheckDef {
-        name: "responses-json-content-type",
-        run: responses::json_content_type,
-        phase: Phase::Last,
-        params: &[],
-    },
-    CheckDef {
-        name: "responses-error-body",
-        run: responses::error_body,
-        phase: Phase::Last,
-        params: &[],
-    },
-    CheckDef {
-        name: "responses-no-server-error",
-        run: responses::no_server_error,
-        phase: Phase::Last,
-        params: &[],
-    },
-    CheckDef {
-        name: "responses-success-schema",
-        run: responses::success_schema,
-        phase: Phase::Last,
-        params: &[],
-    },
-    CheckDef {
-        name: "responses-deprecation-get-pet-only",
-        run: responses::deprecation_on_get_pet_only,
-        phase: Phase::Last,
-        params: &[],
-    },
-];
-
-pub fn lookup(name: &str) -> Option<&'static CheckDef> {
-    CHECKS.iter().find(|check| check.name == name)
-}
-
-/// Every rule of the catalogue names a check that exists, and gives it only params it reads,
-/// each of the kind it reads: a misspelt check or param key is a configuration error that
-/// names the file, the rule and the field, before anything is sent.
-pub fn validate(catalogue: &crate::catalogue::Catalogue) -> Result<(), String> {
-    for rule in &catalogue.rules {
-        let file = catalogue.file_of(&rule.id);
-        let Some(check) = lookup(&rule.check) else {
-            let known: Vec<&str> = CHECKS.iter().map(|c| c.name).collect();
-            return Err(format!(
-                "case file {file}: rule {:?}: check: {:?} does not exist (the checks: {})",
-                rule.id,
-                rule.check,
-                known.join(", ")
-            ));
-        };
-        for (key, value) in &rule.params {
-            let Some((_, kind)) = check.params.iter().find(|(name, _)| name == key) else {
-                let takes: Vec<&str> = check.params.iter().map(|(name, _)| *name).collect();
-                return Err(format!(
-                    "case file {file}: rule {:?}: params.{key}: check {} reads no param {key:?} (it reads: {})",
-                    rule.id,
-                    check.name,
-                    if takes.is_empty() {
-                        "none".into()
-                    } else {
-                        takes.join(", ")
-                    }
-                ));
-            };
-            if !kind.accepts(value) {
-                return Err(format!(
-                    "case file {file}: rule {:?}: params.{key}: must be {}, not {value}",
-                    rule.id,
-                    kind.name()
-                ));
-            }
+        Check::ListLimitRefused { limit } => list_pets::limit_refused(ctx, limit),
+        Check::ListOutOfRangeCapped { limits } => list_pets::out_of_range_capped(ctx, limits),
+        Check::ListStatusProperty {} => list_pets::status_property(ctx),
+        Check::ListStatusRefused { status } => list_pets::status_refused(ctx, status),
+        Check::CreateProperty {} => create_pet::created_property(ctx),
+        Check::CreateUniqueIds { count } => create_pet::unique_ids(ctx, *count),
+        Check::CreateRoundTrip {} => create_pet::round_trip(ctx),
+        Check::CreateRefused { mutation, expect } => create_pet::refused(ctx, mutation, *expect),
+        Check::CreateMutationsProperty {} => create_pet::mutations_property(ctx),
+        Check::CreateTypeConfusion {} => create_pet::type_confusion(ctx),
+        Check::CreateTypeConfusionStoresNothing {} => {
+            create_pet::type_confusion_stores_nothing(ctx)
         }
+        Check::CreateConcurrentDistinctIds { clients, rounds } => {
+            concurrency::distinct_ids(ctx, *clients, *rounds)
+        }
+        Check::CreateConcurrentAllListed { clients } => concurrency::all_listed(ctx, *clients),
+        Check::CreateInvalidValues400 { mutations } => {
+            create_pet::invalid_values_400(ctx, mutations)
+        }
+        Check::SequencesReadYourWrites { max_steps } => {
+            sequences::read_your_writes(ctx, *max_steps)
+        }
+        Check::GetExisting {} => get_pet::existing(ctx),
+        Check::GetUnknown {} => get_pet::unknown(ctx),
+        Check::GetNonInteger { pet_id } => get_pet::non_integer(ctx, pet_id),
+        Check::DeprecationSignalled {} => deprecation::signalled(ctx),
+        Check::DeprecationSyntax {} => deprecation::syntax(ctx),
+        Check::SunsetPresent {} => deprecation::sunset_present(ctx),
+        Check::SunsetDate {} => deprecation::sunset_date(ctx),
+        Check::SunsetAfterDeprecation {} => deprecation::sunset_after_deprecation(ctx),
+        Check::SuccessorLink {} => deprecation::successor_link(ctx),
+        Check::NotDeprecated {} => deprecation::not_deprecated(ctx),
+        Check::ResponsesJsonContentType {} => responses::json_content_type(ctx),
+        Check::ResponsesErrorBody {} => responses::error_body(ctx),
+        Check::ResponsesNoServerError {} => responses::no_server_error(ctx),
+        Check::ResponsesSuccessSchema {} => responses::success_schema(ctx),
+        Check::ResponsesDeprecationGetPetOnly {} => responses::deprecation_on_get_pet_only(ctx),
     }
-    Ok(())
 }
 
 /// Runs a rule's check, turning a panic in check code into an inconclusive verdict rather
@@ -526,10 +290,7 @@ fn judge(ctx: &RuleCtx) -> Verdict {
 }
 
 fn check(ctx: &RuleCtx) -> Verdict {
-    let Some(check) = lookup(&ctx.rule.check) else {
-        return Verdict::skipped(format!("no check named {:?}", ctx.rule.check));
-    };
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (check.run)(ctx))) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(ctx))) {
         Ok(Ok(())) => Verdict::Passed,
         Ok(Err(verdict)) => verdict,
         Err(panic) => {

@@ -51,7 +51,7 @@ fn describe(steps: &[Step]) -> String {
         .join("; ")
 }
 
-fn strategy(ctx: &RuleCtx) -> Result<BoxedStrategy<Vec<Step>>, Verdict> {
+fn strategy(ctx: &RuleCtx, max_steps: u64) -> Result<BoxedStrategy<Vec<Step>>, Verdict> {
     let prefix = ctx.pet_name("seq-");
     let categories = ctx.run.categories.clone();
     let pets = generation::strategy(&ctx.run.new_pet_schema)
@@ -66,7 +66,7 @@ fn strategy(ctx: &RuleCtx) -> Result<BoxedStrategy<Vec<Step>>, Verdict> {
     )
         .prop_map(|(status, limit)| Step::List { status, limit });
     let step = prop_oneof![3 => pets, 2 => (0usize..8).prop_map(Step::Get), 2 => list];
-    let length = ctx.rule.param_u64("max_steps", 8).max(1) as usize;
+    let length = max_steps.max(1) as usize;
     Ok(proptest::collection::vec(step, 1..=length).boxed())
 }
 
@@ -184,8 +184,8 @@ fn run_step(
 
 /// Random sequences of createPet, getPet and listPets agree with a model of the pets they
 /// created.
-pub fn read_your_writes(ctx: &RuleCtx) -> Checked {
-    let strategy = strategy(ctx)?;
+pub fn read_your_writes(ctx: &RuleCtx, max_steps: u64) -> Checked {
+    let strategy = strategy(ctx, max_steps)?;
     property::check_all(
         ctx,
         Vec::new(),

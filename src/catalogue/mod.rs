@@ -1,18 +1,23 @@
 //! The rule catalogue: rule metadata read from `cases/*.json`, one file per area of the contract.
 //!
 //! A rule's id, title, citation, level and operation are data a reviewer can read without Rust;
-//! `check` names the Rust check that implements it and `params` parameterise that check.
+//! `check` names the Rust check that implements it and `params` parameterise that check: a
+//! [`Check`], one variant per check with its params typed (see [`check`]), so the catalogue
+//! is checked whole when it loads.
+
+pub mod check;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+pub use self::check::{Check, Refusal};
 use crate::contract::Operation;
 
 /// The JSON Schema every case file is validated against (`cases/case-file.schema.json`).
-pub const CASE_FILE_SCHEMA: &str = include_str!("../cases/case-file.schema.json");
+pub const CASE_FILE_SCHEMA: &str = include_str!("../../cases/case-file.schema.json");
 
 /// The case files, in the order their rules are run and reported.
 pub const CASE_FILES: [&str; 7] = [
@@ -27,13 +32,13 @@ pub const CASE_FILES: [&str; 7] = [
 
 fn embedded(file: &str) -> &'static str {
     match file {
-        "auth.json" => include_str!("../cases/auth.json"),
-        "list-pets.json" => include_str!("../cases/list-pets.json"),
-        "create-pet.json" => include_str!("../cases/create-pet.json"),
-        "get-pet.json" => include_str!("../cases/get-pet.json"),
-        "sequences.json" => include_str!("../cases/sequences.json"),
-        "deprecation.json" => include_str!("../cases/deprecation.json"),
-        "responses.json" => include_str!("../cases/responses.json"),
+        "auth.json" => include_str!("../../cases/auth.json"),
+        "list-pets.json" => include_str!("../../cases/list-pets.json"),
+        "create-pet.json" => include_str!("../../cases/create-pet.json"),
+        "get-pet.json" => include_str!("../../cases/get-pet.json"),
+        "sequences.json" => include_str!("../../cases/sequences.json"),
+        "deprecation.json" => include_str!("../../cases/deprecation.json"),
+        "responses.json" => include_str!("../../cases/responses.json"),
         _ => "",
     }
 }
@@ -64,18 +69,19 @@ pub struct Citation {
     pub quote: String,
 }
 
+/// A rule as the case files write it, and as reports digest it: `check` and `params` side by
+/// side (`params` is `{}` for a check that reads none).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "RawRule")]
 pub struct Rule {
     pub id: String,
     pub title: String,
     pub level: Level,
     pub operation: Operation,
     pub citation: Citation,
-    /// Name of the Rust check that implements the rule.
-    pub check: String,
-    #[serde(default)]
-    pub params: Map<String, Value>,
+    /// The Rust check that implements the rule, with its params.
+    #[serde(flatten)]
+    pub check: Check,
     /// Whether the rule creates pets on the target (false rules are safe on production).
     pub writes: bool,
     /// Why the level is what it is, where that is not obvious from the citation.
@@ -83,26 +89,40 @@ pub struct Rule {
     pub note: Option<String>,
 }
 
-impl Rule {
-    pub fn param_str(&self, name: &str) -> Option<&str> {
-        self.params.get(name).and_then(Value::as_str)
-    }
+/// A rule as read, before its check and params become a [`Check`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    id: String,
+    title: String,
+    level: Level,
+    operation: Operation,
+    citation: Citation,
+    check: String,
+    #[serde(default)]
+    params: Option<Value>,
+    writes: bool,
+    #[serde(default)]
+    note: Option<String>,
+}
 
-    /// A non-negative integer param, or `default` when absent.
-    pub fn param_u64(&self, name: &str, default: u64) -> u64 {
-        self.params
-            .get(name)
-            .and_then(Value::as_u64)
-            .unwrap_or(default)
-    }
+impl TryFrom<RawRule> for Rule {
+    type Error = String;
 
-    /// The strings of a list param; empty when absent.
-    pub fn param_list(&self, name: &str) -> Vec<&str> {
-        self.params
-            .get(name)
-            .and_then(Value::as_array)
-            .map(|items| items.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default()
+    fn try_from(raw: RawRule) -> Result<Rule, String> {
+        let params = raw
+            .params
+            .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+        Ok(Rule {
+            check: Check::from_parts(&raw.check, params)?,
+            id: raw.id,
+            title: raw.title,
+            level: raw.level,
+            operation: raw.operation,
+            citation: raw.citation,
+            writes: raw.writes,
+            note: raw.note,
+        })
     }
 }
 
@@ -112,7 +132,8 @@ struct CaseFile {
     area: String,
     #[allow(dead_code)]
     description: String,
-    rules: Vec<Rule>,
+    /// Each rule is read on its own, so an error in one names it.
+    rules: Vec<Value>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -201,11 +222,18 @@ impl Catalogue {
                     file: file.clone(),
                     reason: e.to_string(),
                 })?;
-            for rule in parsed.rules {
+            for (index, value) in ungroup(parsed.rules).into_iter().enumerate() {
+                let id = match &value {
+                    Ok(value) | Err((value, _)) => value.get("id").and_then(Value::as_str),
+                }
+                .map_or_else(|| format!("#{index}"), str::to_string);
                 let invalid = |reason: String| CatalogueError::Invalid {
                     file: file.clone(),
-                    reason: format!("rule {:?}: {reason}", rule.id),
+                    reason: format!("rule {id:?}: {reason}"),
                 };
+                let value = value.map_err(|(_, reason)| invalid(reason))?;
+                let rule: Rule =
+                    serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
                 if !is_path_like(&rule.id) {
                     return Err(invalid(
                         "id must be path-like: lowercase words joined by '-' and '/'".into(),
@@ -254,6 +282,59 @@ impl Catalogue {
     }
 }
 
+/// A case file's `rules`, each group flattened in place into its rules: a group (an entry with
+/// `rules`) gives the fields its rules share, as the JSON-Schema-Test-Suite gives the schema its
+/// tests share, and each of its rules the rest (at least `id` and `title`). A field is given by
+/// the group or by the rule, never both; `params` may be split between them, key by key. A rule
+/// the group cannot give (the same field twice) comes back as the error, with the rule as read.
+fn ungroup(entries: Vec<Value>) -> Vec<Result<Value, (Value, String)>> {
+    let mut rules = Vec::new();
+    for entry in entries {
+        let Value::Object(mut group) = entry else {
+            rules.push(Ok(entry));
+            continue;
+        };
+        let Some(members) = group.remove("rules") else {
+            rules.push(Ok(Value::Object(group)));
+            continue;
+        };
+        for member in members.as_array().cloned().unwrap_or_default() {
+            rules.push(merge(&group, member));
+        }
+    }
+    rules
+}
+
+/// One rule of a group: the group's fields and its own.
+fn merge(group: &serde_json::Map<String, Value>, member: Value) -> Result<Value, (Value, String)> {
+    let Value::Object(fields) = &member else {
+        return Err((member, "a rule of a group must be an object".into()));
+    };
+    let mut rule = group.clone();
+    for (key, value) in fields {
+        match (rule.get_mut(key), value) {
+            (None, _) => {
+                rule.insert(key.clone(), value.clone());
+            }
+            (Some(Value::Object(shared)), Value::Object(own)) if key == "params" => {
+                for (param, value) in own {
+                    if shared.contains_key(param) {
+                        let reason =
+                            format!("params.{param}: given by both its group and the rule");
+                        return Err((member.clone(), reason));
+                    }
+                    shared.insert(param.clone(), value.clone());
+                }
+            }
+            (Some(_), _) => {
+                let reason = format!("{key}: given by both its group and the rule");
+                return Err((member.clone(), reason));
+            }
+        }
+    }
+    Ok(Value::Object(rule))
+}
+
 fn is_path_like(id: &str) -> bool {
     !id.is_empty()
         && id.split('/').all(|segment| {
@@ -282,6 +363,29 @@ mod tests {
         assert_eq!(from_disk.rules, Catalogue::built_in().unwrap().rules);
     }
 
+    /// A rule serializes as its case file writes it, its group flattened (`params` `{}` where
+    /// it has none): the catalogue's digest in reports is of this form, whatever the Rust
+    /// types behind it and however the rules are grouped.
+    #[test]
+    fn every_rule_serializes_as_its_case_file_writes_it() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+        let mut written = Vec::new();
+        for file in CASE_FILES {
+            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+            let json: Value = serde_json::from_str(&text).unwrap();
+            for rule in ungroup(json["rules"].as_array().unwrap().clone()) {
+                let mut rule = rule.unwrap();
+                rule.as_object_mut()
+                    .unwrap()
+                    .entry("params")
+                    .or_insert_with(|| serde_json::json!({}));
+                written.push(rule);
+            }
+        }
+        let rules = Catalogue::load_dir(&dir).unwrap().rules;
+        assert_eq!(serde_json::to_value(&rules).unwrap(), Value::Array(written));
+    }
+
     #[test]
     fn case_files_are_validated_against_their_schema() {
         let text = r#"{"area":"auth","description":"x","rules":[{"id":"auth/x","title":"t",
@@ -303,6 +407,51 @@ mod tests {
             Catalogue::from_texts([(PathBuf::from(file), text)], "t".into())
                 .unwrap_or_else(|e| panic!("{file}: {e}"));
         }
+    }
+
+    #[test]
+    fn a_group_gives_its_rules_what_they_share_and_nothing_twice() {
+        let group = |member: &str| {
+            format!(
+                r#"{{"area":"list-pets","description":"x","rules":[{{"check":"list-limit-refused",
+                "level":"required","operation":"listPets","citation":{{"section":"s","quote":"q"}},
+                "writes":false,"rules":[{{"id":"list-pets/a","title":"a","params":{{"limit":"0"}}}},
+                {member}]}}]}}"#
+            )
+        };
+        let load = |text: String| {
+            Catalogue::from_texts([(PathBuf::from("cases/list-pets.json"), text)], "t".into())
+        };
+        let catalogue = load(group(
+            r#"{"id":"list-pets/b","title":"b","params":{"limit":"101"}}"#,
+        ))
+        .unwrap();
+        let ids: Vec<&str> = catalogue.rules.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["list-pets/a", "list-pets/b"]);
+        assert_eq!(
+            catalogue.rules[1].check,
+            Check::ListLimitRefused {
+                limit: "101".into()
+            }
+        );
+        assert_eq!(catalogue.rules[1].operation, Operation::ListPets);
+        let err = load(group(
+            r#"{"id":"list-pets/b","title":"b","writes":true,"params":{"limit":"1"}}"#,
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("cases/list-pets.json")
+                && err.contains("list-pets/b")
+                && err.contains("writes: given by both its group and the rule"),
+            "{err}"
+        );
+        let err = load(group(
+            r#"{"id":"list-pets/b","title":"b","check":"list-ok"}"#,
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("/rules/0/rules/1"), "{err}");
     }
 
     #[test]

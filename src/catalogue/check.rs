@@ -1,0 +1,349 @@
+//! The checks a rule can name, as data: one variant per check, with the params it reads,
+//! typed. The case files write a check as `"check": "<name>"` beside `"params": {...}`
+//! (serde's adjacent tagging), so a misspelt check, a param the check does not read or a
+//! param of the wrong kind is an error when the catalogue loads, naming the field.
+//!
+//! What a check does is in `src/rules/` (`rules::run`), and when it runs (`rules::phase`);
+//! this floor only says what a rule may write.
+
+use serde::{Deserialize, Deserializer, Serialize, de};
+use serde_json::Value;
+
+/// The check that implements a rule, with its params. Each variant's name is the check's name
+/// in the case files, in kebab case; a param a variant does not name is an error
+/// (`deny_unknown_fields` holds for every variant's fields).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "check",
+    content = "params",
+    rename_all = "kebab-case",
+    deny_unknown_fields
+)]
+pub enum Check {
+    // Authentication (`auth.json`).
+    /// The rule's operation, sent with `credential` (missing, wrong-key, ...), gets 401 and
+    /// an Error.
+    AuthRefused {
+        #[serde(deserialize_with = "text")]
+        credential: String,
+    },
+    /// The rule's operation, sent with `credential` (a variant of the key), is not refused.
+    AuthAccepted {
+        #[serde(deserialize_with = "text")]
+        credential: String,
+    },
+    /// A createPet refused for its credential stores nothing.
+    AuthRefusedCreateStoresNothing {},
+    /// A near miss of the key (`near_miss`: char-appended, case-swapped, ...) is refused by
+    /// every operation.
+    AuthNearMissRefused {
+        #[serde(deserialize_with = "text")]
+        near_miss: String,
+    },
+    /// Requests invalid in other ways too (`queries` for listPets, `pet_ids` for getPet,
+    /// `mutations` for createPet), sent with each of `credentials`, still get 401.
+    AuthPrecedence {
+        #[serde(deserialize_with = "texts")]
+        credentials: Vec<String>,
+        #[serde(
+            default,
+            deserialize_with = "some_texts",
+            skip_serializing_if = "Option::is_none"
+        )]
+        queries: Option<Vec<String>>,
+        #[serde(
+            default,
+            deserialize_with = "some_texts",
+            skip_serializing_if = "Option::is_none"
+        )]
+        pet_ids: Option<Vec<String>>,
+        #[serde(
+            default,
+            deserialize_with = "some_texts",
+            skip_serializing_if = "Option::is_none"
+        )]
+        mutations: Option<Vec<String>>,
+    },
+    /// listStoreOrders, with the key, is answered.
+    StoreOrdersAnswered {},
+
+    // Parameters from openapi.yaml.
+    /// Every value a parameter's schema allows is answered.
+    ParametersAnswered {},
+    /// Every value a parameter's schema refuses is refused with 400.
+    ParametersRefused {},
+
+    // listPets (`list-pets.json`).
+    /// listPets answers 200 with a Pets array.
+    ListOk {},
+    /// Without `limit`, at most `max` pets.
+    ListDefaultAtMost {
+        #[serde(default = "twenty", deserialize_with = "count")]
+        max: u64,
+    },
+    /// Any `limit` in 1..=100 is accepted and caps the listing.
+    ListLimitProperty {},
+    /// `limit` (a bound) is accepted and caps the listing.
+    ListLimitAccepted {
+        #[serde(deserialize_with = "text")]
+        limit: String,
+    },
+    /// With more pets stored than the page holds, the page (of `limit`, or the default) holds
+    /// exactly `expect` pets.
+    ListFillsPage {
+        #[serde(default = "twenty", deserialize_with = "count")]
+        expect: u64,
+        #[serde(
+            default,
+            deserialize_with = "some_text",
+            skip_serializing_if = "Option::is_none"
+        )]
+        limit: Option<String>,
+    },
+    /// `limit` (out of range or malformed) is refused with 400 and an Error.
+    ListLimitRefused {
+        #[serde(deserialize_with = "text")]
+        limit: String,
+    },
+    /// Whatever the answer to each of `limits`, a 200 carries at most 100 pets.
+    ListOutOfRangeCapped {
+        #[serde(deserialize_with = "texts")]
+        limits: Vec<String>,
+    },
+    /// Every PetStatus filters the listing to pets of that status.
+    ListStatusProperty {},
+    /// `status` (not a PetStatus) is refused with 400.
+    ListStatusRefused {
+        #[serde(deserialize_with = "text")]
+        status: String,
+    },
+
+    // createPet (`create-pet.json`).
+    /// Every valid NewPet is created, 201 with the Pet.
+    CreateProperty {},
+    /// `count` pets created one after another get distinct ids.
+    CreateUniqueIds {
+        #[serde(default = "eight", deserialize_with = "count")]
+        count: u64,
+    },
+    /// A created pet, fetched by its id, is the pet created.
+    CreateRoundTrip {},
+    /// The body broken by `mutation` is refused (`expect`: exactly 400, or any 4xx) with an
+    /// Error and stores nothing.
+    CreateRefused {
+        #[serde(deserialize_with = "text")]
+        mutation: String,
+        expect: Refusal,
+    },
+    /// Every schema mutation of generated pets is refused.
+    CreateMutationsProperty {},
+    /// Bodies with values of the wrong JSON type are refused.
+    CreateTypeConfusion {},
+    /// Bodies with values of the wrong JSON type store nothing.
+    CreateTypeConfusionStoresNothing {},
+    /// `clients` creates at the same moment, `rounds` times, get distinct ids.
+    CreateConcurrentDistinctIds {
+        #[serde(default = "seventy_two", deserialize_with = "count")]
+        clients: u64,
+        #[serde(default = "three", deserialize_with = "count")]
+        rounds: u64,
+    },
+    /// `clients` pets created at the same moment are all listed.
+    CreateConcurrentAllListed {
+        #[serde(default = "seventy_two", deserialize_with = "count")]
+        clients: u64,
+    },
+    /// Well-formed bodies broken by each of `mutations` get exactly 400.
+    #[serde(rename = "create-invalid-values-400")]
+    CreateInvalidValues400 {
+        #[serde(deserialize_with = "texts")]
+        mutations: Vec<String>,
+    },
+
+    // Sequences (`sequences.json`).
+    /// Random sequences of at most `max_steps` steps agree with a model of the store.
+    SequencesReadYourWrites {
+        #[serde(default = "eight", deserialize_with = "count")]
+        max_steps: u64,
+    },
+
+    // getPet (`get-pet.json`).
+    /// An existing pet is answered 200 with the Pet.
+    GetExisting {},
+    /// An unknown id is answered 404 with an Error.
+    GetUnknown {},
+    /// `pet_id` (not an integer) is a client error.
+    GetNonInteger {
+        #[serde(deserialize_with = "text")]
+        pet_id: String,
+    },
+
+    // Deprecation of getPet (`deprecation.json`).
+    DeprecationSignalled {},
+    DeprecationSyntax {},
+    SunsetPresent {},
+    SunsetDate {},
+    SunsetAfterDeprecation {},
+    SuccessorLink {},
+    /// The rule's operation carries no Deprecation header.
+    NotDeprecated {},
+
+    // Every response of the run (`responses.json`).
+    ResponsesJsonContentType {},
+    ResponsesErrorBody {},
+    ResponsesNoServerError {},
+    ResponsesSuccessSchema {},
+    ResponsesDeprecationGetPetOnly {},
+}
+
+/// What a refused createPet must answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Refusal {
+    /// Exactly 400: the contract names it.
+    #[serde(rename = "400")]
+    Exactly400,
+    /// Any 4xx: the contract is silent on which.
+    #[serde(rename = "4xx")]
+    Any4xx,
+}
+
+impl Check {
+    /// The check `name` of a case file with its `params` (an object; `{}` when the rule has
+    /// none). An error names the field: `check: "x" does not exist (...)`, or
+    /// `params.<key>: ...` for a param the check does not read or of the wrong kind.
+    pub fn from_parts(name: &str, params: Value) -> Result<Check, String> {
+        let mut parts = serde_json::Map::new();
+        parts.insert("check".into(), Value::String(name.into()));
+        parts.insert("params".into(), params);
+        serde_path_to_error::deserialize(Value::Object(parts)).map_err(|error| {
+            let path = error.path().to_string();
+            let inner = error.into_inner();
+            if path == "check" {
+                // serde's "unknown variant `x`, expected one of `a`, `b`": the checks there are.
+                let message = inner.to_string();
+                let known = message
+                    .split_once(", expected ")
+                    .map_or(message.as_str(), |(_, known)| known);
+                format!("check: {name:?} does not exist (expected {known})")
+            } else {
+                format!("{path}: {inner}")
+            }
+        })
+    }
+}
+
+fn twenty() -> u64 {
+    20
+}
+
+fn eight() -> u64 {
+    8
+}
+
+fn three() -> u64 {
+    3
+}
+
+fn seventy_two() -> u64 {
+    72
+}
+
+fn kind<E: de::Error>(what: &str, value: &Value) -> E {
+    E::custom(format!("must be {what}, not {value}"))
+}
+
+/// A string param.
+fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::String(text) => Ok(text),
+        other => Err(kind("a string", &other)),
+    }
+}
+
+fn some_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    text(deserializer).map(Some)
+}
+
+/// A whole number of 0 or more.
+fn count<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    value.as_u64().ok_or_else(|| kind("a whole number", &value))
+}
+
+/// A list of strings.
+fn texts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    value
+        .as_array()
+        .and_then(|items| {
+            items
+                .iter()
+                .map(|item| item.as_str().map(str::to_string))
+                .collect()
+        })
+        .ok_or_else(|| kind("a list of strings", &value))
+}
+
+fn some_texts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<String>>, D::Error> {
+    texts(deserializer).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_check_reads_its_typed_params_and_writes_them_back_unchanged() {
+        for (name, params) in [
+            ("auth-refused", json!({"credential": "missing"})),
+            ("list-ok", json!({})),
+            ("list-fills-page", json!({"expect": 20})),
+            ("list-fills-page", json!({"limit": "100", "expect": 100})),
+            (
+                "create-refused",
+                json!({"mutation": "name-null", "expect": "4xx"}),
+            ),
+            ("create-invalid-values-400", json!({"mutations": ["a"]})),
+            (
+                "auth-precedence",
+                json!({"credentials": ["missing"], "pet_ids": ["0"]}),
+            ),
+        ] {
+            let check = Check::from_parts(name, params.clone()).unwrap();
+            assert_eq!(
+                serde_json::to_value(&check).unwrap(),
+                json!({"check": name, "params": params})
+            );
+        }
+        assert_eq!(
+            Check::from_parts("create-unique-ids", json!({})).unwrap(),
+            Check::CreateUniqueIds { count: 8 }
+        );
+    }
+
+    #[test]
+    fn a_misspelt_check_or_param_is_an_error_naming_the_field() {
+        let err = Check::from_parts("auth-refuesd", json!({})).unwrap_err();
+        assert!(
+            err.starts_with("check: \"auth-refuesd\" does not exist"),
+            "{err}"
+        );
+        let err = Check::from_parts("auth-refused", json!({"credentail": "missing"})).unwrap_err();
+        assert!(err.starts_with("params.credentail: "), "{err}");
+        let err = Check::from_parts("auth-refused", json!({})).unwrap_err();
+        assert!(err.contains("credential"), "{err}");
+        let err = Check::from_parts("list-ok", json!({"limit": "1"})).unwrap_err();
+        assert!(err.starts_with("params.limit: "), "{err}");
+        let err = Check::from_parts("create-unique-ids", json!({"count": "eight"})).unwrap_err();
+        assert_eq!(err, "params.count: must be a whole number, not \"eight\"");
+        let err = Check::from_parts("create-unique-ids", json!({"count": -1})).unwrap_err();
+        assert_eq!(err, "params.count: must be a whole number, not -1");
+        let err =
+            Check::from_parts("list-out-of-range-capped", json!({"limits": [1]})).unwrap_err();
+        assert_eq!(err, "params.limits: must be a list of strings, not [1]");
+        let err = Check::from_parts("create-refused", json!({"mutation": "x", "expect": "401"}))
+            .unwrap_err();
+        assert!(err.starts_with("params.expect: "), "{err}");
+    }
+}
