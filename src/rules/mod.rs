@@ -36,6 +36,8 @@ pub struct RuleCtx<'r> {
     cases_run: AtomicU32,
     /// Requests this rule waited on one after another (a batch sent at once counts one).
     round_trips: AtomicU32,
+    /// Whether this rule has said its first pass is over (it says so once).
+    first_pass_over: std::sync::atomic::AtomicBool,
 }
 
 thread_local! {
@@ -59,6 +61,7 @@ impl<'r> RuleCtx<'r> {
             seed: run.rule_seed(&rule.id),
             cases_run: AtomicU32::new(0),
             round_trips: AtomicU32::new(0),
+            first_pass_over: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -96,6 +99,40 @@ impl<'r> RuleCtx<'r> {
     /// Lengthens the rule's chain (by the longest lane of a concurrent batch of cases).
     pub(crate) fn add_round_trips(&self, count: u32) {
         self.round_trips.fetch_add(count, Ordering::Relaxed);
+    }
+
+    /// This rule's first pass is over: it finished, or, under a time budget, judged its first
+    /// batch of cases. Counted once.
+    pub fn end_first_pass(&self) {
+        if phase(&self.rule.check) != Phase::Last
+            && !self.first_pass_over.swap(true, Ordering::Relaxed)
+        {
+            let _ = self.run.first_pass_left.fetch_update(
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+                |left| left.checked_sub(1),
+            );
+        }
+    }
+
+    /// Under a time budget, before generating past its first batch: waits until every rule
+    /// has had its first pass (fixtures built, fixed rules judged), so that the budget's long
+    /// tail of generated cases does not crowd them out of the in-flight places. A rule of
+    /// the quiet-store phase does not wait: the main phase only starts after it.
+    pub fn wait_for_first_passes(&self) {
+        self.end_first_pass();
+        if phase(&self.rule.check) == Phase::QuietStore {
+            return;
+        }
+        while self.run.first_pass_left.load(Ordering::Relaxed) > 0
+            && !self.run.stops.interrupted()
+            && self
+                .run
+                .deadline
+                .is_none_or(|deadline| std::time::Instant::now() < deadline)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     /// Counts one case (one generated or fixed input) of this rule.

@@ -32,6 +32,10 @@ const MAX_SHRINK_STEPS: u32 = 1024;
 /// is set, so that the budget is checked between batches.
 const BATCH: u32 = 16;
 
+/// Under a time budget, the first batch of a rule: as many cases as a run without a budget
+/// judges by default.
+const FIRST_BATCH: u32 = 32;
+
 /// A deterministic RNG for proptest from a 64-bit seed.
 pub fn rng_for(seed: u64) -> TestRng {
     let mut bytes = [0u8; 32];
@@ -226,11 +230,11 @@ where
     }
 
     let total = ctx.run.cases;
-    let batch = if ctx.run.deadline.is_some() {
-        BATCH.max(u32::try_from(ctx.run.concurrency * 8).unwrap_or(u32::MAX))
-    } else {
-        total.max(1)
-    };
+    // Under a budget: a first batch as large as a default run's, then large batches (a rule
+    // spawns its workers once per batch), once every rule has had its first pass.
+    let budget = ctx.run.deadline.is_some();
+    let large_batch = BATCH.max(u32::try_from(ctx.run.concurrency * 8).unwrap_or(u32::MAX));
+    let mut batch = if budget { FIRST_BATCH } else { total.max(1) };
     // Undecided cases (the target gave nothing to check) are replaced by new ones, up to a
     // point: a target that leaves most cases undecided gets an inconclusive verdict.
     let max_rejects = total.min(batch).saturating_mul(8).max(32);
@@ -250,6 +254,17 @@ where
             .is_some_and(|deadline| Instant::now() >= deadline)
         {
             break;
+        }
+        if budget && done > 0 {
+            ctx.wait_for_first_passes();
+            batch = large_batch;
+            if ctx
+                .run
+                .deadline
+                .is_some_and(|deadline| Instant::now() >= deadline)
+            {
+                break;
+            }
         }
         let mut wanted = batch.min(total - done);
         done += wanted;

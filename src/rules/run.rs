@@ -126,6 +126,10 @@ pub struct Run {
     pub read_only: bool,
     /// Exchanges recorded so far (for the progress bar).
     pub(crate) sent: AtomicU64,
+    /// Rules (before the last phase) still on their first pass; under a time budget, the
+    /// generation past a rule's first batch waits for none to be left (see
+    /// [`super::RuleCtx::end_first_pass`]).
+    pub first_pass_left: std::sync::atomic::AtomicUsize,
 }
 
 impl Run {

@@ -504,6 +504,7 @@ fn run_trials(
                     verdict => verdict,
                 }
             };
+            ctx.end_first_pass();
             let outcome = libtest_outcome(&verdict, gates, excuse.as_deref());
             let result = RuleResult {
                 cases_run: ctx.cases_run(),
@@ -525,6 +526,10 @@ fn run_trials(
         trials.push(trial);
     }
     *gate.remaining.lock().unwrap_or_else(|e| e.into_inner()) = remaining;
+    run.first_pass_left.store(
+        remaining[phase_index(Phase::QuietStore)] + remaining[phase_index(Phase::Main)],
+        Ordering::Relaxed,
+    );
     if remaining.iter().sum::<usize>() == 0 && !args.list {
         return Err(RunError::Config(format!(
             "no rule matches the filter {:?} (skip {:?}); `petstore-conformance run --list` lists the rule ids",
@@ -776,6 +781,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         observations: Observations::default(),
         read_only: config.read_only,
         sent: Default::default(),
+        first_pass_left: Default::default(),
     });
     listen_for_interrupts(&runtime, &run, cancel);
     if config.announce {
