@@ -166,7 +166,7 @@ fn run_against(behaviour: Behaviour) {
             "2",
             "--no-regressions",
         ])
-        .args(["--time-budget", "20"])
+        .args(["--time-budget", "10"])
         .arg("--report-dir")
         .arg(&dir)
         .env("PETSTORE_API_KEY", KEY)
@@ -184,9 +184,9 @@ fn run_against(behaviour: Behaviour) {
         !stderr.contains("panicked") && !stdout.contains("panicked"),
         "{behaviour:?}: {stderr}"
     );
-    // The budget (20 s), one timeout (2 s) and start-up.
+    // The budget (10 s), one timeout (2 s) and start-up.
     assert!(
-        elapsed < Duration::from_secs(30),
+        elapsed < Duration::from_secs(20),
         "{behaviour:?} took {elapsed:?}"
     );
     assert_eq!(
