@@ -4,9 +4,8 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::sync::OnceLock;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -26,13 +25,12 @@ pub const DEFAULT_MAX_TRANSPORT_FAILURES: u32 = 5;
 /// the rules left end inconclusive rather than waiting on timeouts.
 #[derive(Default)]
 pub struct Stops {
-    /// When requests stop being sent at all (the whole budget).
-    hard_deadline: Option<Instant>,
+    /// When requests stop being sent at all (the whole budget), and why the run stopped
+    /// sending, set once; the client holds the same (see [`Stops::halt`]).
+    halt: Halt,
     /// Consecutive exchanges with no response.
     consecutive_failures: AtomicU32,
     max_transport_failures: u32,
-    /// Set once: why the run stopped sending (shared with the client's [`Halt`]).
-    stopped: Arc<OnceLock<String>>,
     /// SIGINT or SIGTERM came.
     pub(crate) interrupted: AtomicBool,
     /// Some request of a rule got a response (the preflight does not count).
@@ -44,7 +42,10 @@ impl Stops {
     /// exchanges without a response.
     pub fn new(hard_deadline: Option<Instant>, max_transport_failures: u32) -> Stops {
         Stops {
-            hard_deadline,
+            halt: Halt {
+                at: hard_deadline,
+                ..Halt::default()
+            },
             max_transport_failures: max_transport_failures.max(1),
             ..Stops::default()
         }
@@ -54,21 +55,12 @@ impl Stops {
         if self.interrupted.load(Ordering::Relaxed) {
             return Some("not sent: the run was interrupted".into());
         }
-        if self
-            .hard_deadline
-            .is_some_and(|deadline| Instant::now() >= deadline)
-        {
-            return Some(crate::execution::BUDGET_SPENT.into());
-        }
-        self.stopped.get().cloned()
+        self.halt.reason()
     }
 
     /// What the client checks before each request leaves: the same end and the same reason.
     pub fn halt(&self) -> Halt {
-        Halt {
-            at: self.hard_deadline,
-            reason: Arc::clone(&self.stopped),
-        }
+        self.halt.clone()
     }
 
     fn observe(&self, exchange: &Exchange) {
@@ -79,7 +71,7 @@ impl Stops {
         }
         let failures = self.consecutive_failures.fetch_add(1, Ordering::Relaxed) + 1;
         if failures >= self.max_transport_failures {
-            let _ = self.stopped.set(format!(
+            let _ = self.halt.reason.set(format!(
                 "not sent: the target stopped answering after {failures} consecutive transport failures (last: {})",
                 exchange.summary()
             ));
@@ -92,12 +84,12 @@ impl Stops {
 
     /// Why the run stopped sending because of the target, if it did.
     pub fn target_stopped(&self) -> Option<&str> {
-        self.stopped.get().map(String::as_str)
+        self.halt.reason.get().map(String::as_str)
     }
 
     /// When the run stops sending for good (the end of `--time-budget`), if it does.
     pub fn hard_deadline(&self) -> Option<Instant> {
-        self.hard_deadline
+        self.halt.at
     }
 }
 
