@@ -58,6 +58,10 @@ pub struct Exchange {
     /// client waited, and whether it gave up (the response is then the throttling answer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throttled: Option<Throttling>,
+    /// The request never left: the run had stopped sending (budget, interrupt, a target that
+    /// stopped answering). Says nothing about the target, so it is never counted against it.
+    #[serde(skip)]
+    pub not_sent: bool,
 }
 
 /// The waits of one request that the target throttled.
@@ -70,6 +74,11 @@ pub struct Throttling {
 }
 
 impl Exchange {
+    /// The request left and something (a response or a transport error) came of it.
+    pub fn was_sent(&self) -> bool {
+        !self.not_sent
+    }
+
     /// The target was still throttling this request when the client stopped waiting.
     pub fn gave_up_throttled(&self) -> bool {
         self.throttled.is_some_and(|t| t.gave_up)
@@ -324,6 +333,7 @@ mod tests {
             transport_error: None,
             elapsed_ms: 0,
             throttled: None,
+            not_sent: false,
         };
         let curl = exchange.curl("PETSTORE_API_KEY");
         assert!(

@@ -463,6 +463,7 @@ impl Client {
                     transport_error: Some(self.redactor.redact(&describe_error(&e))),
                     elapsed_ms: elapsed_ms(started),
                     throttled: None,
+                    not_sent: false,
                 };
             }
         };
@@ -511,18 +512,22 @@ impl Client {
             transport_error: body_error.map(|e| self.redactor.redact(&e)),
             elapsed_ms: elapsed_ms(started),
             throttled: None,
+            not_sent: false,
         }
     }
 
     /// An exchange for a request that was not sent, and why.
     pub fn not_sent(&self, spec: &RequestSpec, reason: &str) -> Exchange {
         let url = format!("{}{}", self.base, spec.path);
-        self.failed_exchange(
-            spec,
-            self.redactor.redact(&url),
-            reason.to_string(),
-            Instant::now(),
-        )
+        Exchange {
+            not_sent: true,
+            ..self.failed_exchange(
+                spec,
+                self.redactor.redact(&url),
+                reason.to_string(),
+                Instant::now(),
+            )
+        }
     }
 
     fn failed_exchange(
@@ -543,6 +548,7 @@ impl Client {
             transport_error: Some(error),
             elapsed_ms: elapsed_ms(started),
             throttled: None,
+            not_sent: false,
         }
     }
 }

@@ -270,6 +270,7 @@ mod tests {
                 transport_error: None,
                 elapsed_ms: 0,
                 throttled: None,
+                not_sent: false,
             };
             let curl = exchange.curl("K");
             assert!(curl.contains("${K") && !curl.contains("REDACTED"), "{curl}");

@@ -64,6 +64,9 @@ impl Stops {
     }
 
     fn observe(&self, exchange: &Exchange) {
+        if !exchange.was_sent() {
+            return; // refused by the budget or the interrupt: says nothing of the target
+        }
         if exchange.response.is_some() {
             self.answered.store(true, Ordering::Relaxed);
             self.consecutive_failures.store(0, Ordering::Relaxed);
