@@ -487,6 +487,7 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
         if let Some(reason) = &report.target.stopped_answering {
             eprintln!("  {reason}");
         }
+        eprintln!("  {}", report.connections.describe());
         for path in &outcome.written {
             eprintln!("  wrote {}", path.display());
         }

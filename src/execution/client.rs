@@ -1,10 +1,14 @@
 //! The one HTTP client of a run: requests sent as described, exchanges recorded with the key
 //! redacted, response bodies capped, no redirects, no retries, no proxy.
 
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::lanes::{ConnectionTally, CountConnectsHandle, Lane, Lanes, Overload};
 use super::redact::Redactor;
 use crate::generation::request::{Body, NearMiss, RequestSpec};
 use crate::outcome::{Exchange, RecordedRequest, RecordedResponse, Throttling};
@@ -27,8 +31,9 @@ pub struct ClientSettings {
     pub rate: Option<f64>,
     /// The most one request waits out throttling (429, 503 with Retry-After) in all.
     pub max_throttle_wait: Duration,
-    /// Requests in flight at once across the whole run (`--concurrency`). Against a remote
-    /// target this, not the number of rule threads, sets how many round trips overlap.
+    /// Requests in flight, and connections open, at most across the whole run
+    /// (`--concurrency`): the ceiling of the adaptive level. Against a remote target this, not
+    /// the number of rule threads, sets how many round trips overlap.
     pub concurrency: usize,
 }
 
@@ -54,8 +59,13 @@ impl Halt {
 /// Why a request was not sent once the budget was spent (the runner says the same).
 pub const BUDGET_SPENT: &str = "not sent: the run's time budget is spent";
 
-/// In-flight requests by default: against a store 50 ms away, the default suite's thousand
-/// requests then take about 30 round trips (1.5 s); a gateway's limit is `--rate`'s business.
+/// Why a request in flight when the budget ended has no answer.
+pub const BUDGET_CUT: &str = "cut off: the run's time budget is spent";
+
+/// In-flight requests (and so connections) at most, by default: against a store 50 ms away, the
+/// default suite's thousand requests then take about 30 round trips (1.5 s). The run starts
+/// lower and finds the level the target bears (see [`super::lanes`]); a gateway's request rate
+/// is `--rate`'s business.
 pub const DEFAULT_CONCURRENCY: usize = 64;
 
 impl Default for ClientSettings {
@@ -87,7 +97,8 @@ pub enum ClientError {
 /// The HTTP client wrapper. Blocking API over a shared tokio runtime, so that rule checks and
 /// proptest closures stay plain functions.
 pub struct Client {
-    http: reqwest::Client,
+    /// The connections: at most the adaptive level of them, never more than `--concurrency`.
+    lanes: Lanes,
     base: String,
     key: String,
     redactor: Redactor,
@@ -98,26 +109,28 @@ pub struct Client {
     /// The next free slot under `--rate`.
     next_slot: std::sync::Mutex<tokio::time::Instant>,
     throttle: ThrottleCounter,
-    /// One permit per request in flight: a window that opens as answers come back, up to
-    /// `settings.concurrency` (see [`SLOW_START`]).
-    in_flight: tokio::sync::Semaphore,
-    /// Permits the window holds so far.
-    window: std::sync::atomic::AtomicUsize,
     halt: Halt,
+    /// The slowest wait for response headers so far, in ms: a fresh connection that waits much
+    /// longer than any answer did is taken for one the server never accepted.
+    slowest_ms: AtomicU64,
+    /// Some request got an answer: the target is up, so a stall is the run's own overload.
+    answered: AtomicBool,
 }
 
-/// In-flight places a run starts with; each answer opens one more, up to `--concurrency`, so
-/// the window doubles every round trip while the target answers (TCP's slow start). A target
-/// that goes dead after the first answer gets a handful of requests, not the whole cap.
-pub const SLOW_START: usize = 16;
-
-/// Whether a request still has to take its in-flight permit.
-#[derive(Clone, Copy)]
-enum Permit {
-    PerRequest,
-    /// Its batch took the permits for it.
-    Held,
+/// What one attempt on a lane came to.
+enum Attempt {
+    Done(Box<Exchange>),
+    /// Caught in the run's own overload before the target could have seen it (a connect that
+    /// stalled, failed or was refused): to be sent again once the level has dropped.
+    Overloaded,
 }
+
+/// Times a request caught in the run's own overload is sent again before its exchange stands.
+const MAX_RESENDS: u32 = 3;
+
+/// A fresh connection waits at least this long for its answer before it is taken for one the
+/// server left in its backlog.
+const MIN_STALL: Duration = Duration::from_secs(1);
 
 /// What throttling cost a run: waits, time waited, requests given up on.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -129,14 +142,13 @@ pub struct ThrottleTally {
 
 #[derive(Default)]
 struct ThrottleCounter {
-    waits: std::sync::atomic::AtomicU64,
-    waited_ms: std::sync::atomic::AtomicU64,
-    gave_up: std::sync::atomic::AtomicU64,
+    waits: AtomicU64,
+    waited_ms: AtomicU64,
+    gave_up: AtomicU64,
 }
 
 impl ThrottleCounter {
     fn record(&self, waits: u64, waited: Duration, gave_up: bool) {
-        use std::sync::atomic::Ordering::Relaxed;
         self.waits.fetch_add(waits, Relaxed);
         self.waited_ms
             .fetch_add(waited.as_millis().try_into().unwrap_or(u64::MAX), Relaxed);
@@ -144,7 +156,6 @@ impl ThrottleCounter {
     }
 
     fn snapshot(&self) -> ThrottleTally {
-        use std::sync::atomic::Ordering::Relaxed;
         ThrottleTally {
             waits: self.waits.load(Relaxed),
             waited_ms: self.waited_ms.load(Relaxed),
@@ -152,6 +163,10 @@ impl ThrottleCounter {
         }
     }
 }
+
+/// The longest a Retry-After is taken at its word: past it the wait is clamped (and then
+/// past `--max-throttle-wait` anyway), so that no header value can overflow a clock.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
 
 /// How long to wait before sending a throttled request again; `None` when it was not throttled
 /// (a 503 without Retry-After is a server error, not throttling).
@@ -161,21 +176,102 @@ fn throttle_wait(exchange: &Exchange, waits: u32) -> Option<Duration> {
         return None;
     }
     let retry_after = exchange.header("retry-after").map(str::trim);
-    match retry_after {
+    let wait = match retry_after {
         Some(value) => {
             if let Ok(seconds) = value.parse::<u64>() {
-                return Some(Duration::from_secs(seconds));
-            }
-            let date = httpdate::parse_http_date(value).ok()?;
-            Some(
+                Duration::from_secs(seconds)
+            } else if value.bytes().all(|b| b.is_ascii_digit()) && !value.is_empty() {
+                MAX_RETRY_AFTER // more seconds than a u64 holds
+            } else {
+                let date = httpdate::parse_http_date(value).ok()?;
                 date.duration_since(std::time::SystemTime::now())
-                    .unwrap_or_default(),
-            )
+                    .unwrap_or_default()
+            }
         }
-        None if status == 429 => {
-            Some(Duration::from_millis(500) * 2u32.saturating_pow(waits.min(10)))
+        None if status == 429 => Duration::from_millis(500) * 2u32.saturating_pow(waits.min(10)),
+        None => return None,
+    };
+    Some(wait.min(MAX_RETRY_AFTER))
+}
+
+/// The TLS settings of every lane, built once: certificates verified against the platform's
+/// roots and `--ca-cert`'s, or not at all under `--insecure`.
+fn tls_config(settings: &ClientSettings) -> Result<rustls::ClientConfig, ClientError> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ClientError::Build(e.to_string()))?
+        .dangerous();
+    let builder = if settings.insecure {
+        builder.with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
+    } else {
+        let mut extra = Vec::new();
+        for pem in &settings.ca_certificates {
+            let certificates = CertificateDer::pem_slice_iter(pem)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| ClientError::Certificate(e.to_string()))?;
+            if certificates.is_empty() {
+                return Err(ClientError::Certificate(
+                    "no PEM certificate in the file".into(),
+                ));
+            }
+            extra.extend(certificates);
         }
-        None => None,
+        let verifier = if extra.is_empty() {
+            rustls_platform_verifier::Verifier::new(provider)
+        } else {
+            rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider)
+        }
+        .map_err(|e| ClientError::Certificate(e.to_string()))?;
+        builder.with_custom_certificate_verifier(Arc::new(verifier))
+    };
+    let mut config = builder.with_no_client_auth();
+    config.alpn_protocols = if settings.http2_prior_knowledge {
+        vec![b"h2".to_vec()]
+    } else {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    };
+    Ok(config)
+}
+
+/// `--insecure`: any certificate is accepted (said on stderr, recorded in the report).
+#[derive(Debug)]
+struct AcceptAnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &rustls::pki_types::CertificateDer<'_>,
+        _intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        _server_name: &rustls::pki_types::ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        _message: &[u8],
+        _cert: &rustls::pki_types::CertificateDer<'_>,
+        _dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        _message: &[u8],
+        _cert: &rustls::pki_types::CertificateDer<'_>,
+        _dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
     }
 }
 
@@ -191,29 +287,33 @@ impl Client {
         let base = base_url.trim_end_matches('/').to_string();
         reqwest::Url::parse(&base)
             .map_err(|e| ClientError::BaseUrl(base_url.into(), e.to_string()))?;
-        let mut builder = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .retry(reqwest::retry::never())
-            .no_proxy()
-            .timeout(settings.timeout)
-            .connect_timeout(settings.connect_timeout)
-            .user_agent(concat!("petstore-conformance/", env!("CARGO_PKG_VERSION")));
-        for pem in &settings.ca_certificates {
-            let certificate = reqwest::Certificate::from_pem(pem)
-                .map_err(|e| ClientError::Certificate(e.to_string()))?;
-            builder = builder.add_root_certificate(certificate);
-        }
-        if settings.insecure {
-            builder = builder.danger_accept_invalid_certs(true);
-        }
-        if settings.http2_prior_knowledge {
-            builder = builder.http2_prior_knowledge();
-        }
-        let http = builder
-            .build()
+        let tls = tls_config(&settings)?;
+        let lane_settings = settings.clone();
+        let build = move |count: CountConnectsHandle| {
+            let mut builder = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .retry(reqwest::retry::never())
+                .no_proxy()
+                .tls_backend_preconfigured(tls.clone())
+                // One request at a time per lane: one connection to keep.
+                .pool_max_idle_per_host(1)
+                .timeout(lane_settings.timeout)
+                .connect_timeout(lane_settings.connect_timeout)
+                .user_agent(concat!("petstore-conformance/", env!("CARGO_PKG_VERSION")));
+            if lane_settings.http2_prior_knowledge {
+                builder = builder.http2_prior_knowledge();
+            }
+            count.install(builder).build()
+        };
+        // The first lane is built here, so that a setting reqwest refuses is an error now.
+        let probe = build(CountConnectsHandle::detached())
             .map_err(|e| ClientError::Build(e.to_string()))?;
+        drop(probe);
+        let lanes = Lanes::new(settings.concurrency, move |count| {
+            build(count).unwrap_or_else(|_| reqwest::Client::new())
+        });
         Ok(Client {
-            http,
+            lanes,
             base,
             key: key.to_string(),
             redactor: Redactor::new(key),
@@ -221,12 +321,10 @@ impl Client {
             cancelled: None,
             next_slot: std::sync::Mutex::new(tokio::time::Instant::now()),
             throttle: ThrottleCounter::default(),
-            in_flight: tokio::sync::Semaphore::new(SLOW_START.min(settings.concurrency.max(1))),
-            window: std::sync::atomic::AtomicUsize::new(
-                SLOW_START.min(settings.concurrency.max(1)),
-            ),
             halt: Halt::default(),
             settings,
+            slowest_ms: AtomicU64::new(0),
+            answered: AtomicBool::new(false),
         })
     }
 
@@ -258,73 +356,139 @@ impl Client {
     /// Sends one request and records the exchange. Never panics on what the target sends.
     pub fn send(&self, spec: &RequestSpec) -> Exchange {
         self.runtime
-            .block_on(self.send_cancellable(spec, Permit::PerRequest))
+            .block_on(self.send_bounded(spec, self.send_async(spec, None)))
     }
 
-    /// Sends every request at the same moment (one connection each as needed) and returns
-    /// the exchanges in the order of `specs`: for races a sequential client cannot show. The
-    /// batch takes its in-flight permits together, so that it does go out at once, but at most
-    /// a quarter of them: waiting for the whole cap to drain would stall every other rule
-    /// behind a burst (50 ms latency: 1.9 s instead of 1.45 s for the default suite). A burst
-    /// may therefore pass `--concurrency` by its own size.
+    /// Sends every request at the same moment and returns the exchanges in the order of
+    /// `specs`: for races a sequential client cannot show. The batch takes its lanes together
+    /// (as many as the level allows, so a burst never passes it); requests past that follow on
+    /// the same lanes as they come free.
     pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
         self.runtime.block_on(async {
-            let wanted = specs
-                .len()
-                .min((self.settings.concurrency / 4).clamp(1, SLOW_START));
-            let _permits = self
-                .in_flight
-                .acquire_many(u32::try_from(wanted).unwrap_or(u32::MAX))
-                .await;
+            let checkouts = match self.until_halt(self.lanes.checkout_many(specs.len())).await {
+                Ok(checkouts) => checkouts,
+                Err(reason) => {
+                    return specs
+                        .iter()
+                        .map(|spec| self.not_sent(spec, &reason))
+                        .collect();
+                }
+            };
             if let Some(reason) = self.halt.reason() {
                 return specs
                     .iter()
                     .map(|spec| self.not_sent(spec, &reason))
                     .collect();
             }
-            futures_util::future::join_all(
-                specs
-                    .iter()
-                    .map(|spec| self.send_cancellable(spec, Permit::Held)),
-            )
-            .await
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            let results: Vec<std::sync::Mutex<Option<Exchange>>> =
+                specs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+            futures_util::future::join_all(checkouts.iter().map(|checkout| async {
+                loop {
+                    let index = next.fetch_add(1, Relaxed);
+                    let Some(spec) = specs.get(index) else { break };
+                    let exchange = self
+                        .send_bounded(spec, self.send_async(spec, Some(checkout.lane())))
+                        .await;
+                    *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(exchange);
+                }
+            }))
+            .await;
+            drop(checkouts);
+            results
+                .into_iter()
+                .zip(specs)
+                .map(|(slot, spec)| {
+                    slot.into_inner()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .unwrap_or_else(|| self.not_sent(spec, "not sent"))
+                })
+                .collect()
         })
     }
 
-    /// The exchange, or "cut off" when the run is interrupted while it is in flight.
-    async fn send_cancellable(&self, spec: &RequestSpec, permit: Permit) -> Exchange {
-        let Some(cancelled) = &self.cancelled else {
-            return self.send_async(spec, permit).await;
-        };
-        let mut cancelled = cancelled.clone();
-        tokio::select! {
-            exchange = self.send_async(spec, permit) => exchange,
-            _ = cancelled.wait_for(|cancelled| *cancelled) => {
-                self.not_sent(spec, "cut off: the run was interrupted")
+    /// The exchange, cut off when the run is interrupted or its budget ends while it is in
+    /// flight (a request refused or cut so says nothing about the target).
+    async fn send_bounded(
+        &self,
+        spec: &RequestSpec,
+        send: impl std::future::Future<Output = Exchange>,
+    ) -> Exchange {
+        let interrupted = async {
+            match &self.cancelled {
+                Some(cancelled) => {
+                    let mut cancelled = cancelled.clone();
+                    if cancelled.wait_for(|cancelled| *cancelled).await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                }
+                None => std::future::pending::<()>().await,
             }
+        };
+        let budget_end = async {
+            match self.halt.at {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            exchange = send => exchange,
+            _ = interrupted => self.not_sent(spec, "cut off: the run was interrupted"),
+            _ = budget_end => self.not_sent(spec, BUDGET_CUT),
         }
     }
 
-    /// Sends at the configured rate; a 429, or a 503 with Retry-After, is waited out (the
-    /// Retry-After given, or for a 429 without one a doubling backoff) and sent again while the
-    /// waits stay within `max_throttle_wait`. No other status is ever retried.
-    async fn send_async(&self, spec: &RequestSpec, permit: Permit) -> Exchange {
+    /// `future`, unless the client halts first: then why.
+    async fn until_halt<T>(
+        &self,
+        future: impl std::future::Future<Output = Result<T, String>>,
+    ) -> Result<T, String> {
+        let value = match self.halt.at {
+            Some(at) => tokio::time::timeout_at(at.into(), future)
+                .await
+                .map_err(|_| BUDGET_SPENT.to_string())??,
+            None => future.await?,
+        };
+        match self.halt.reason() {
+            Some(reason) => Err(reason),
+            None => Ok(value),
+        }
+    }
+
+    /// Sends at the configured rate on a lane (`lane`, or one taken for it); a 429, or a 503
+    /// with Retry-After, is waited out (the Retry-After given, or for a 429 without one a
+    /// doubling backoff) and sent again while the waits stay within `max_throttle_wait` and
+    /// the budget. A request caught in the run's own overload is sent again once the level
+    /// has dropped. No other status is ever retried.
+    async fn send_async(&self, spec: &RequestSpec, lane: Option<&Lane>) -> Exchange {
         let mut throttling = Throttling::default();
+        let mut resends = 0;
         loop {
-            self.pace().await;
-            let mut exchange = match permit {
-                Permit::Held => self.send_once(spec).await,
-                Permit::PerRequest => {
-                    let _permit = match self.in_flight_permit().await {
-                        Ok(permit) => permit,
+            if let Err(reason) = self.pace().await {
+                return self.not_sent(spec, &reason);
+            }
+            let attempt = match lane {
+                Some(lane) => self.attempt(lane, spec, resends).await,
+                None => {
+                    let mut checkout = match self.until_halt(self.lanes.checkout()).await {
+                        Ok(checkout) => checkout,
                         Err(reason) => return self.not_sent(spec, &reason),
                     };
-                    self.send_once(spec).await
+                    let attempt = self.attempt(checkout.lane(), spec, resends).await;
+                    if matches!(attempt, Attempt::Overloaded) {
+                        checkout.discard(); // its connection stalled or failed
+                    }
+                    attempt
                 }
             };
-            if exchange.response.is_some() {
-                self.open_window();
-            }
+            let mut exchange = match attempt {
+                Attempt::Done(exchange) => *exchange,
+                Attempt::Overloaded => {
+                    resends += 1;
+                    self.lanes.resending();
+                    continue;
+                }
+            };
             let Some(wait) = throttle_wait(&exchange, throttling.waits) else {
                 if throttling.waits > 0 {
                     exchange.throttled = Some(throttling);
@@ -332,62 +496,98 @@ impl Client {
                 return exchange;
             };
             let waited = Duration::from_millis(throttling.waited_ms);
-            if waited + wait > self.settings.max_throttle_wait {
+            if waited.saturating_add(wait) > self.settings.max_throttle_wait {
                 throttling.gave_up = true;
                 exchange.throttled = Some(throttling);
                 self.throttle.record(0, Duration::ZERO, true);
                 return exchange;
             }
+            if self
+                .halt
+                .at
+                .is_some_and(|at| Instant::now().checked_add(wait).is_none_or(|end| end >= at))
+            {
+                // The wait would outlast the budget: the request is not sent again.
+                return self.not_sent(spec, BUDGET_SPENT);
+            }
             tokio::time::sleep(wait).await;
             throttling.waits += 1;
-            throttling.waited_ms += wait.as_millis().try_into().unwrap_or(u64::MAX);
+            throttling.waited_ms = throttling
+                .waited_ms
+                .saturating_add(wait.as_millis().try_into().unwrap_or(u64::MAX));
             self.throttle.record(1, wait, false);
         }
     }
 
-    /// One more place in flight, after an answer, while the window is below the cap.
-    fn open_window(&self) {
-        use std::sync::atomic::Ordering::Relaxed;
-        let cap = self.settings.concurrency.max(1);
-        let opened = self.window.fetch_update(Relaxed, Relaxed, |window| {
-            (window < cap).then_some(window + 1)
+    /// One request on one lane, watched for the run's own overload: a connect that fails, or a
+    /// fresh connection that waits far longer than any answer has (the server left it in its
+    /// backlog), cuts the level and, while resends are left, is sent again. A slow answer on a
+    /// connection the server did take is waited for (up to `--timeout`).
+    async fn attempt(&self, lane: &Lane, spec: &RequestSpec, resends: u32) -> Attempt {
+        let may_resend = resends < MAX_RESENDS;
+        let stall_after = (may_resend && self.answered.load(Relaxed)).then(|| {
+            let slowest = Duration::from_millis(self.slowest_ms.load(Relaxed));
+            (slowest * 4).max(MIN_STALL).min(self.settings.timeout / 2)
         });
-        if opened.is_ok() {
-            self.in_flight.add_permits(1);
-        }
-    }
-
-    /// A place among the requests in flight, unless the client halts before one is free (or
-    /// by the time it is): then why.
-    async fn in_flight_permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>, String> {
-        let acquire = self.in_flight.acquire();
-        let permit = match self.halt.at {
-            Some(at) => tokio::time::timeout_at(at.into(), acquire)
-                .await
-                .map_err(|_| BUDGET_SPENT.to_string())?,
-            None => acquire.await,
-        }
-        .map_err(|e| e.to_string())?;
-        match self.halt.reason() {
-            Some(reason) => Err(reason),
-            None => Ok(permit),
-        }
-    }
-
-    /// Waits for this request's slot under `--rate`.
-    async fn pace(&self) {
-        let Some(rate) = self.settings.rate.filter(|r| *r > 0.0) else {
-            return;
+        let exchange = match self.send_once(lane, spec, stall_after).await {
+            Some(exchange) => exchange,
+            None => {
+                self.lanes.overloaded(Overload::StalledConnect);
+                return Attempt::Overloaded;
+            }
         };
-        let interval = Duration::from_secs_f64(1.0 / rate);
+        match &exchange.response {
+            Some(response) => {
+                self.answered.store(true, Relaxed);
+                if response.status == 503 && exchange.header("retry-after").is_none() {
+                    self.lanes.overloaded(Overload::Unavailable);
+                } else {
+                    self.lanes.answered(lane);
+                }
+            }
+            None if exchange
+                .transport_error
+                .as_deref()
+                .is_some_and(is_connect_error) =>
+            {
+                self.lanes.overloaded(Overload::ConnectFailed);
+                // Against a target that answered before, a refused or stalled connect is
+                // overload (a full backlog, a connection cap); the request never left.
+                if may_resend && self.answered.load(Relaxed) {
+                    return Attempt::Overloaded;
+                }
+            }
+            None if exchange.transport_error.as_deref().is_some_and(is_timeout) => {
+                self.lanes.overloaded(Overload::TimedOut);
+            }
+            None => {}
+        }
+        Attempt::Done(Box::new(exchange))
+    }
+
+    /// Waits for this request's slot under `--rate`; `Err` when the slot is past the budget.
+    async fn pace(&self) -> Result<(), String> {
+        let Some(rate) = self.settings.rate.filter(|r| *r > 0.0) else {
+            return Ok(());
+        };
+        let interval = Duration::try_from_secs_f64(1.0 / rate).unwrap_or(Duration::MAX);
         let slot = {
             let mut next = self.next_slot.lock().unwrap_or_else(|e| e.into_inner());
             let now = tokio::time::Instant::now();
             let slot = (*next).max(now);
-            *next = slot + interval;
+            let Some(after) = slot.checked_add(interval) else {
+                return Err("not sent: --rate leaves no slot within any clock".into());
+            };
+            *next = after;
             slot
         };
+        if let Some(at) = self.halt.at
+            && slot.into_std() >= at
+        {
+            return Err(BUDGET_SPENT.into());
+        }
         tokio::time::sleep_until(slot).await;
+        Ok(())
     }
 
     /// What the target's throttling cost the run so far.
@@ -395,12 +595,31 @@ impl Client {
         self.throttle.snapshot()
     }
 
-    async fn send_once(&self, spec: &RequestSpec) -> Exchange {
+    /// What the run's connections came to so far.
+    pub fn connection_tally(&self) -> ConnectionTally {
+        self.lanes.tally()
+    }
+
+    /// One request on `http` (a lane's client). `None` when, after `stall_after` without
+    /// response headers, the request turns out to sit on a connection opened for it (`fresh`):
+    /// one the server has not taken (the caller cuts the level and sends it again).
+    async fn send_once(
+        &self,
+        lane: &Lane,
+        spec: &RequestSpec,
+        stall_after: Option<Duration>,
+    ) -> Option<Exchange> {
+        let connects = lane.connects();
         let started = Instant::now();
         let mut url = match reqwest::Url::parse(&format!("{}{}", self.base, spec.path)) {
             Ok(url) => url,
             Err(e) => {
-                return self.failed_exchange(spec, String::new(), format!("bad URL: {e}"), started);
+                return Some(self.failed_exchange(
+                    spec,
+                    String::new(),
+                    format!("bad URL: {e}"),
+                    started,
+                ));
             }
         };
         if let Some(raw) = &spec.raw_query {
@@ -413,7 +632,7 @@ impl Client {
         }
         let method =
             reqwest::Method::from_bytes(spec.method.as_bytes()).unwrap_or(reqwest::Method::GET);
-        let mut request = self.http.request(method, url.clone());
+        let mut request = lane.http.request(method, url.clone());
         let mut headers = Vec::new();
         if let Some(value) = spec.credential.header_value(&self.key) {
             headers.push(("Authorization".to_string(), value));
@@ -454,19 +673,46 @@ impl Client {
                 .collect(),
             body: body.map(|b| self.redactor.redact(&String::from_utf8_lossy(&b))),
         };
-        let response = match request.send().await {
+        let pending = request.send();
+        tokio::pin!(pending);
+        let sent = match stall_after {
+            Some(after) => tokio::select! {
+                sent = &mut pending => sent,
+                _ = tokio::time::sleep(after) => {
+                    if lane.connects() != connects {
+                        lane.disconnected();
+                        return None;
+                    }
+                    pending.await
+                }
+            },
+            None => pending.await,
+        };
+        let response = match sent {
             Ok(response) => response,
             Err(e) => {
-                return Exchange {
+                lane.disconnected();
+                return Some(Exchange {
                     request: recorded,
                     response: None,
                     transport_error: Some(self.redactor.redact(&describe_error(&e))),
                     elapsed_ms: elapsed_ms(started),
                     throttled: None,
                     not_sent: false,
-                };
+                });
             }
         };
+        self.slowest_ms.fetch_max(elapsed_ms(started), Relaxed);
+        let closing = response
+            .headers()
+            .get_all(reqwest::header::CONNECTION)
+            .iter()
+            .any(|value| {
+                String::from_utf8_lossy(value.as_bytes())
+                    .split(',')
+                    .any(|token| token.trim().eq_ignore_ascii_case("close"))
+            });
+        lane.served(!closing);
         let status = response.status().as_u16();
         let version = format!("{:?}", response.version());
         let response_headers: Vec<(String, String)> = response
@@ -481,6 +727,9 @@ impl Client {
             .collect();
         let (bytes, body_truncated, body_error) =
             read_capped(response, self.settings.body_cap).await;
+        if body_truncated || body_error.is_some() {
+            lane.disconnected(); // a body not read to its end takes its connection with it
+        }
         let (json, json_error) = if body_truncated {
             (
                 None,
@@ -493,7 +742,7 @@ impl Client {
                 Err(e) => (None, Some(e.to_string())),
             }
         };
-        Exchange {
+        Some(Exchange {
             request: recorded,
             response: Some(RecordedResponse {
                 version,
@@ -513,7 +762,7 @@ impl Client {
             elapsed_ms: elapsed_ms(started),
             throttled: None,
             not_sent: false,
-        }
+        })
     }
 
     /// An exchange for a request that was not sent, and why.
@@ -579,11 +828,25 @@ async fn read_capped(
     }
 }
 
+/// The start of a transport error that never reached the target: the connect failed.
+const CONNECT_FAILED: &str = "could not connect";
+/// The start of a transport error where the exchange outlasted `--timeout`.
+const TIMED_OUT: &str = "timed out";
+
+fn is_connect_error(error: &str) -> bool {
+    error.starts_with(CONNECT_FAILED)
+}
+
+fn is_timeout(error: &str) -> bool {
+    error.starts_with(TIMED_OUT)
+}
+
 fn describe_error(error: &reqwest::Error) -> String {
-    let kind = if error.is_timeout() {
-        "timed out"
-    } else if error.is_connect() {
-        "could not connect"
+    // A connect that timed out is a connect failure first: the request never left.
+    let kind = if error.is_connect() {
+        CONNECT_FAILED
+    } else if error.is_timeout() {
+        TIMED_OUT
     } else if error.is_body() || error.is_decode() {
         "broken body"
     } else {

@@ -2,7 +2,9 @@
 //! cancellation on interrupt) and the one place that redacts the key.
 
 pub mod client;
+pub mod lanes;
 pub mod redact;
 
-pub use client::{BUDGET_SPENT, Client, ClientSettings, DEFAULT_CONCURRENCY, Halt};
+pub use client::{BUDGET_CUT, BUDGET_SPENT, Client, ClientSettings, DEFAULT_CONCURRENCY, Halt};
+pub use lanes::ConnectionTally;
 pub use redact::Redactor;

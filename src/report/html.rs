@@ -302,6 +302,13 @@ fn header(out: &mut String, report: &Report, conformance: &str, conformance_name
             escape(reason)
         );
     }
+    if report.connections.backoffs > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"notice\">The target showed overload: {}.</p>",
+            escape(&report.connections.describe())
+        );
+    }
     if report.throttling.waits > 0 || report.throttling.gave_up > 0 {
         let _ = writeln!(
             out,

@@ -61,6 +61,13 @@ pub fn render(report: &Report) -> String {
             report.throttling.waits, report.throttling.waited_ms, report.throttling.gave_up
         );
     }
+    if report.connections.backoffs > 0 {
+        let _ = writeln!(
+            out,
+            "\nThe target showed overload: {}.",
+            report.connections.describe()
+        );
+    }
     if let Some(reason) = &report.target.stopped_answering {
         let _ = writeln!(out, "\n**The target stopped answering**: {reason}.");
     }

@@ -44,6 +44,9 @@ pub struct Report {
     /// What the target's throttling cost: waits, time waited, requests given up on.
     #[serde(default)]
     pub throttling: crate::execution::client::ThrottleTally,
+    /// The connections the run opened and the concurrency it reached (and cut, for overload).
+    #[serde(default)]
+    pub connections: crate::execution::ConnectionTally,
     pub conformance: Conformance,
     pub totals: Totals,
     /// Re-runs the same cases against the same target.

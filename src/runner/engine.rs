@@ -842,6 +842,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         duration_ms: started.elapsed().as_millis() as u64,
         interrupted,
         throttling: run.client.throttle_tally(),
+        connections: run.client.connection_tally(),
         conformance,
         totals,
         rerun: rerun_command(&config),

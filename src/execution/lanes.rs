@@ -1,0 +1,609 @@
+//! The connections of a run, and how many of them may be busy at once.
+//!
+//! A *lane* is a reqwest client of its own, used by one request at a time, so it holds at most
+//! one connection (HTTP/1.1 keep-alive, or one HTTP/2 connection). The connections open to the
+//! target are then at most the lanes, and the lanes never outnumber the *level*: a shared pool
+//! cannot promise that, since hyper races a new connect against every checkout and keeps the
+//! spare connections idle, which is how a run came to hold 130 connections to a server that
+//! accepts 100 (issue 21).
+//!
+//! The level adapts as TCP's congestion window does: it starts at [`START`], grows by one per
+//! answer (slow start) until the first sign of overload, then by one per level's worth of
+//! answers (additive increase); a connect that stalls, fails or times out, an exchange that
+//! times out, or a 503 without Retry-After halves it (multiplicative decrease), once per
+//! [`COOLDOWN`] however many requests the same overload caught. A lane is *proven* once an
+//! answer came on it, and the level stays within [`PROBES`] of the proven lanes: a stall takes
+//! a second to tell from a slow answer, and in that second at most that many connections can
+//! be caught in a server's backlog. A stall on a fresh connection also caps the level at the
+//! lanes proven then: that is the connections the server holds, and probing past it again
+//! would cost a stall every time. `--concurrency` is the ceiling.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+/// The level a run starts at: modest for a small server, and enough that a remote target 50 ms
+/// away fills the ceiling within a few round trips.
+pub const START: usize = 16;
+
+/// Lanes past the proven ones that the level may open: the connections at most that a server
+/// which stopped accepting leaves waiting at once.
+pub const PROBES: usize = 4;
+
+/// How long a burst waits for more lanes to come free before it goes on those it has.
+pub const BURST_GATHER: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Overload signals within this time of a cut are the same overload: one cut, as TCP cuts
+/// once per window.
+pub const COOLDOWN: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// One lane: its own client (so its own one-connection pool), and what its connector sees.
+pub struct Lane {
+    pub(super) http: reqwest::Client,
+    shared: Arc<LaneConnector>,
+    /// An answer came on this lane: the server took its connection.
+    proven: std::sync::atomic::AtomicBool,
+}
+
+/// What a lane and its connector layer share.
+#[derive(Default)]
+struct LaneConnector {
+    /// Connects started on this lane.
+    connects: AtomicU64,
+    /// The lane's last exchange left its connection open (an answer without `Connection:
+    /// close`): a connect now is most likely hyper's spare, raced against that connection's
+    /// way back to the pool.
+    connected: std::sync::atomic::AtomicBool,
+    /// Bumped when a request of the lane gets its answer.
+    served: Option<tokio::sync::watch::Sender<u64>>,
+}
+
+/// How long a connect waits, when the lane's own connection is on its way back to the pool,
+/// before it is made: if the request is served on that connection first, the spare connect is
+/// dropped. hyper's pool starts a connect whenever a checkout finds no idle connection, even
+/// one that is microseconds from being returned, and keeps the spare: with one request at a
+/// time on a lane, that doubled the connections open.
+pub const SPARE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+
+impl Lane {
+    /// Connects this lane has started so far; a request during which it moved went out on a
+    /// fresh connection.
+    pub fn connects(&self) -> u64 {
+        self.shared.connects.load(Ordering::Relaxed)
+    }
+
+    /// A request of this lane got its answer (`keep_alive`: its connection stays open).
+    pub fn served(&self, keep_alive: bool) {
+        self.shared.connected.store(keep_alive, Ordering::Relaxed);
+        if let Some(served) = &self.shared.served {
+            served.send_modify(|count| *count += 1);
+        }
+    }
+
+    /// A request of this lane got no answer: its connection is gone.
+    pub fn disconnected(&self) {
+        self.shared.connected.store(false, Ordering::Relaxed);
+    }
+}
+
+/// Counts the connects of one lane, and of the whole run, as a connector layer sees them, and
+/// holds back a spare connect (see [`SPARE_GRACE`]).
+#[derive(Clone)]
+struct CountConnects {
+    lane: Arc<LaneConnector>,
+    run: Arc<AtomicU64>,
+}
+
+impl<S> tower_layer::Layer<S> for CountConnects {
+    type Service = Counted<S>;
+    fn layer(&self, inner: S) -> Counted<S> {
+        Counted {
+            inner,
+            counts: self.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Counted<S> {
+    inner: S,
+    counts: CountConnects,
+}
+
+impl<S, R> tower_service::Service<R> for Counted<S>
+where
+    S: tower_service::Service<R, Error = Box<dyn std::error::Error + Send + Sync>>,
+    S::Future: Send + 'static,
+    S::Response: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        let lane = Arc::clone(&self.counts.lane);
+        let run = Arc::clone(&self.counts.run);
+        // Subscribed now: an answer from here on cancels a spare.
+        let served = lane.served.as_ref().map(|served| served.subscribe());
+        let connect = self.inner.call(request);
+        Box::pin(async move {
+            if let Some(mut served) = served
+                && lane.connected.load(Ordering::Relaxed)
+                && tokio::time::timeout(SPARE_GRACE, served.changed())
+                    .await
+                    .is_ok_and(|changed| changed.is_ok())
+            {
+                return Err("a spare connection: the lane's own was reused".into());
+            }
+            lane.connects.fetch_add(1, Ordering::Relaxed);
+            run.fetch_add(1, Ordering::Relaxed);
+            connect.await
+        })
+    }
+}
+
+/// Why the level drops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overload {
+    /// A request on a fresh connection got no answer in time: the server did not take the
+    /// connection (a full worker pool, a connection cap leaving it in the listen backlog).
+    StalledConnect,
+    /// The connect was refused or timed out.
+    ConnectFailed,
+    /// The exchange timed out.
+    TimedOut,
+    /// 503 without Retry-After: the server says it is overloaded, without saying for how long.
+    Unavailable,
+}
+
+/// The level and what it has been through.
+struct Level {
+    /// Requests allowed in flight now: permits in use plus permits free, less `debt`.
+    level: usize,
+    /// `--concurrency`.
+    ceiling: usize,
+    /// Below the connections that were open when one stalled; the ceiling until then.
+    limit: usize,
+    /// No overload seen yet: grow by one per answer.
+    slow_start: bool,
+    /// Answers since the last additive step.
+    credit: usize,
+    /// Permits to take out of circulation as they come back (after a decrease).
+    debt: usize,
+    reached: usize,
+    backoffs: u64,
+    last_cut: Option<std::time::Instant>,
+}
+
+/// What the connections of a run came to, for the report and the terminal.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ConnectionTally {
+    /// Connections opened to the target over the run.
+    pub opened: u64,
+    /// The most lanes (so connections) that were open at once.
+    pub most_open: u64,
+    /// `--concurrency`: the most requests in flight the user allowed.
+    pub concurrency_ceiling: u64,
+    /// The highest level the adaptive concurrency reached.
+    pub concurrency_reached: u64,
+    /// The level when the run ended.
+    pub concurrency_final: u64,
+    /// Times the level was cut for overload.
+    pub backoffs: u64,
+    /// Requests caught in the run's own overload and sent again (never judged).
+    pub resent: u64,
+}
+
+impl ConnectionTally {
+    /// One line for the terminal and the reports.
+    pub fn describe(&self) -> String {
+        let mut line = format!(
+            "{} connections opened, at most {} open; concurrency reached {} of {}",
+            self.opened, self.most_open, self.concurrency_reached, self.concurrency_ceiling
+        );
+        if self.backoffs > 0 {
+            line.push_str(&format!(
+                ", cut {} times for overload (ended at {}), {} requests sent again",
+                self.backoffs, self.concurrency_final, self.resent
+            ));
+        }
+        line
+    }
+}
+
+/// The lanes of a run.
+pub struct Lanes {
+    build: Box<dyn Fn(CountConnectsHandle) -> reqwest::Client + Send + Sync>,
+    idle: Mutex<Vec<Lane>>,
+    permits: Semaphore,
+    state: Mutex<Level>,
+    live: AtomicUsize,
+    most_live: AtomicUsize,
+    /// Live lanes with an answer on them.
+    proven: AtomicUsize,
+    opened: Arc<AtomicU64>,
+    resent: AtomicU64,
+}
+
+/// What a lane's client needs to count its connects (opaque outside this module).
+pub struct CountConnectsHandle(CountConnects);
+
+impl CountConnectsHandle {
+    /// Counters of no lane: for a client built only to check the settings.
+    pub fn detached() -> CountConnectsHandle {
+        CountConnectsHandle(CountConnects {
+            lane: Arc::default(),
+            run: Arc::default(),
+        })
+    }
+
+    /// Adds the counting layer to a lane's client.
+    pub fn install(self, builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
+        builder.connector_layer(self.0)
+    }
+}
+
+/// A lane taken for a request, with its place among those in flight; both go back on drop.
+pub struct Checkout<'a> {
+    lanes: &'a Lanes,
+    lane: Option<Lane>,
+    permit: Option<SemaphorePermit<'a>>,
+    discard: bool,
+}
+
+impl Checkout<'_> {
+    pub fn lane(&self) -> &Lane {
+        self.lane
+            .as_ref()
+            .expect("a checkout holds its lane until dropped")
+    }
+
+    /// The lane is closed when given back (its connection stalled or failed), not reused.
+    pub fn discard(&mut self) {
+        self.discard = true;
+    }
+}
+
+impl Drop for Checkout<'_> {
+    fn drop(&mut self) {
+        let (Some(lane), Some(permit)) = (self.lane.take(), self.permit.take()) else {
+            return;
+        };
+        self.lanes.give_back(lane, permit, self.discard);
+    }
+}
+
+impl Lanes {
+    /// Lanes built by `build` (a client builder with the run's settings, given the layer that
+    /// counts its connects), up to `ceiling` requests in flight.
+    pub fn new(
+        ceiling: usize,
+        build: impl Fn(CountConnectsHandle) -> reqwest::Client + Send + Sync + 'static,
+    ) -> Lanes {
+        let ceiling = ceiling.max(1);
+        let start = START.min(ceiling);
+        Lanes {
+            build: Box::new(build),
+            idle: Mutex::new(Vec::new()),
+            permits: Semaphore::new(start),
+            state: Mutex::new(Level {
+                level: start,
+                ceiling,
+                limit: ceiling,
+                slow_start: true,
+                credit: 0,
+                debt: 0,
+                reached: start,
+                backoffs: 0,
+                last_cut: None,
+            }),
+            live: AtomicUsize::new(0),
+            most_live: AtomicUsize::new(0),
+            proven: AtomicUsize::new(0),
+            opened: Arc::default(),
+            resent: AtomicU64::new(0),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, Level> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A lane and a place in flight, once the level has room; `Err` when the permits are
+    /// closed (never, in practice).
+    pub async fn checkout(&self) -> Result<Checkout<'_>, String> {
+        let permit = self.permits.acquire().await.map_err(|e| e.to_string())?;
+        Ok(self.lane_for(permit))
+    }
+
+    /// Up to `n` lanes for a burst sent at one moment: the first as any request gets one, then
+    /// those free now or within [`BURST_GATHER`], never more than the level. Waiting for all
+    /// `n` could wait forever once the level drops below `n` (and would stall every request
+    /// queued behind it on the fair semaphore); a burst on fewer lanes is sent in waves.
+    pub async fn checkout_many(&self, n: usize) -> Result<Vec<Checkout<'_>>, String> {
+        let first = self.permits.acquire().await.map_err(|e| e.to_string())?;
+        let mut checkouts = vec![self.lane_for(first)];
+        let gather = tokio::time::Instant::now() + BURST_GATHER;
+        // Past the first, only lanes the server has taken: a burst sends in waves rather than
+        // over connections that may sit in a backlog.
+        let proven_idle = || {
+            self.idle
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .last()
+                .is_some_and(|lane| lane.proven.load(Ordering::Relaxed))
+        };
+        while checkouts.len() < n.min(self.level()) && proven_idle() {
+            let permit = match self.permits.try_acquire() {
+                Ok(permit) => permit,
+                Err(_) => match tokio::time::timeout_at(gather, self.permits.acquire()).await {
+                    Ok(Ok(permit)) => permit,
+                    _ => break,
+                },
+            };
+            checkouts.push(self.lane_for(permit));
+        }
+        Ok(checkouts)
+    }
+
+    fn lane_for<'a>(&'a self, permit: SemaphorePermit<'a>) -> Checkout<'a> {
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let lane = idle.unwrap_or_else(|| {
+            let shared = Arc::new(LaneConnector {
+                served: Some(tokio::sync::watch::channel(0).0),
+                ..LaneConnector::default()
+            });
+            let handle = CountConnectsHandle(CountConnects {
+                lane: Arc::clone(&shared),
+                run: Arc::clone(&self.opened),
+            });
+            let live = self.live.fetch_add(1, Ordering::Relaxed) + 1;
+            self.most_live.fetch_max(live, Ordering::Relaxed);
+            Lane {
+                http: (self.build)(handle),
+                shared,
+                proven: std::sync::atomic::AtomicBool::new(false),
+            }
+        });
+        Checkout {
+            lanes: self,
+            lane: Some(lane),
+            permit: Some(permit),
+            discard: false,
+        }
+    }
+
+    /// Closes a lane (and its connection).
+    fn close(&self, lane: Lane) {
+        self.live.fetch_sub(1, Ordering::Relaxed);
+        if lane.proven.load(Ordering::Relaxed) {
+            self.proven.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A lane back from a request: idle for the next one, or closed (with its connection)
+    /// when the level has dropped below the lanes open.
+    fn give_back(&self, lane: Lane, permit: SemaphorePermit<'_>, discard: bool) {
+        let mut state = self.state();
+        if state.debt > 0 {
+            state.debt -= 1;
+            permit.forget();
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if discard {
+            self.close(lane);
+        } else if self.live.load(Ordering::Relaxed) > state.level
+            && (!lane.proven.load(Ordering::Relaxed)
+                || self.proven.load(Ordering::Relaxed) > state.level)
+        {
+            // One lane too many. A proven one is kept while the proven are within the level:
+            // the unproven go first as they come back, since the server may never take them.
+            self.close(lane);
+        } else {
+            idle.push(lane);
+        }
+    }
+
+    /// An answer came back on `lane`: the level grows while the target keeps up.
+    pub fn answered(&self, lane: &Lane) {
+        if !lane.proven.swap(true, Ordering::Relaxed) {
+            self.proven.fetch_add(1, Ordering::Relaxed);
+        }
+        let mut state = self.state();
+        let proven = self.proven.load(Ordering::Relaxed);
+        let room = state.level < state.ceiling.min(state.limit) && state.level < proven + PROBES;
+        let grow = if state.slow_start {
+            room
+        } else {
+            state.credit += 1;
+            room && state.credit >= state.level
+        };
+        if grow {
+            state.credit = 0;
+            if state.debt > 0 {
+                state.debt -= 1; // a permit still out stays in circulation instead
+            } else {
+                self.permits.add_permits(1);
+            }
+            state.level += 1;
+            state.reached = state.reached.max(state.level);
+        }
+    }
+
+    /// The target showed overload: halve the level (not below one); a stalled connect also caps
+    /// it below the connections that were open.
+    pub fn overloaded(&self, why: Overload) {
+        let mut state = self.state();
+        let now = std::time::Instant::now();
+        if state
+            .last_cut
+            .is_some_and(|cut| now.duration_since(cut) < COOLDOWN)
+        {
+            return; // the same overload, already cut for
+        }
+        state.last_cut = Some(now);
+        state.slow_start = false;
+        state.credit = 0;
+        state.backoffs += 1;
+        if why == Overload::StalledConnect {
+            let bearable = self.proven.load(Ordering::Relaxed).max(1);
+            state.limit = state.limit.min(bearable);
+        }
+        let target = (state.level / 2).max(1).min(state.limit);
+        let cut = state.level.saturating_sub(target);
+        state.level -= cut;
+        // Free permits go out of circulation now; the rest as they come back.
+        let mut owed = cut;
+        while owed > 0 {
+            match self.permits.try_acquire() {
+                Ok(permit) => {
+                    permit.forget();
+                    owed -= 1;
+                }
+                Err(_) => break,
+            }
+        }
+        state.debt += owed;
+        // Idle lanes past the level are closed now, so the server can take the connections
+        // waiting in its backlog.
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        idle.sort_by_key(|lane| lane.proven.load(Ordering::Relaxed));
+        while self.live.load(Ordering::Relaxed) > state.level && !idle.is_empty() {
+            let lane = idle.remove(0); // unproven first
+            self.close(lane);
+        }
+    }
+
+    /// A request caught in the run's own overload is being sent again.
+    pub fn resending(&self) {
+        self.resent.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Requests allowed in flight now.
+    pub fn level(&self) -> usize {
+        self.state().level
+    }
+
+    /// Lanes (so connections) open now.
+    pub fn live(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    pub fn tally(&self) -> ConnectionTally {
+        let state = self.state();
+        ConnectionTally {
+            opened: self.opened.load(Ordering::Relaxed),
+            most_open: self.most_live.load(Ordering::Relaxed) as u64,
+            concurrency_ceiling: state.ceiling as u64,
+            concurrency_reached: state.reached as u64,
+            concurrency_final: state.level as u64,
+            backoffs: state.backoffs,
+            resent: self.resent.load(Ordering::Relaxed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lanes(ceiling: usize) -> Lanes {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Lanes::new(ceiling, |count| {
+            count
+                .install(reqwest::Client::builder().no_proxy())
+                .build()
+                .expect("a plain client builds")
+        })
+    }
+
+    #[tokio::test]
+    async fn the_level_grows_per_answer_then_halves_and_grows_by_one_per_round() {
+        let lanes = lanes(40);
+        assert_eq!(lanes.level(), START);
+        let mut held = Vec::new();
+        for _ in 0..START {
+            held.push(lanes.checkout().await.unwrap());
+        }
+        for checkout in &held {
+            lanes.answered(checkout.lane());
+        }
+        assert_eq!(
+            lanes.level(),
+            START + PROBES,
+            "no further than PROBES past the lanes proven"
+        );
+        lanes.overloaded(Overload::TimedOut);
+        assert_eq!(lanes.level(), (START + PROBES) / 2);
+        lanes.overloaded(Overload::TimedOut);
+        assert_eq!(lanes.level(), (START + PROBES) / 2, "one cut per overload");
+        let level = lanes.level();
+        let lane = held[0].lane();
+        for _ in 0..level - 1 {
+            lanes.answered(lane);
+        }
+        assert_eq!(
+            lanes.level(),
+            level,
+            "additive: one step per level's answers"
+        );
+        lanes.answered(lane);
+        assert_eq!(lanes.level(), level + 1);
+        for _ in 0..10_000 {
+            lanes.answered(lane);
+        }
+        assert_eq!(
+            lanes.level(),
+            START + PROBES,
+            "within PROBES of the proven lanes"
+        );
+        drop(held);
+        assert!(lanes.live() <= START + PROBES);
+        assert_eq!(lanes.tally().concurrency_reached, (START + PROBES) as u64);
+    }
+
+    #[tokio::test]
+    async fn lanes_never_outnumber_the_level_and_a_stall_caps_it_at_the_proven_lanes() {
+        let lanes = lanes(64);
+        let mut held = Vec::new();
+        for _ in 0..START {
+            held.push(lanes.checkout().await.unwrap());
+        }
+        assert_eq!(lanes.live(), START);
+        assert!(lanes.permits.try_acquire().is_err(), "the level is full");
+        for checkout in &held[..10] {
+            lanes.answered(checkout.lane());
+        }
+        let mut stalled = held.pop().unwrap();
+        lanes.overloaded(Overload::StalledConnect);
+        stalled.discard();
+        drop(stalled);
+        let level = START / 2;
+        assert_eq!(lanes.level(), level);
+        drop(held);
+        assert_eq!(lanes.live(), level, "lanes past the level are closed");
+        assert_eq!(lanes.permits.available_permits(), level);
+        let lane = lanes.checkout().await.unwrap();
+        for _ in 0..1000 {
+            lanes.answered(lane.lane());
+        }
+        drop(lane);
+        assert_eq!(lanes.level(), 10, "capped at the lanes proven at the stall");
+        let many = lanes.checkout_many(100).await.unwrap();
+        assert_eq!(
+            many.len(),
+            START / 2,
+            "a burst takes the lanes the server took, within the level"
+        );
+        assert!(lanes.live() <= 10);
+    }
+}

@@ -1,0 +1,242 @@
+//! A client real servers can bear: in front of the conforming reference, a proxy that holds at
+//! most N connections at once and leaves the rest in its listen backlog (as waitress, a worker
+//! pool or a sidecar with a connection cap does). The default run must conform there with no
+//! rule inconclusive, give the same verdicts twice for one seed, and never hold more
+//! connections than `--concurrency` allows.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::Value;
+
+mod common;
+
+use common::BIN;
+
+const KEY: &str = "capped-test-key";
+
+/// A proxy to `upstream` (host:port) that accepts a connection only while fewer than `cap` are
+/// open; counts the most open at once and the connections accepted.
+struct CappedProxy {
+    port: u16,
+    most_open: Arc<AtomicUsize>,
+    accepted: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for CappedProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl CappedProxy {
+    fn start(upstream: String, cap: usize) -> CappedProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let open = Arc::new(AtomicUsize::new(0));
+        let most_open = Arc::new(AtomicUsize::new(0));
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (most, count, halt) = (
+            Arc::clone(&most_open),
+            Arc::clone(&accepted),
+            Arc::clone(&stop),
+        );
+        std::thread::spawn(move || {
+            while !halt.load(Ordering::Relaxed) {
+                if open.load(Ordering::Relaxed) >= cap {
+                    // Full: what connects now waits in the backlog, as on a capped server.
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+                let client = match listener.accept() {
+                    Ok((client, _)) => client,
+                    Err(_) => {
+                        std::thread::sleep(Duration::from_millis(1));
+                        continue;
+                    }
+                };
+                client.set_nonblocking(false).unwrap();
+                let Ok(server) = TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                let now = open.fetch_add(1, Ordering::Relaxed) + 1;
+                most.fetch_max(now, Ordering::Relaxed);
+                count.fetch_add(1, Ordering::Relaxed);
+                let open = Arc::clone(&open);
+                std::thread::spawn(move || {
+                    let (client_in, server_out) =
+                        (client.try_clone().unwrap(), server.try_clone().unwrap());
+                    let upward = std::thread::spawn(move || pipe(client_in, server_out));
+                    pipe(server, client);
+                    let _ = upward.join();
+                    open.fetch_sub(1, Ordering::Relaxed);
+                });
+            }
+        });
+        CappedProxy {
+            port,
+            most_open,
+            accepted,
+            stop,
+        }
+    }
+
+    fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+}
+
+/// Copies `from` to `to` until either side closes, then closes both ways.
+fn pipe(mut from: TcpStream, mut to: TcpStream) {
+    let mut buffer = [0u8; 16 * 1024];
+    loop {
+        match from.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if to.write_all(&buffer[..n]).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _ = to.shutdown(Shutdown::Both);
+    let _ = from.shutdown(Shutdown::Both);
+}
+
+/// The default run (seed 17) against `base_url`: exit code and report.
+fn run(base_url: &str, name: &str, extra: &[&str]) -> (i32, Value) {
+    let dir = common::temp_dir("capped", name);
+    let output = Command::new(BIN)
+        .args([
+            "run",
+            "--base-url",
+            base_url,
+            "--seed",
+            "17",
+            "--no-regressions",
+            "--report-dir",
+        ])
+        .arg(&dir)
+        .args(extra)
+        .env("PETSTORE_API_KEY", KEY)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("report.json"))
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stderr))),
+    )
+    .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    (output.status.code().unwrap_or(-1), report)
+}
+
+fn verdicts(report: &Value) -> Vec<(String, String)> {
+    report["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|rule| {
+            (
+                rule["id"].as_str().unwrap().to_string(),
+                rule["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn not_passed(report: &Value) -> Vec<String> {
+    verdicts(report)
+        .into_iter()
+        .filter(|(_, verdict)| verdict != "passed")
+        .map(|(id, verdict)| format!("{id}: {verdict}"))
+        .collect()
+}
+
+fn upstream(url: &str) -> String {
+    url.trim_start_matches("http://")
+        .trim_end_matches("/v1")
+        .to_string()
+}
+
+/// Capped at 16 and at 100 open connections, the conforming reference conforms, twice alike.
+#[test]
+fn a_server_capping_its_connections_conforms_with_the_same_verdicts_twice() {
+    for cap in [16, 100] {
+        let mut runs = Vec::new();
+        for round in ["a", "b"] {
+            // A fresh store each time: the same seed against the same state.
+            let (_server, url) = common::serve_reference(KEY, &[]);
+            let proxy = CappedProxy::start(upstream(&url), cap);
+            let (code, report) = run(&proxy.base_url(), &format!("cap{cap}-{round}"), &[]);
+            assert_eq!(code, 0, "cap {cap}: {:?}", not_passed(&report));
+            assert!(
+                not_passed(&report).is_empty(),
+                "cap {cap}: {:?}",
+                not_passed(&report)
+            );
+            assert!(proxy.most_open.load(Ordering::Relaxed) <= cap);
+            runs.push(report);
+        }
+        let (first, second) = (&runs[0], &runs[1]);
+        assert_eq!(verdicts(first), verdicts(second), "cap {cap}");
+        let connections = &first["connections"];
+        assert!(
+            connections["most_open"].as_u64().unwrap() <= 64,
+            "{connections}"
+        );
+        assert!(
+            connections["opened"].as_u64().unwrap() >= 1
+                && connections["concurrency_reached"].as_u64().unwrap() >= 1,
+            "{connections}"
+        );
+    }
+}
+
+/// At most `--concurrency` connections are ever open to the target, reused with keep-alive.
+#[test]
+fn connections_never_exceed_the_concurrency_allowed() {
+    let (_server, url) = common::serve_reference(KEY, &[]);
+    for concurrency in [4, 64] {
+        // Uncapped: every connection the harness opens is accepted and counted.
+        let proxy = CappedProxy::start(upstream(&url), usize::MAX);
+        let log = std::env::temp_dir().join(format!(
+            "pc-capped-requests-{concurrency}-{}.jsonl",
+            std::process::id()
+        ));
+        let (code, report) = run(
+            &proxy.base_url(),
+            &format!("concurrency{concurrency}"),
+            &[
+                "--concurrency",
+                &concurrency.to_string(),
+                "--request-log",
+                log.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code, 0, "{:?}", not_passed(&report));
+        let most_open = proxy.most_open.load(Ordering::Relaxed);
+        assert!(
+            most_open <= concurrency,
+            "--concurrency {concurrency}: {most_open} connections open at once"
+        );
+        let accepted = proxy.accepted.load(Ordering::Relaxed) as u64;
+        let sent = std::fs::read_to_string(&log).unwrap().lines().count() as u64;
+        let _ = std::fs::remove_file(&log);
+        assert!(
+            accepted * 4 < sent,
+            "keep-alive: {accepted} connections for {sent} requests"
+        );
+        assert_eq!(
+            report["connections"]["opened"].as_u64().unwrap(),
+            accepted,
+            "the report counts the connections the target saw"
+        );
+    }
+}
