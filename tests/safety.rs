@@ -799,7 +799,7 @@ fn a_key_with_a_newline_is_refused() {
 #[test]
 fn numeric_options_at_their_ends_work_or_exit_2() {
     let dir = temp_dir("numeric");
-    let refused: [(&[&str], &str); 9] = [
+    let refused: [(&[&str], &str); 25] = [
         (&["--timeout", "0"], "--timeout"),
         (&["--timeout", "3601"], "--timeout"),
         (&["--timeout", "18446744073709551615"], "--timeout"),
@@ -811,7 +811,28 @@ fn numeric_options_at_their_ends_work_or_exit_2() {
             &["--max-transport-failures", "0"],
             "--max-transport-failures",
         ),
+        (
+            &["--max-transport-failures", "1000001"],
+            "--max-transport-failures",
+        ),
         (&["--test-threads", "0"], "--test-threads"),
+        // Once a hang, then seven minutes deaf to SIGTERM.
+        (&["--test-threads", "1025"], "--test-threads"),
+        (&["--test-threads", "10000000"], "--test-threads"),
+        // Once a panic (1e-300), or a run that never ends.
+        (&["--rate", "1e-300"], "--rate"),
+        (&["--rate", "0.009"], "--rate"),
+        (&["--rate", "0"], "--rate"),
+        (&["--rate=-1"], "--rate"),
+        (&["--rate", "NaN"], "--rate"),
+        (&["--rate", "inf"], "--rate"),
+        (&["--rate", "100001"], "--rate"),
+        (&["--concurrency", "0"], "--concurrency"),
+        (&["--concurrency", "1025"], "--concurrency"),
+        (&["--time-budget", "0"], "--time-budget"),
+        (&["--time-budget", "604801"], "--time-budget"),
+        (&["--time-budget", "18446744073709551615"], "--time-budget"),
+        (&["--max-throttle-wait", "3601"], "--max-throttle-wait"),
     ];
     for (args, option) in refused {
         let finished = run_to_end(&mut run_command(args, None, &dir), LIMIT);
@@ -821,11 +842,24 @@ fn numeric_options_at_their_ends_work_or_exit_2() {
     // Nothing was run, so nothing was written.
     assert!(!dir.join("report.json").exists());
     // A cap of 1 KiB cuts the longer lists: those rules are inconclusive (not failed), so
-    // the run is undetermined rather than conforming.
-    let accepted: [(&[&str], &str); 5] = [
+    // the run is undetermined (exit 3) rather than conforming.
+    let accepted: [(&[&str], &str); 8] = [
         (&["--cases", "0"], "conforms"),
+        (&["--time-budget", "604800", "--cases", "1"], "conforms"),
+        (&["--rate", "100000", "--cases", "1"], "conforms"),
         (
-            &["--time-budget", "18446744073709551615", "--cases", "1"],
+            &[
+                "--test-threads",
+                "1024",
+                "--concurrency",
+                "1024",
+                "--cases",
+                "1",
+            ],
+            "conforms",
+        ),
+        (
+            &["--test-threads", "1", "--concurrency", "1", "--cases", "1"],
             "conforms",
         ),
         (
@@ -844,7 +878,7 @@ fn numeric_options_at_their_ends_work_or_exit_2() {
             "conforms",
         ),
         (
-            &["--max-transport-failures", "4294967295", "--cases", "1"],
+            &["--max-transport-failures", "1000000", "--cases", "1"],
             "conforms",
         ),
     ];
@@ -852,7 +886,8 @@ fn numeric_options_at_their_ends_work_or_exit_2() {
         let _ = std::fs::remove_file(dir.join("report.json"));
         let finished = run_to_end(&mut run_command(args, None, &dir), Duration::from_secs(60));
         finished.assert_no_panic();
-        assert_eq!(finished.code, Some(0), "{args:?}: {}", finished.stderr());
+        let code = if conformance == "undetermined" { 3 } else { 0 };
+        assert_eq!(finished.code, Some(code), "{args:?}: {}", finished.stderr());
         let report = read_json(&dir.join("report.json"));
         assert_eq!(report["conformance"], conformance, "{args:?}");
         assert!(
@@ -1051,15 +1086,33 @@ fn a_target_that_stops_answering_gets_no_failed_verdict() {
 
 #[test]
 fn a_spent_budget_fails_nothing() {
+    // The preflight alone takes longer than the budget: the budget is spent before any rule's
+    // answer. Undetermined (exit 3) with reports, not "could not be reached".
     let dir = temp_dir("spent-budget");
     let finished = run_to_end(
-        &mut run_command(&["--time-budget", "0", "--gate", "all"], None, &dir),
+        &mut run_command(
+            &[
+                "--time-budget",
+                "1",
+                "--reference-latency",
+                "1500ms",
+                "--gate",
+                "all",
+            ],
+            None,
+            &dir,
+        ),
         LIMIT,
     );
     finished.assert_no_panic();
-    assert_eq!(finished.code, Some(0), "{}", finished.stderr());
+    assert_eq!(finished.code, Some(3), "{}", finished.stderr());
+    assert!(
+        !finished.stderr().contains("could not be reached"),
+        "{}",
+        finished.stderr()
+    );
     let report = read_json(&dir.join("report.json"));
-    assert_ne!(report["conformance"], "does-not-conform");
+    assert_eq!(report["conformance"], "undetermined");
     assert!(
         failed_rules(&report).is_empty(),
         "{:?}",
@@ -1204,7 +1257,8 @@ fn interrupt_a_run(signal: &str) {
             std::thread::sleep(Duration::from_millis(20));
         };
         finished.assert_no_panic();
-        assert_eq!(finished.code, Some(130), "{what}: {}", finished.stderr());
+        let code = if signal == "TERM" { 143 } else { 130 };
+        assert_eq!(finished.code, Some(code), "{what}: {}", finished.stderr());
         let report = read_json(&report_dir.join("report.json"));
         assert_eq!(report["interrupted"], true, "{what}");
         let interrupted = rules(&report)
@@ -1254,7 +1308,7 @@ fn interrupt_a_run(signal: &str) {
             }
         }
         eprintln!(
-            "{what}: exit 130 {:?} after the signal, {interrupted} rules interrupted, {} requests logged",
+            "{what}: exit {code} {:?} after the signal, {interrupted} rules interrupted, {} requests logged",
             signalled.elapsed(),
             logged.lines().count()
         );
