@@ -1328,6 +1328,104 @@ fn sigterm_writes_an_interrupted_report() {
     interrupt_a_run("TERM");
 }
 
+/// A signal while the preflight waits on a target that accepted the connection and never
+/// answers: this run's report, marked interrupted, with this run's seed, replaces the
+/// previous run's; never the previous report left looking current.
+#[cfg(unix)]
+fn interrupt_the_preflight(signal: &str, code: i32) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&accepted);
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            counter.fetch_add(1, Ordering::SeqCst);
+            held.push(stream); // read nothing, answer nothing
+        }
+    });
+    let dir = temp_dir(&format!("preflight-signal-{signal}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("report.json"),
+        r#"{"seed": 1, "conformance": "conforms", "previous": true}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("summary.md"), "# previous run: conforms\n").unwrap();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let mut run = Running::start(&mut run_command(
+        &["--base-url", &url, "--timeout", "60", "--seed", "99"],
+        Some("preflight-key-1234"),
+        &dir,
+    ));
+    let waiting = Instant::now();
+    while accepted.load(Ordering::SeqCst) == 0 {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(20),
+            "the preflight never connected"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let killed = Command::new("kill")
+        .args([&format!("-{signal}"), &run.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success(), "kill failed");
+    let signalled = Instant::now();
+    let finished = loop {
+        if let Some(finished) = run.try_finish() {
+            break finished;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(10),
+            "SIG{signal}: still running 10 s after the signal"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    finished.assert_no_panic();
+    assert_eq!(
+        finished.code,
+        Some(code),
+        "SIG{signal}: {}",
+        finished.stderr()
+    );
+    assert!(
+        !finished.stderr().contains("could not be reached"),
+        "SIG{signal}: {}",
+        finished.stderr()
+    );
+    let report = read_json(&dir.join("report.json"));
+    assert_eq!(report["interrupted"], true, "SIG{signal}");
+    assert_eq!(
+        report["seed"], 99,
+        "SIG{signal}: the previous run's report is left"
+    );
+    assert!(failed_rules(&report).is_empty(), "SIG{signal}");
+    assert!(
+        rules(&report)
+            .iter()
+            .all(|rule| rule["verdict"] == "skipped"),
+        "SIG{signal}: a rule ran after the signal"
+    );
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("**Interrupted**"), "{summary}");
+    assert_eq!(partial_files(&dir), Vec::<String>::new(), "SIG{signal}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_during_the_preflight_writes_this_runs_interrupted_report() {
+    interrupt_the_preflight("TERM", 143);
+}
+
+#[cfg(unix)]
+#[test]
+fn sigint_during_the_preflight_writes_this_runs_interrupted_report() {
+    interrupt_the_preflight("INT", 130);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 8. Memory over a long budget.
 
