@@ -1332,7 +1332,7 @@ fn sigterm_writes_an_interrupted_report() {
 /// answers: this run's report, marked interrupted, with this run's seed, replaces the
 /// previous run's; never the previous report left looking current.
 #[cfg(unix)]
-fn interrupt_the_preflight(signal: &str, code: i32) {
+fn interrupt_the_preflight(signal: &str, code: i32, twice: bool) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let accepted = Arc::new(AtomicUsize::new(0));
@@ -1344,7 +1344,7 @@ fn interrupt_the_preflight(signal: &str, code: i32) {
             held.push(stream); // read nothing, answer nothing
         }
     });
-    let dir = temp_dir(&format!("preflight-signal-{signal}"));
+    let dir = temp_dir(&format!("preflight-signal-{signal}-{twice}"));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
         dir.join("report.json"),
@@ -1367,11 +1367,13 @@ fn interrupt_the_preflight(signal: &str, code: i32) {
         std::thread::sleep(Duration::from_millis(10));
     }
     std::thread::sleep(Duration::from_millis(200));
-    let killed = Command::new("kill")
-        .args([&format!("-{signal}"), &run.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success(), "kill failed");
+    for _ in 0..if twice { 2 } else { 1 } {
+        let killed = Command::new("kill")
+            .args([&format!("-{signal}"), &run.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success(), "kill failed");
+    }
     let signalled = Instant::now();
     let finished = loop {
         if let Some(finished) = run.try_finish() {
@@ -1395,6 +1397,14 @@ fn interrupt_the_preflight(signal: &str, code: i32) {
         "SIG{signal}: {}",
         finished.stderr()
     );
+    if twice && !dir.join("report.json").exists() {
+        // Quit before this run's report was written: the previous one is withdrawn too.
+        eprintln!("SIG{signal} twice: quit before writing; no report left");
+        for name in REPORT_FILES {
+            assert!(!dir.join(name).exists(), "SIG{signal} twice: {name} left");
+        }
+        return;
+    }
     let report = read_json(&dir.join("report.json"));
     assert_eq!(report["interrupted"], true, "SIG{signal}");
     assert_eq!(
@@ -1417,13 +1427,20 @@ fn interrupt_the_preflight(signal: &str, code: i32) {
 #[cfg(unix)]
 #[test]
 fn sigterm_during_the_preflight_writes_this_runs_interrupted_report() {
-    interrupt_the_preflight("TERM", 143);
+    interrupt_the_preflight("TERM", 143, false);
 }
 
 #[cfg(unix)]
 #[test]
 fn sigint_during_the_preflight_writes_this_runs_interrupted_report() {
-    interrupt_the_preflight("INT", 130);
+    interrupt_the_preflight("INT", 130, false);
+}
+
+/// The second signal quits at once: this run's report, or none; never the previous one.
+#[cfg(unix)]
+#[test]
+fn two_signals_during_the_preflight_leave_this_runs_report_or_none() {
+    interrupt_the_preflight("TERM", 143, true);
 }
 
 // ---------------------------------------------------------------------------------------------

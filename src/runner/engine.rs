@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -417,11 +417,17 @@ fn deadline(start: Instant, budget: Option<Duration>) -> Option<Instant> {
 /// the preflight included; the reports are then written, marked interrupted. The second quits
 /// at once, and withdraws the previous run's reports from the directory (this run has none
 /// yet), so that no report there looks like this run's.
+/// Where a run is in writing its reports, for a second signal: withdraw the previous run's,
+/// or let this run's finish.
+const NOT_COMMITTED: u8 = 0;
+const COMMITTING: u8 = 1;
+const COMMITTED: u8 = 2;
+
 fn listen_for_interrupts(
     cancel: tokio::sync::watch::Sender<bool>,
     run: Arc<OnceLock<Arc<Run>>>,
     report_dir: Option<PathBuf>,
-    committed: Arc<AtomicBool>,
+    commit: Arc<AtomicU8>,
 ) -> super::interrupts::Registration {
     super::interrupts::install();
     super::interrupts::register(
@@ -432,10 +438,21 @@ fn listen_for_interrupts(
             }
         }),
         Box::new(move || {
-            if let Some(dir) = &report_dir
-                && !committed.load(Ordering::SeqCst)
-            {
-                crate::report::withdraw(dir);
+            let Some(dir) = &report_dir else {
+                return;
+            };
+            match commit.load(Ordering::SeqCst) {
+                NOT_COMMITTED => crate::report::withdraw(dir),
+                // Renaming this run's reports into place takes milliseconds: let it finish,
+                // so that the set is this run's whole.
+                _ => {
+                    let waiting = Instant::now();
+                    while commit.load(Ordering::SeqCst) == COMMITTING
+                        && waiting.elapsed() < Duration::from_secs(5)
+                    {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                }
             }
         }),
     )
@@ -767,12 +784,12 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     // run's report, marked interrupted.
     let (cancel, cancelled) = tokio::sync::watch::channel(false);
     let run_slot: Arc<OnceLock<Arc<Run>>> = Arc::default();
-    let committed = Arc::new(AtomicBool::new(false));
+    let commit = Arc::new(AtomicU8::new(NOT_COMMITTED));
     let _interrupts = listen_for_interrupts(
         cancel,
         Arc::clone(&run_slot),
         config.report_dir.clone().filter(|_| !listing),
-        Arc::clone(&committed),
+        Arc::clone(&commit),
     );
     if config.libtest.test_threads == Some(0) {
         return Err(RunError::Config(
@@ -957,11 +974,13 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             "petstore-conformance: warning: counterexamples not saved: {e}; the reports are written all the same"
         );
     }
-    committed.store(true, Ordering::SeqCst);
+    commit.store(COMMITTING, Ordering::SeqCst);
     let written = match &report_dir {
-        Some(dir) => dir.commit(&report, &redactor, &[CREATED_PETS_FILE])?,
-        None => Vec::new(),
+        Some(dir) => dir.commit(&report, &redactor, &[CREATED_PETS_FILE]),
+        None => Ok(Vec::new()),
     };
+    commit.store(COMMITTED, Ordering::SeqCst);
+    let written = written?;
     let signal = interrupted
         .then(|| super::interrupts::signalled().unwrap_or(super::interrupts::SIGINT_EXIT_CODE));
     Ok(RunOutcome {
