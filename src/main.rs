@@ -304,6 +304,21 @@ const TIME_BUDGET_SECONDS: std::ops::RangeInclusive<u64> = 1..=604_800;
 const RATE: std::ops::RangeInclusive<f64> = 0.01..=100_000.0;
 const MAX_THROTTLE_WAIT_SECONDS: std::ops::RangeInclusive<u64> = 0..=3600;
 const MAX_TRANSPORT_FAILURES: std::ops::RangeInclusive<u32> = 1..=1_000_000;
+/// The latency the built-in reference adds: up to a minute (a remote target, not a dead one).
+const REFERENCE_LATENCY: std::ops::RangeInclusive<Duration> =
+    Duration::ZERO..=Duration::from_secs(60);
+/// Seconds of the bench's long memory run: up to a day.
+const LONG_BUDGET_SECONDS: std::ops::RangeInclusive<u64> = 1..=86_400;
+
+fn check_latency(option: &str, latency: Option<Duration>) -> Result<(), RunError> {
+    match latency {
+        Some(latency) if !REFERENCE_LATENCY.contains(&latency) => Err(RunError::Config(format!(
+            "{option} {}: must be within 0s..=60s",
+            humantime::format_duration(latency)
+        ))),
+        _ => Ok(()),
+    }
+}
 
 /// Every numeric option within its range, checked before anything starts: exit 2 and one line
 /// naming the option, the value and the range.
@@ -361,6 +376,7 @@ fn check_limits(args: &RunArgs, test_threads: Option<usize>) -> Result<(), RunEr
         &MAX_TRANSPORT_FAILURES,
         "",
     )?;
+    check_latency("--reference-latency", args.reference_latency)?;
     Ok(())
 }
 
@@ -543,6 +559,7 @@ fn serve(args: ServeArgs) -> Result<u8, RunError> {
         }
         return Ok(0);
     }
+    check_latency("--latency", args.latency)?;
     let faults = parse_faults(&args.faults)?;
     let variants = parse_variants(&args.variants)?;
     let api_key = args
@@ -609,6 +626,11 @@ fn replay(
 
 fn bench(output: &Path, long_budget: u64) -> Result<u8, RunError> {
     use petstore_conformance::runner::bench;
+    if !LONG_BUDGET_SECONDS.contains(&long_budget) {
+        return Err(RunError::Config(format!(
+            "--long-budget {long_budget}: must be within 1..=86400 seconds"
+        )));
+    }
     let figures = bench::run_all(Duration::from_secs(long_budget)).map_err(RunError::Config)?;
     print!("{}", bench::render(&figures));
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {

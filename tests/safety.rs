@@ -799,7 +799,7 @@ fn a_key_with_a_newline_is_refused() {
 #[test]
 fn numeric_options_at_their_ends_work_or_exit_2() {
     let dir = temp_dir("numeric");
-    let refused: [(&[&str], &str); 25] = [
+    let refused: [(&[&str], &str); 26] = [
         (&["--timeout", "0"], "--timeout"),
         (&["--timeout", "3601"], "--timeout"),
         (&["--timeout", "18446744073709551615"], "--timeout"),
@@ -833,6 +833,7 @@ fn numeric_options_at_their_ends_work_or_exit_2() {
         (&["--time-budget", "604801"], "--time-budget"),
         (&["--time-budget", "18446744073709551615"], "--time-budget"),
         (&["--max-throttle-wait", "3601"], "--max-throttle-wait"),
+        (&["--reference-latency", "61s"], "--reference-latency"),
     ];
     for (args, option) in refused {
         let finished = run_to_end(&mut run_command(args, None, &dir), LIMIT);
