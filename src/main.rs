@@ -33,6 +33,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the suite against a target (the built-in reference server when no --base-url).
+    #[command(after_help = engine::EXIT_CODES)]
     Run(Box<RunArgs>),
     /// Serve the built-in reference server on 127.0.0.1.
     ServeReference(ServeArgs),
@@ -50,7 +51,7 @@ enum Command {
         api_key_env: String,
     },
     /// Recompute a report's digests: is it intact, and which suite, contract and rule
-    /// catalogue did it come from? Exit 0 intact, 1 edited or without a digest.
+    /// catalogue did it come from? Exit 0 intact, 1 edited or without a digest, 2 unreadable.
     VerifyReport {
         /// A report.json written by `run`.
         report: PathBuf,
@@ -60,7 +61,8 @@ enum Command {
         cases_dir: Option<PathBuf>,
     },
     /// What changed between two runs: new failures, fixed, still failing, new and removed
-    /// rules. Exit 1 when a rule newly fails (the nightly gate).
+    /// rules. Exit 0 when no rule newly fails, 1 when one does (the nightly gate), 2 when a
+    /// report cannot be read.
     Compare {
         /// The earlier report.json.
         old: PathBuf,
@@ -295,69 +297,86 @@ const TIMEOUT_SECONDS: std::ops::RangeInclusive<u64> = 1..=3600;
 const BODY_CAP_BYTES: std::ops::RangeInclusive<usize> = 1024..=(1 << 30);
 const MAX_CASES: u32 = 1_000_000;
 const CONCURRENCY: std::ops::RangeInclusive<usize> = 1..=1024;
+const TEST_THREADS: std::ops::RangeInclusive<usize> = 1..=1024;
+/// A week: a budget past that is a typo, and `start + budget` must fit a clock.
+const TIME_BUDGET_SECONDS: std::ops::RangeInclusive<u64> = 1..=604_800;
+/// Requests per second: one a hundred seconds (slower is a typo) to far past what a run sends.
+const RATE: std::ops::RangeInclusive<f64> = 0.01..=100_000.0;
+const MAX_THROTTLE_WAIT_SECONDS: std::ops::RangeInclusive<u64> = 0..=3600;
+const MAX_TRANSPORT_FAILURES: std::ops::RangeInclusive<u32> = 1..=1_000_000;
+/// The latency the built-in reference adds: up to a minute (a remote target, not a dead one).
+const REFERENCE_LATENCY: std::ops::RangeInclusive<Duration> =
+    Duration::ZERO..=Duration::from_secs(60);
+/// Seconds of the bench's long memory run: up to a day.
+const LONG_BUDGET_SECONDS: std::ops::RangeInclusive<u64> = 1..=86_400;
 
-fn check_limits(args: &RunArgs) -> Result<(), RunError> {
-    let out_of_range = |option: &str, value: String, range: String| {
+fn check_latency(option: &str, latency: Option<Duration>) -> Result<(), RunError> {
+    match latency {
+        Some(latency) if !REFERENCE_LATENCY.contains(&latency) => Err(RunError::Config(format!(
+            "{option} {}: must be within 0s..=60s",
+            humantime::format_duration(latency)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Every numeric option within its range, checked before anything starts: exit 2 and one line
+/// naming the option, the value and the range.
+fn check_limits(args: &RunArgs, test_threads: Option<usize>) -> Result<(), RunError> {
+    fn within<T: PartialOrd + std::fmt::Display>(
+        option: &str,
+        value: T,
+        range: &std::ops::RangeInclusive<T>,
+        unit: &str,
+    ) -> Result<(), RunError> {
+        if range.contains(&value) {
+            return Ok(());
+        }
         Err(RunError::Config(format!(
-            "{option} {value}: must be within {range}"
+            "{option} {value}: must be within {}..={}{unit}",
+            range.start(),
+            range.end()
         )))
-    };
-    if !TIMEOUT_SECONDS.contains(&args.timeout) {
-        return out_of_range(
-            "--timeout",
-            args.timeout.to_string(),
-            "1..=3600 seconds".into(),
-        );
     }
-    if !BODY_CAP_BYTES.contains(&args.body_cap) {
-        return out_of_range(
-            "--body-cap",
-            args.body_cap.to_string(),
-            format!(
-                "{}..={} bytes",
-                BODY_CAP_BYTES.start(),
-                BODY_CAP_BYTES.end()
-            ),
-        );
-    }
-    if let Some(cases) = args.cases.filter(|cases| *cases > MAX_CASES) {
-        return out_of_range(
+    within("--timeout", args.timeout, &TIMEOUT_SECONDS, " seconds")?;
+    within("--body-cap", args.body_cap, &BODY_CAP_BYTES, " bytes")?;
+    if let Some(cases) = args.cases {
+        within(
             "--cases",
-            cases.to_string(),
-            format!("0..={MAX_CASES} (for longer runs, --time-budget)"),
-        );
+            cases,
+            &(0..=MAX_CASES),
+            " (for longer runs, --time-budget)",
+        )?;
     }
-    if let Some(rate) = args
-        .rate
-        .filter(|r| !(r.is_finite() && *r > 0.0 && *r <= 1e6))
-    {
-        return out_of_range(
-            "--rate",
-            rate.to_string(),
-            "a number of requests per second above 0, at most 1000000".into(),
-        );
+    if let Some(budget) = args.time_budget {
+        within("--time-budget", budget, &TIME_BUDGET_SECONDS, " seconds")?;
     }
-    if args.max_throttle_wait > 3600 {
-        return out_of_range(
-            "--max-throttle-wait",
-            args.max_throttle_wait.to_string(),
-            "0..=3600 seconds".into(),
-        );
+    if let Some(rate) = args.rate {
+        // NaN is in no range: refused too.
+        within("--rate", rate, &RATE, " requests per second")?;
     }
-    if !CONCURRENCY.contains(&args.concurrency) {
-        return out_of_range(
-            "--concurrency",
-            args.concurrency.to_string(),
-            format!(
-                "{}..={} requests in flight",
-                CONCURRENCY.start(),
-                CONCURRENCY.end()
-            ),
-        );
+    within(
+        "--max-throttle-wait",
+        args.max_throttle_wait,
+        &MAX_THROTTLE_WAIT_SECONDS,
+        " seconds",
+    )?;
+    within(
+        "--concurrency",
+        args.concurrency,
+        &CONCURRENCY,
+        " requests in flight",
+    )?;
+    if let Some(threads) = test_threads {
+        within("--test-threads", threads, &TEST_THREADS, " rules at once")?;
     }
-    if args.max_transport_failures == 0 {
-        return out_of_range("--max-transport-failures", "0".into(), "1..".into());
-    }
+    within(
+        "--max-transport-failures",
+        args.max_transport_failures,
+        &MAX_TRANSPORT_FAILURES,
+        "",
+    )?;
+    check_latency("--reference-latency", args.reference_latency)?;
     Ok(())
 }
 
@@ -370,9 +389,11 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
         }
         return Ok(0);
     }
-    check_limits(&args)?;
+    libtest_from_env(&mut args.libtest);
+    check_limits(&args, args.libtest.test_threads)?;
     let faults = parse_faults(&args.reference_faults)?;
     let variants = parse_variants(&args.reference_variants)?;
+    let mut api_key_source = None;
     let target = match args.base_url {
         Some(base_url) => {
             if !faults.is_empty() || !variants.is_empty() || args.reference_latency.is_some() {
@@ -397,13 +418,16 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
                 None => args.api_key_env.clone(),
             };
             engine::check_api_key(&api_key, &source)?;
+            api_key_source = args
+                .api_key_file
+                .as_ref()
+                .map(|file| format!("--api-key-file {}", file.display()));
             Target::External { base_url, api_key }
         }
         None => Target::Reference { faults, variants },
     };
     let seed = args.seed.unwrap_or_else(random_seed);
-    let mut libtest = args.libtest;
-    libtest_from_env(&mut libtest);
+    let libtest = args.libtest;
     let listing = libtest.list;
     if args.insecure {
         eprintln!(
@@ -413,6 +437,7 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
     let config = RunConfig {
         target,
         api_key_env: args.api_key_env,
+        api_key_source,
         seed,
         cases: args.cases.unwrap_or(if args.time_budget.is_some() {
             UNBOUNDED_CASES
@@ -481,8 +506,12 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
             t.inconclusive,
             t.skipped
         );
+        eprintln!("  the answer: {}", report.answer_line());
         if report.interrupted {
             eprintln!("  interrupted: the rules not run are skipped");
+        }
+        if let Some(note) = report.partial_note() {
+            eprintln!("  {note}");
         }
         if let Some(reason) = &report.target.stopped_answering {
             eprintln!("  {reason}");
@@ -531,6 +560,7 @@ fn serve(args: ServeArgs) -> Result<u8, RunError> {
         }
         return Ok(0);
     }
+    check_latency("--latency", args.latency)?;
     let faults = parse_faults(&args.faults)?;
     let variants = parse_variants(&args.variants)?;
     let api_key = args
@@ -597,6 +627,11 @@ fn replay(
 
 fn bench(output: &Path, long_budget: u64) -> Result<u8, RunError> {
     use petstore_conformance::runner::bench;
+    if !LONG_BUDGET_SECONDS.contains(&long_budget) {
+        return Err(RunError::Config(format!(
+            "--long-budget {long_budget}: must be within 1..=86400 seconds"
+        )));
+    }
     let figures = bench::run_all(Duration::from_secs(long_budget)).map_err(RunError::Config)?;
     print!("{}", bench::render(&figures));
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -643,6 +678,9 @@ fn compare_reports(old: &Path, new: &Path, markdown: Option<&Path>) -> Result<u8
 
 fn main() -> ExitCode {
     use clap::{CommandFactory, FromArgMatches};
+    // First of all: a signal from here on ends in an interrupted report or none, never in
+    // the previous run's report left looking current.
+    petstore_conformance::runner::interrupts::install();
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {

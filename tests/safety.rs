@@ -799,7 +799,7 @@ fn a_key_with_a_newline_is_refused() {
 #[test]
 fn numeric_options_at_their_ends_work_or_exit_2() {
     let dir = temp_dir("numeric");
-    let refused: [(&[&str], &str); 9] = [
+    let refused: [(&[&str], &str); 26] = [
         (&["--timeout", "0"], "--timeout"),
         (&["--timeout", "3601"], "--timeout"),
         (&["--timeout", "18446744073709551615"], "--timeout"),
@@ -811,7 +811,29 @@ fn numeric_options_at_their_ends_work_or_exit_2() {
             &["--max-transport-failures", "0"],
             "--max-transport-failures",
         ),
+        (
+            &["--max-transport-failures", "1000001"],
+            "--max-transport-failures",
+        ),
         (&["--test-threads", "0"], "--test-threads"),
+        // Once a hang, then seven minutes deaf to SIGTERM.
+        (&["--test-threads", "1025"], "--test-threads"),
+        (&["--test-threads", "10000000"], "--test-threads"),
+        // Once a panic (1e-300), or a run that never ends.
+        (&["--rate", "1e-300"], "--rate"),
+        (&["--rate", "0.009"], "--rate"),
+        (&["--rate", "0"], "--rate"),
+        (&["--rate=-1"], "--rate"),
+        (&["--rate", "NaN"], "--rate"),
+        (&["--rate", "inf"], "--rate"),
+        (&["--rate", "100001"], "--rate"),
+        (&["--concurrency", "0"], "--concurrency"),
+        (&["--concurrency", "1025"], "--concurrency"),
+        (&["--time-budget", "0"], "--time-budget"),
+        (&["--time-budget", "604801"], "--time-budget"),
+        (&["--time-budget", "18446744073709551615"], "--time-budget"),
+        (&["--max-throttle-wait", "3601"], "--max-throttle-wait"),
+        (&["--reference-latency", "61s"], "--reference-latency"),
     ];
     for (args, option) in refused {
         let finished = run_to_end(&mut run_command(args, None, &dir), LIMIT);
@@ -821,11 +843,24 @@ fn numeric_options_at_their_ends_work_or_exit_2() {
     // Nothing was run, so nothing was written.
     assert!(!dir.join("report.json").exists());
     // A cap of 1 KiB cuts the longer lists: those rules are inconclusive (not failed), so
-    // the run is undetermined rather than conforming.
-    let accepted: [(&[&str], &str); 5] = [
+    // the run is undetermined (exit 3) rather than conforming.
+    let accepted: [(&[&str], &str); 8] = [
         (&["--cases", "0"], "conforms"),
+        (&["--time-budget", "604800", "--cases", "1"], "conforms"),
+        (&["--rate", "100000", "--cases", "1"], "conforms"),
         (
-            &["--time-budget", "18446744073709551615", "--cases", "1"],
+            &[
+                "--test-threads",
+                "1024",
+                "--concurrency",
+                "1024",
+                "--cases",
+                "1",
+            ],
+            "conforms",
+        ),
+        (
+            &["--test-threads", "1", "--concurrency", "1", "--cases", "1"],
             "conforms",
         ),
         (
@@ -844,7 +879,7 @@ fn numeric_options_at_their_ends_work_or_exit_2() {
             "conforms",
         ),
         (
-            &["--max-transport-failures", "4294967295", "--cases", "1"],
+            &["--max-transport-failures", "1000000", "--cases", "1"],
             "conforms",
         ),
     ];
@@ -852,7 +887,8 @@ fn numeric_options_at_their_ends_work_or_exit_2() {
         let _ = std::fs::remove_file(dir.join("report.json"));
         let finished = run_to_end(&mut run_command(args, None, &dir), Duration::from_secs(60));
         finished.assert_no_panic();
-        assert_eq!(finished.code, Some(0), "{args:?}: {}", finished.stderr());
+        let code = if conformance == "undetermined" { 3 } else { 0 };
+        assert_eq!(finished.code, Some(code), "{args:?}: {}", finished.stderr());
         let report = read_json(&dir.join("report.json"));
         assert_eq!(report["conformance"], conformance, "{args:?}");
         assert!(
@@ -1051,15 +1087,33 @@ fn a_target_that_stops_answering_gets_no_failed_verdict() {
 
 #[test]
 fn a_spent_budget_fails_nothing() {
+    // The preflight alone takes longer than the budget: the budget is spent before any rule's
+    // answer. Undetermined (exit 3) with reports, not "could not be reached".
     let dir = temp_dir("spent-budget");
     let finished = run_to_end(
-        &mut run_command(&["--time-budget", "0", "--gate", "all"], None, &dir),
+        &mut run_command(
+            &[
+                "--time-budget",
+                "1",
+                "--reference-latency",
+                "1500ms",
+                "--gate",
+                "all",
+            ],
+            None,
+            &dir,
+        ),
         LIMIT,
     );
     finished.assert_no_panic();
-    assert_eq!(finished.code, Some(0), "{}", finished.stderr());
+    assert_eq!(finished.code, Some(3), "{}", finished.stderr());
+    assert!(
+        !finished.stderr().contains("could not be reached"),
+        "{}",
+        finished.stderr()
+    );
     let report = read_json(&dir.join("report.json"));
-    assert_ne!(report["conformance"], "does-not-conform");
+    assert_eq!(report["conformance"], "undetermined");
     assert!(
         failed_rules(&report).is_empty(),
         "{:?}",
@@ -1204,7 +1258,8 @@ fn interrupt_a_run(signal: &str) {
             std::thread::sleep(Duration::from_millis(20));
         };
         finished.assert_no_panic();
-        assert_eq!(finished.code, Some(130), "{what}: {}", finished.stderr());
+        let code = if signal == "TERM" { 143 } else { 130 };
+        assert_eq!(finished.code, Some(code), "{what}: {}", finished.stderr());
         let report = read_json(&report_dir.join("report.json"));
         assert_eq!(report["interrupted"], true, "{what}");
         let interrupted = rules(&report)
@@ -1254,7 +1309,7 @@ fn interrupt_a_run(signal: &str) {
             }
         }
         eprintln!(
-            "{what}: exit 130 {:?} after the signal, {interrupted} rules interrupted, {} requests logged",
+            "{what}: exit {code} {:?} after the signal, {interrupted} rules interrupted, {} requests logged",
             signalled.elapsed(),
             logged.lines().count()
         );
@@ -1272,6 +1327,121 @@ fn sigint_writes_an_interrupted_report() {
 #[test]
 fn sigterm_writes_an_interrupted_report() {
     interrupt_a_run("TERM");
+}
+
+/// A signal while the preflight waits on a target that accepted the connection and never
+/// answers: this run's report, marked interrupted, with this run's seed, replaces the
+/// previous run's; never the previous report left looking current.
+#[cfg(unix)]
+fn interrupt_the_preflight(signal: &str, code: i32, twice: bool) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&accepted);
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            counter.fetch_add(1, Ordering::SeqCst);
+            held.push(stream); // read nothing, answer nothing
+        }
+    });
+    let dir = temp_dir(&format!("preflight-signal-{signal}-{twice}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("report.json"),
+        r#"{"seed": 1, "conformance": "conforms", "previous": true}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("summary.md"), "# previous run: conforms\n").unwrap();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let mut run = Running::start(&mut run_command(
+        &["--base-url", &url, "--timeout", "60", "--seed", "99"],
+        Some("preflight-key-1234"),
+        &dir,
+    ));
+    let waiting = Instant::now();
+    while accepted.load(Ordering::SeqCst) == 0 {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(20),
+            "the preflight never connected"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    for _ in 0..if twice { 2 } else { 1 } {
+        let killed = Command::new("kill")
+            .args([&format!("-{signal}"), &run.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success(), "kill failed");
+    }
+    let signalled = Instant::now();
+    let finished = loop {
+        if let Some(finished) = run.try_finish() {
+            break finished;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(10),
+            "SIG{signal}: still running 10 s after the signal"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    finished.assert_no_panic();
+    assert_eq!(
+        finished.code,
+        Some(code),
+        "SIG{signal}: {}",
+        finished.stderr()
+    );
+    assert!(
+        !finished.stderr().contains("could not be reached"),
+        "SIG{signal}: {}",
+        finished.stderr()
+    );
+    if twice && !dir.join("report.json").exists() {
+        // Quit before this run's report was written: the previous one is withdrawn too.
+        eprintln!("SIG{signal} twice: quit before writing; no report left");
+        for name in REPORT_FILES {
+            assert!(!dir.join(name).exists(), "SIG{signal} twice: {name} left");
+        }
+        return;
+    }
+    let report = read_json(&dir.join("report.json"));
+    assert_eq!(report["interrupted"], true, "SIG{signal}");
+    assert_eq!(
+        report["seed"], 99,
+        "SIG{signal}: the previous run's report is left"
+    );
+    assert!(failed_rules(&report).is_empty(), "SIG{signal}");
+    assert!(
+        rules(&report)
+            .iter()
+            .all(|rule| rule["verdict"] == "skipped"),
+        "SIG{signal}: a rule ran after the signal"
+    );
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(summary.contains("**Interrupted**"), "{summary}");
+    assert_eq!(partial_files(&dir), Vec::<String>::new(), "SIG{signal}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_during_the_preflight_writes_this_runs_interrupted_report() {
+    interrupt_the_preflight("TERM", 143, false);
+}
+
+#[cfg(unix)]
+#[test]
+fn sigint_during_the_preflight_writes_this_runs_interrupted_report() {
+    interrupt_the_preflight("INT", 130, false);
+}
+
+/// The second signal quits at once: this run's report, or none; never the previous one.
+#[cfg(unix)]
+#[test]
+fn two_signals_during_the_preflight_leave_this_runs_report_or_none() {
+    interrupt_the_preflight("TERM", 143, true);
 }
 
 // ---------------------------------------------------------------------------------------------

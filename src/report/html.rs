@@ -195,6 +195,18 @@ fn header(out: &mut String, report: &Report, conformance: &str, conformance_name
     );
     let _ = writeln!(
         out,
+        "<p id=\"answer\">The answer: {}.</p>",
+        escape(&report.answer_line())
+    );
+    if let Some(note) = report.partial_note() {
+        let _ = writeln!(
+            out,
+            "<p class=\"notice\" id=\"partial\"><strong>{}</strong></p>",
+            escape(&note)
+        );
+    }
+    let _ = writeln!(
+        out,
         "<p>{} {} against the {} {}</p>",
         escape(&report.suite.name),
         escape(&report.suite.version),

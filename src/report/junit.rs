@@ -18,8 +18,12 @@ pub fn render(report: &Report) -> String {
         ("seed", report.seed.to_string()),
         ("gate", report.gate.clone()),
         ("conformance", report.conformance.as_str().to_string()),
+        ("answer", report.answer_line()),
     ] {
         suite.add_property(Property::new(name, value));
+    }
+    if let Some(note) = report.partial_note() {
+        suite.add_property(Property::new("partial", note));
     }
     for rule in &report.rules {
         let mut status = match rule.verdict {

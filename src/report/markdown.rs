@@ -19,6 +19,11 @@ pub fn render(report: &Report) -> String {
         report.conformance.as_str()
     );
     let _ = writeln!(out);
+    let _ = writeln!(out, "The answer: {}.", report.answer_line());
+    if let Some(note) = report.partial_note() {
+        let _ = writeln!(out, "\n**{note}**");
+    }
+    let _ = writeln!(out);
     let _ = writeln!(
         out,
         "Target `{}` ({}) against the {} {} · seed `{}` · gate `{}` · {} ms",

@@ -151,7 +151,9 @@ pub enum Conformance {
     Conforms,
     /// A gated rule failed.
     DoesNotConform,
-    /// No gated rule failed, but a required rule was inconclusive, skipped or not selected.
+    /// No gated rule failed, but a selected required rule was inconclusive or skipped (or the
+    /// target stopped answering). Rules the user left out (a filter, --read-only) do not count:
+    /// the report says they were left out.
     Undetermined,
     /// No gated rule failed, but a required rule is a known failure: the gate passes, the
     /// target does not conform yet.
@@ -167,7 +169,34 @@ impl Conformance {
             Conformance::KnownFailuresOnly => "conforms but for known failures",
         }
     }
+
+    /// What the answer means, with the exit code `run` gave it, in one sentence.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Conformance::Conforms => "every selected required rule passed (exit code 0)",
+            Conformance::DoesNotConform => "a gated rule failed (exit code 1)",
+            Conformance::Undetermined => {
+                "no gated rule failed, but a selected required rule reached no verdict: inconclusive or skipped (exit code 3)"
+            }
+            Conformance::KnownFailuresOnly => {
+                "no gated rule failed; the required rules that failed are known failures (exit code 0)"
+            }
+        }
+    }
+
+    /// The exit code of `run` for this answer (a signal's, 130 or 143, takes precedence): an
+    /// undetermined run is never 0.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Conformance::Conforms | Conformance::KnownFailuresOnly => 0,
+            Conformance::DoesNotConform => 1,
+            Conformance::Undetermined => 3,
+        }
+    }
 }
+
+/// Why a rule that creates pets did not run under `--read-only` (the user left it out).
+pub const READ_ONLY_SKIP: &str = "read-only profile: this rule creates pets";
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Totals {
@@ -311,6 +340,50 @@ impl RuleReport {
 }
 
 impl Report {
+    /// How many rules the user left out: not selected by a filter, and skipped by
+    /// `--read-only`. The answer is the rules run's; a partial run says so.
+    pub fn left_out(&self) -> (usize, usize) {
+        let read_only = self
+            .rules
+            .iter()
+            .filter(|rule| rule.reason.as_deref() == Some(READ_ONLY_SKIP))
+            .count();
+        (self.totals.not_selected, read_only)
+    }
+
+    /// The answer's meaning; an interrupted run exits with the signal's code instead.
+    pub fn answer_line(&self) -> String {
+        if self.interrupted {
+            let meaning = self.conformance.meaning();
+            let meaning = meaning.split(" (exit code").next().unwrap_or(meaning);
+            return format!(
+                "{meaning}, until the run was interrupted (exit code 130 for SIGINT, 143 for SIGTERM)"
+            );
+        }
+        self.conformance.meaning().to_string()
+    }
+
+    /// One sentence on a partial run, or `None` when every rule of the catalogue ran.
+    pub fn partial_note(&self) -> Option<String> {
+        let (not_selected, read_only) = self.left_out();
+        let mut parts = Vec::new();
+        if not_selected > 0 {
+            parts.push(format!("{not_selected} rules not selected"));
+        }
+        if read_only > 0 {
+            parts.push(format!(
+                "{read_only} rules that create pets skipped (--read-only)"
+            ));
+        }
+        (!parts.is_empty()).then(|| {
+            format!(
+                "Partial run: {}; the answer covers the {} rules run.",
+                parts.join(", "),
+                self.totals.rules - read_only
+            )
+        })
+    }
+
     /// The rules in the order a person reads them: gated failures, failures not gated, known
     /// failures, inconclusive, skipped, passed; catalogue order within each.
     pub fn rules_failures_first(&self) -> Vec<&RuleReport> {
@@ -452,6 +525,15 @@ impl Drop for ReportDir {
                 let _ = std::fs::remove_file(partial);
             }
         }
+    }
+}
+
+/// Removes the reports of an earlier run from `dir` (not the list of pets it created: those
+/// must stay findable): a run that quits before writing its own leaves no report that could
+/// be taken for its.
+pub fn withdraw(dir: &Path) {
+    for name in REPORT_FILES {
+        let _ = std::fs::remove_file(dir.join(name));
     }
 }
 

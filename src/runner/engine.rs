@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
@@ -25,8 +25,8 @@ use crate::generation::request::RequestSpec;
 use crate::outcome::VerdictKind;
 use crate::reference::{Fault, ReferenceConfig, ReferenceServer, Variant};
 use crate::report::{
-    CREATED_PETS_FILE, Conformance, ContractInfo, CreatedPetsInfo, Named, Report, ReportDir,
-    RuleReport, TargetInfo, Totals,
+    CREATED_PETS_FILE, Conformance, ContractInfo, CreatedPetsInfo, Named, READ_ONLY_SKIP, Report,
+    ReportDir, RuleReport, TargetInfo, Totals,
 };
 use crate::rules::fixtures::{CreatedPets, Fixtures};
 use crate::rules::responses::Observations;
@@ -73,6 +73,9 @@ pub struct RunConfig {
     pub target: Target,
     /// Name of the environment variable the key came from, for curl lines.
     pub api_key_env: String,
+    /// Where the key came from, as a refusal names it (`--api-key-file PATH`); `None`: the
+    /// environment variable `api_key_env`.
+    pub api_key_source: Option<String>,
     pub seed: u64,
     pub cases: u32,
     pub report_dir: Option<PathBuf>,
@@ -117,6 +120,7 @@ impl RunConfig {
                 variants: BTreeSet::new(),
             },
             api_key_env: "PETSTORE_API_KEY".into(),
+            api_key_source: None,
             seed,
             cases: DEFAULT_CASES,
             report_dir: None,
@@ -178,19 +182,34 @@ pub enum RunError {
     /// A report directory that cannot hold the reports: exit code 2.
     #[error(transparent)]
     Report(#[from] crate::report::ReportWriteError),
-    /// The target could not be reached at all: exit code 3.
+    /// The target could not be reached at all: exit code 2 (the run could not run).
     #[error("{0}")]
     Unreachable(String),
+    /// The target refused the key on every authenticated request of the preflight: exit code
+    /// 2, before any rule runs (a wrong or expired key is a setup error, not 13 failures).
+    #[error("{0}")]
+    KeyRefused(String),
 }
 
 impl RunError {
+    /// Every error before a verdict is "could not run"; see [`EXIT_CODES`].
     pub fn exit_code(&self) -> u8 {
-        match self {
-            RunError::Unreachable(_) => 3,
-            _ => 2,
-        }
+        2
     }
 }
+
+/// The exit codes of `run`, as `run --help` and the README state them.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0    CONFORMS: every selected required rule passed (or is a known failure, not expired)
+  1    DOES NOT CONFORM: a gated rule failed (required; recommended too under --gate all)
+  2    could not run: usage or configuration error, target unreachable, or the target
+       refused the key (one line says which; no report is written)
+  3    UNDETERMINED: no gated rule failed, but a selected required rule reached no verdict
+       (inconclusive or skipped: time budget, throttling, a target that stopped answering)
+  130  interrupted by SIGINT, 143 by SIGTERM (the report is written, marked interrupted)
+A filtered run (`run list-pets/limit`, --skip, --exact) or a --read-only one answers for the
+rules it ran: the report and the summary say how many rules were left out.";
 
 /// What a run produced.
 pub struct RunOutcome {
@@ -237,6 +256,8 @@ impl PhaseGate {
 
 struct RuleResult {
     verdict: Verdict,
+    /// Left out by the user's choice (--read-only), not for want of evidence.
+    deselected: bool,
     cases_run: u32,
     round_trips: u32,
     duration_ms: u64,
@@ -391,51 +412,51 @@ fn deadline(start: Instant, budget: Option<Duration>) -> Option<Instant> {
     budget.and_then(|budget| start.checked_add(budget))
 }
 
-/// Stage 3: SIGINT and SIGTERM stop the run: the flag stops new requests, the watch cuts the
-/// ones in flight. A second signal ends the process at once.
+/// Stage 3: SIGINT and SIGTERM stop the run, from before anything is sent: the first stops new
+/// requests (the trials see it, the recorder refuses to send) and cuts the ones in flight,
+/// the preflight included; the reports are then written, marked interrupted. The second quits
+/// at once, and withdraws the previous run's reports from the directory (this run has none
+/// yet), so that no report there looks like this run's.
+/// Where a run is in writing its reports, for a second signal: withdraw the previous run's,
+/// or let this run's finish.
+const NOT_COMMITTED: u8 = 0;
+const COMMITTING: u8 = 1;
+const COMMITTED: u8 = 2;
+
 fn listen_for_interrupts(
-    runtime: &tokio::runtime::Runtime,
-    run: &Arc<Run>,
     cancel: tokio::sync::watch::Sender<bool>,
-) {
-    let run = Arc::clone(run);
-    runtime.spawn(async move {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            let (Ok(mut interrupt), Ok(mut terminate)) = (
-                signal(SignalKind::interrupt()),
-                signal(SignalKind::terminate()),
-            ) else {
+    run: Arc<OnceLock<Arc<Run>>>,
+    report_dir: Option<PathBuf>,
+    commit: Arc<AtomicU8>,
+) -> super::interrupts::Registration {
+    super::interrupts::install();
+    super::interrupts::register(
+        Box::new(move || {
+            let _ = cancel.send(true);
+            if let Some(run) = run.get() {
+                run.stops.interrupted.store(true, Ordering::SeqCst);
+            }
+        }),
+        Box::new(move || {
+            let Some(dir) = &report_dir else {
                 return;
             };
-            for round in 0..2 {
-                tokio::select! {
-                    _ = interrupt.recv() => {}
-                    _ = terminate.recv() => {}
+            match commit.load(Ordering::SeqCst) {
+                NOT_COMMITTED => crate::report::withdraw(dir),
+                // Renaming this run's reports into place takes milliseconds: let it finish,
+                // so that the set is this run's whole.
+                _ => {
+                    let waiting = Instant::now();
+                    while commit.load(Ordering::SeqCst) == COMMITTING
+                        && waiting.elapsed() < Duration::from_secs(5)
+                    {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
                 }
-                if round == 1 {
-                    std::process::exit(INTERRUPTED_EXIT_CODE.into());
-                }
-                run.stops.interrupted.store(true, Ordering::Relaxed);
-                let _ = cancel.send(true);
-                eprintln!(
-                    "petstore-conformance: interrupted: no more requests; writing the reports (again to quit at once)"
-                );
             }
-        }
-        #[cfg(not(unix))]
-        {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                run.stops.interrupted.store(true, Ordering::Relaxed);
-                let _ = cancel.send(true);
-            }
-        }
-    });
+        }),
+    )
 }
-
-/// The exit code of a run stopped by SIGINT or SIGTERM, as shells report a SIGINT death.
-pub const INTERRUPTED_EXIT_CODE: u8 = 130;
 
 /// What the trials hand back: one slot per catalogue rule, `None` when not selected.
 type Results = Vec<Option<RuleResult>>;
@@ -489,10 +510,11 @@ fn run_trials(
             gate_for_trial.wait_for_earlier(phase);
             let started = Instant::now();
             let ctx = RuleCtx::new(&run, &rule_owned);
+            let deselected = run.read_only && rule_owned.writes;
             let verdict = if run.stops.interrupted() {
                 Verdict::skipped("interrupted: not run")
-            } else if run.read_only && rule_owned.writes {
-                Verdict::skipped("read-only profile: this rule creates pets")
+            } else if deselected {
+                Verdict::skipped(READ_ONLY_SKIP)
             } else {
                 match rules::evaluate(&ctx) {
                     // Evidence gathered before the interrupt still stands; anything else the
@@ -507,6 +529,7 @@ fn run_trials(
             ctx.end_first_pass();
             let outcome = libtest_outcome(&verdict, gates, excuse.as_deref());
             let result = RuleResult {
+                deselected,
                 cases_run: ctx.cases_run(),
                 round_trips: ctx.round_trips(),
                 duration_ms: started.elapsed().as_millis() as u64,
@@ -567,22 +590,25 @@ fn run_trials(
 
 /// Stage 5: verdicts tallied into rule reports and the run's answer. A failure on the list of
 /// known failures (not expired) is a `known-failure`, not gated; a listed rule that passes
-/// says it can come off the list; an expired entry gates again and says so.
+/// says it can come off the list; an expired entry gates again and says so. The answer is the
+/// selected rules': a rule the user left out (a filter, --read-only) did not "reach no
+/// verdict", the report says it was left out; a selected required rule that reached none
+/// (inconclusive, skipped), or a target that stopped answering, leaves the answer undetermined.
 fn tally(
     config: &RunConfig,
     catalogue: &Catalogue,
     results: Results,
     known: &KnownFailures,
+    target_stopped: bool,
 ) -> (Vec<RuleReport>, Totals, Conformance) {
     let today = super::known::today();
     let mut totals = Totals::default();
     let mut reports = Vec::new();
-    let mut required_undecided = false;
+    let mut required_undecided = target_stopped;
     let mut required_known = false;
     for (rule, result) in catalogue.rules.iter().zip(results) {
         let Some(result) = result else {
             totals.not_selected += 1;
-            required_undecided |= rule.level == Level::Required;
             continue;
         };
         let entry = known.get(&rule.id);
@@ -604,7 +630,7 @@ fn tally(
             }
             (Verdict::Skipped { .. }, level) => {
                 totals.skipped += 1;
-                required_undecided |= level == Level::Required;
+                required_undecided |= level == Level::Required && !result.deselected;
             }
         }
         let mut report = RuleReport::new(
@@ -642,6 +668,14 @@ fn tally(
         Conformance::Conforms
     };
     (reports, totals, conformance)
+}
+
+/// The exit code of a finished run: the signal's when one stopped it, else the answer's.
+pub fn exit_code(conformance: Conformance, signal: Option<u8>) -> u8 {
+    if let Some(code) = signal {
+        return code;
+    }
+    conformance.exit_code()
 }
 
 /// The command that re-runs the same cases against the same target.
@@ -693,10 +727,70 @@ fn save_regressions(
     Ok(())
 }
 
+/// Stage 2b: one authenticated request before any rule, GET /pets. No answer at all is
+/// "could not be reached" (exit 2), unless the budget or an interrupt stopped it: then the
+/// rules run and say so (undetermined or interrupted, with reports). 401 or 403 is confirmed
+/// with a second operation (GET /pets/1): refused on both, the key is refused (exit 2); a
+/// target that refuses a valid key on one operation only is judged by the rules.
+fn preflight(
+    config: &RunConfig,
+    client: &Client,
+    halt: &crate::execution::Halt,
+    base_url: &str,
+) -> Result<crate::outcome::Exchange, RunError> {
+    let preflight = client.send(&RequestSpec::get("/pets"));
+    let stopped = || halt.reason().is_some() || super::interrupts::signalled().is_some();
+    if preflight.response.is_none() {
+        if !preflight.was_sent() || stopped() {
+            return Ok(preflight);
+        }
+        return Err(RunError::Unreachable(format!(
+            "the target {base_url} could not be reached: {}",
+            preflight.summary()
+        )));
+    }
+    let refused = |exchange: &crate::outcome::Exchange| {
+        exchange
+            .response
+            .as_ref()
+            .is_some_and(|r| r.status == 401 || r.status == 403)
+    };
+    if !refused(&preflight) {
+        return Ok(preflight);
+    }
+    let confirmation = client.send(&RequestSpec::get("/pets/1"));
+    if !refused(&confirmation) {
+        return Ok(preflight);
+    }
+    let status =
+        |exchange: &crate::outcome::Exchange| exchange.response.as_ref().map_or(0, |r| r.status);
+    let source = match &config.api_key_source {
+        Some(source) => source.clone(),
+        None => format!("the environment variable {}", config.api_key_env),
+    };
+    Err(RunError::KeyRefused(format!(
+        "the target {base_url} refused the key from {source} (GET /pets answered {}, GET /pets/1 answered {}): check the key; no rule was run",
+        status(&preflight),
+        status(&confirmation)
+    )))
+}
+
 /// Runs the suite, stage by stage: load, target, client and preflight, trials, tally, reports.
 pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     let started_at = SystemTime::now();
     let started = Instant::now();
+    let listing = config.libtest.list;
+    // Heard from the start: a signal while loading or during the preflight still ends in this
+    // run's report, marked interrupted.
+    let (cancel, cancelled) = tokio::sync::watch::channel(false);
+    let run_slot: Arc<OnceLock<Arc<Run>>> = Arc::default();
+    let commit = Arc::new(AtomicU8::new(NOT_COMMITTED));
+    let _interrupts = listen_for_interrupts(
+        cancel,
+        Arc::clone(&run_slot),
+        config.report_dir.clone().filter(|_| !listing),
+        Arc::clone(&commit),
+    );
     if config.libtest.test_threads == Some(0) {
         return Err(RunError::Config(
             "--test-threads 0: at least one rule must run at a time".into(),
@@ -712,7 +806,6 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             .map_err(|e| RunError::Config(format!("known_failures of the profile: {e}")))?;
         known.extend(listed);
     }
-    let listing = config.libtest.list;
     let report_dir = match &config.report_dir {
         Some(dir) if !listing => Some(
             ReportDir::prepare(dir)
@@ -722,32 +815,40 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     };
     let runtime = super::runtime()?;
     let target = start_target(&config, &runtime)?;
-    let (cancel, cancelled) = tokio::sync::watch::channel(false);
+    // The budget counts from the start and bounds the preflight too.
+    let stops = Stops::new(
+        deadline(started, config.time_budget),
+        config.max_transport_failures,
+    );
     let client = Client::new(
         &target.base_url,
         &target.api_key,
         config.client.clone(),
         runtime.handle().clone(),
     )?
-    .cancelled_by(cancelled);
+    .cancelled_by(cancelled)
+    .halted_by(stops.halt());
     let redactor = client.redactor().clone();
+    let base_url = redactor.redact(&target.base_url);
 
-    let preflight = client.send(&RequestSpec::get("/pets"));
-    if preflight.response.is_none() && !listing {
-        return Err(RunError::Unreachable(format!(
-            "the target {} could not be reached: {}",
-            redactor.redact(&target.base_url),
-            preflight.summary()
-        )));
-    }
-
-    let request_log = match &config.request_log {
-        Some(path) => Some(Mutex::new(std::io::BufWriter::new(
-            std::fs::File::create(path)
-                .map_err(|e| RunError::Config(format!("--request-log {}: {e}", path.display())))?,
-        ))),
-        None => None,
+    let preflight = if listing {
+        None
+    } else {
+        Some(preflight(&config, &client, &stops.halt(), &base_url)?)
     };
+
+    // Side files never cost the run: one that cannot be written is a warning.
+    let request_log = config.request_log.as_ref().and_then(|path| {
+        std::fs::File::create(path)
+            .map_err(|e| {
+                eprintln!(
+                    "petstore-conformance: warning: --request-log {}: cannot create it ({e}); the run goes on without a request log",
+                    path.display()
+                );
+            })
+            .ok()
+            .map(|file| Mutex::new(std::io::BufWriter::new(file)))
+    });
     let created = match &report_dir {
         Some(dir) => CreatedPets::streamed_to(dir.stage(CREATED_PETS_FILE)?),
         None => CreatedPets::default(),
@@ -758,12 +859,6 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         new_pet_schema,
         regressions,
     } = loaded;
-    // From here on the client stops with the run (the preflight went out whatever the budget).
-    let stops = Stops::new(
-        deadline(started, config.time_budget),
-        config.max_transport_failures,
-    );
-    let client = client.halted_by(stops.halt());
     let run = Arc::new(Run {
         client,
         contract,
@@ -783,7 +878,13 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         sent: Default::default(),
         first_pass_left: Default::default(),
     });
-    listen_for_interrupts(&runtime, &run, cancel);
+    // The listener sets the flag once the run is in the slot; a signal that came before is
+    // seen here (both sides write, then read the other's, with a full fence between).
+    let _ = run_slot.set(Arc::clone(&run));
+    std::sync::atomic::fence(Ordering::SeqCst);
+    if super::interrupts::signalled().is_some() {
+        run.stops.interrupted.store(true, Ordering::SeqCst);
+    }
     if config.announce {
         eprintln!(
             "petstore-conformance {}: seed {seed} (replay with --seed {seed})",
@@ -799,7 +900,14 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             written: Vec::new(),
         });
     };
-    let (rules, totals, conformance) = tally(&config, &catalogue, results, &known);
+    let stopped_answering = run.stops.target_stopped().map(|r| redactor.redact(r));
+    let (rules, totals, conformance) = tally(
+        &config,
+        &catalogue,
+        results,
+        &known,
+        stopped_answering.is_some(),
+    );
     let interrupted = run.stops.interrupted();
     let report = Report {
         suite: Named {
@@ -816,7 +924,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             cases: catalogue.source.clone(),
         },
         target: TargetInfo {
-            base_url: redactor.redact(&target.base_url),
+            base_url,
             kind: match config.target {
                 Target::Reference { .. } => "built-in reference server".into(),
                 Target::External { .. } => "external".into(),
@@ -825,14 +933,17 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             variants: target.variants.clone(),
             tls_verification: !config.client.insecure,
             http_version: preflight
-                .response
                 .as_ref()
+                .and_then(|p| p.response.as_ref())
                 .map(|r| r.version.clone())
                 .unwrap_or_default(),
-            stopped_answering: run.stops.target_stopped().map(|r| redactor.redact(r)),
+            stopped_answering,
             product: config.product.clone(),
             product_version: config.product_version.clone(),
-            server: preflight.header("server").map(String::from),
+            server: preflight
+                .as_ref()
+                .and_then(|p| p.header("server"))
+                .map(String::from),
         },
         seed: config.seed,
         cases_per_property: run.cases,
@@ -859,22 +970,22 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         let _ = log.lock().unwrap_or_else(|e| e.into_inner()).flush();
     }
     run.fixtures.created.flush();
-    save_regressions(&config, &report, &redactor)?;
+    if let Err(e) = save_regressions(&config, &report, &redactor) {
+        eprintln!(
+            "petstore-conformance: warning: counterexamples not saved: {e}; the reports are written all the same"
+        );
+    }
+    commit.store(COMMITTING, Ordering::SeqCst);
     let written = match &report_dir {
-        Some(dir) => dir.commit(&report, &redactor, &[CREATED_PETS_FILE])?,
-        None => Vec::new(),
+        Some(dir) => dir.commit(&report, &redactor, &[CREATED_PETS_FILE]),
+        None => Ok(Vec::new()),
     };
-    let exit_code = if interrupted {
-        INTERRUPTED_EXIT_CODE
-    } else if report.conformance == Conformance::DoesNotConform {
-        1
-    } else if run.stops.target_stopped().is_some() && !run.stops.answered.load(Ordering::Relaxed) {
-        3
-    } else {
-        0
-    };
+    commit.store(COMMITTED, Ordering::SeqCst);
+    let written = written?;
+    let signal = interrupted
+        .then(|| super::interrupts::signalled().unwrap_or(super::interrupts::SIGINT_EXIT_CODE));
     Ok(RunOutcome {
-        exit_code,
+        exit_code: exit_code(report.conformance, signal),
         report: Some(report),
         written,
     })

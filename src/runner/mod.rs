@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod engine;
+pub mod interrupts;
 pub mod known;
 pub mod progress;
 pub mod regressions;

@@ -1,0 +1,140 @@
+//! SIGINT and SIGTERM, heard from the start of the process (the command line installs the
+//! listener before it parses anything), so that a signal at any moment leaves an honest report
+//! directory: this run's report marked interrupted, or none at all, never the previous run's
+//! looking current. The first signal stops the run (each run registers what stopping means for
+//! it); a second quits at once, withdrawing the previous run's report if this one has not been
+//! written yet.
+
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Mutex, Once};
+
+/// Exit code of a run stopped by SIGINT, as shells report a death by SIGINT (128 + 2).
+pub const SIGINT_EXIT_CODE: u8 = 130;
+/// Exit code of a run stopped by SIGTERM (128 + 15).
+pub const SIGTERM_EXIT_CODE: u8 = 143;
+
+/// The exit code of the first signal heard; 0 while none came.
+static SIGNALLED: AtomicU8 = AtomicU8::new(0);
+
+type Hook = Box<dyn Fn() + Send + Sync>;
+
+/// What each run in progress does on the first signal (`stop`) and on the second (`quit`).
+struct Hooks {
+    stop: Vec<(u64, Hook)>,
+    quit: Vec<(u64, Hook)>,
+}
+
+static HOOKS: Mutex<Hooks> = Mutex::new(Hooks {
+    stop: Vec::new(),
+    quit: Vec::new(),
+});
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The exit code of the signal that interrupted the process (130 or 143), if one came.
+pub fn signalled() -> Option<u8> {
+    match SIGNALLED.load(Ordering::SeqCst) {
+        0 => None,
+        code => Some(code),
+    }
+}
+
+/// Starts listening for SIGINT and SIGTERM, once per process. The handlers are registered
+/// before this returns, so no signal after it kills the process unheard.
+pub fn install() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let registered = {
+                let _context = runtime.enter();
+                (
+                    signal(SignalKind::interrupt()),
+                    signal(SignalKind::terminate()),
+                )
+            };
+            let (Ok(mut interrupt), Ok(mut terminate)) = registered else {
+                return;
+            };
+            let _ = std::thread::Builder::new()
+                .name("signals".into())
+                .spawn(move || {
+                    runtime.block_on(async move {
+                        loop {
+                            let code = tokio::select! {
+                                _ = interrupt.recv() => SIGINT_EXIT_CODE,
+                                _ = terminate.recv() => SIGTERM_EXIT_CODE,
+                            };
+                            heard(code);
+                        }
+                    })
+                });
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = std::thread::Builder::new()
+                .name("signals".into())
+                .spawn(move || {
+                    runtime.block_on(async move {
+                        while tokio::signal::ctrl_c().await.is_ok() {
+                            heard(SIGINT_EXIT_CODE);
+                        }
+                    })
+                });
+        }
+    });
+}
+
+/// The first signal stops every run in progress; the second quits.
+fn heard(code: u8) {
+    let first = SIGNALLED
+        .compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok();
+    let hooks = HOOKS.lock().unwrap_or_else(|e| e.into_inner());
+    if first {
+        eprintln!(
+            "petstore-conformance: interrupted: no more requests; writing the reports (again to quit at once)"
+        );
+        for (_, stop) in &hooks.stop {
+            stop();
+        }
+        return;
+    }
+    for (_, quit) in &hooks.quit {
+        quit();
+    }
+    eprintln!("petstore-conformance: interrupted again: quitting without a report");
+    std::process::exit(signalled().unwrap_or(code).into());
+}
+
+/// What a run does on a signal, for as long as this value lives. `stop` runs at once when a
+/// signal already came.
+pub struct Registration {
+    id: u64,
+}
+
+pub fn register(stop: Hook, quit: Hook) -> Registration {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let mut hooks = HOOKS.lock().unwrap_or_else(|e| e.into_inner());
+    // Under the lock: a signal either finds the hook in place or is already visible here.
+    if signalled().is_some() {
+        stop();
+    }
+    hooks.stop.push((id, stop));
+    hooks.quit.push((id, quit));
+    Registration { id }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut hooks = HOOKS.lock().unwrap_or_else(|e| e.into_inner());
+        hooks.stop.retain(|(id, _)| *id != self.id);
+        hooks.quit.retain(|(id, _)| *id != self.id);
+    }
+}
