@@ -77,6 +77,7 @@ pub enum Fault {
     RacyIdCounter,
     LostWriteUnderLoad,
     ReadAfterWriteLag,
+    TrailingSlash500,
 }
 
 /// A fault's name on the command line, what it does, and the rules it is meant to fail.
@@ -845,6 +846,13 @@ pub const FAULTS: &[FaultInfo] = &[
             "create-pet/concurrent/distinct-ids",
         ],
         may_break: &["get-pet/existing/returns-pet"],
+    },
+    FaultInfo {
+        fault: Fault::TrailingSlash500,
+        name: "trailing-slash-500",
+        description: "a path with a trailing slash (GET /pets/, the empty petId) answers 500, as an unhandled route does",
+        breaks: &["responses/outside-operations/no-server-error"],
+        may_break: &[],
     },
 ];
 

@@ -5,6 +5,12 @@
 //! is inspected as it passes the recorder ([`Observations::inspect`]); the rules read the tally
 //! once every other rule has finished, after a small read-only sweep of their own so that they
 //! have evidence even when run alone. A rule's own verdict and an oracle's are both reported.
+//!
+//! Only evidence is tallied: an answer the transport cut mid-body is counted as a cut of the
+//! rule that sent it, never judged. The contract's statements judge the answers to its
+//! operations; a request no operation matches (`GET /pets/`, a trailing slash) is a robustness
+//! probe, which only the recommended "no 5xx" judges. An answer with no body (a redirect, 204,
+//! 304, an empty body) has no media type to judge.
 
 use std::sync::Mutex;
 
@@ -22,14 +28,17 @@ enum Statement {
     NoServerError,
     SuccessSchema,
     DeprecationOnGetPetOnly,
+    /// No 5xx to a request outside the contract's operations (robustness, recommended).
+    OutsideNoServerError,
 }
 
-const STATEMENTS: [Statement; 5] = [
+const STATEMENTS: [Statement; 6] = [
     Statement::JsonContentType,
     Statement::ErrorBody,
     Statement::NoServerError,
     Statement::SuccessSchema,
     Statement::DeprecationOnGetPetOnly,
+    Statement::OutsideNoServerError,
 ];
 
 #[derive(Default, Clone)]
@@ -45,6 +54,21 @@ pub struct Observations {
     tallies: Mutex<[Tally; STATEMENTS.len()]>,
     /// The sweep is sent once per run: the three statements read the same tally.
     swept: std::sync::OnceLock<()>,
+    /// Answers the transport cut mid-body, per rule that sent the request.
+    cuts: Mutex<std::collections::BTreeMap<String, u32>>,
+}
+
+/// Whether an answer carries no body to judge as JSON: informational, a redirect, 204 No
+/// Content, 304 Not Modified, the answer to HEAD, or an empty body where one is allowed. An
+/// error must carry an Error body "with `Content-Type: application/json`", so an empty 4xx or
+/// 5xx is still judged.
+fn body_less(exchange: &Exchange) -> bool {
+    let Some(response) = &exchange.response else {
+        return true;
+    };
+    matches!(response.status, 100..=199 | 204 | 300..=399)
+        || exchange.request.method == "HEAD"
+        || (response.body.is_empty() && !response.body_truncated && response.status < 400)
 }
 
 /// What is wrong with `exchange` under `statement`, if anything; `None` when it does not apply.
@@ -55,6 +79,10 @@ fn problem(
     contract: &Contract,
 ) -> Option<Option<String>> {
     let response = exchange.response.as_ref()?;
+    // Outside the operations, only robustness is judged; inside, everything but it.
+    if (statement == Statement::OutsideNoServerError) != operation.is_none() {
+        return None;
+    }
     match statement {
         Statement::SuccessSchema => {
             let schema = match (operation?, response.status) {
@@ -92,6 +120,9 @@ fn problem(
             }))
         }
         Statement::JsonContentType => {
+            if body_less(exchange) {
+                return None; // no body, so no media type to be application/json
+            }
             let content_type = exchange.header("content-type");
             let essence = content_type
                 .and_then(|value| value.split(';').next())
@@ -124,7 +155,7 @@ fn problem(
                 )
             }))
         }
-        Statement::NoServerError => {
+        Statement::NoServerError | Statement::OutsideNoServerError => {
             Some((response.status >= 500).then(|| format!("{} (server error)", response.status)))
         }
     }
@@ -142,6 +173,12 @@ impl Observations {
         if exchange.gave_up_throttled() {
             return; // a throttling answer is the gateway's, not the contract's
         }
+        if exchange.cut_by_transport() {
+            // Not evidence: counted, so the report says which rule's answer was cut.
+            let mut cuts = self.cuts.lock().unwrap_or_else(|e| e.into_inner());
+            *cuts.entry(rule_id.to_string()).or_default() += 1;
+            return;
+        }
         let found: Vec<Option<Option<String>>> = STATEMENTS
             .iter()
             .map(|statement| problem(*statement, operation, exchange, contract))
@@ -157,6 +194,12 @@ impl Observations {
                 }
             }
         }
+    }
+
+    /// How many answers to `rule_id`'s requests the transport cut mid-body.
+    pub fn cuts_of(&self, rule_id: &str) -> u32 {
+        let cuts = self.cuts.lock().unwrap_or_else(|e| e.into_inner());
+        cuts.get(rule_id).copied().unwrap_or(0)
     }
 
     fn tally(&self, statement: Statement) -> Tally {
@@ -178,6 +221,9 @@ fn send_sweep(ctx: &RuleCtx) {
         RequestSpec::get(format!("/pets/{}", i64::MAX)),
         RequestSpec::get("/pets").query("limit", "0"),
         RequestSpec::get("/store/orders"),
+        // Outside the operations: an empty petId, trailing slashes.
+        RequestSpec::get("/pets/"),
+        RequestSpec::get(format!("/pets/{}/", i64::MAX)),
     ];
     for spec in &requests {
         ctx.send(spec);
@@ -235,6 +281,15 @@ pub fn success_schema(ctx: &RuleCtx) -> Checked {
         ctx,
         Statement::SuccessSchema,
         "every 2xx body valid against its operation's response schema (Pets for listPets, Pet for createPet and getPet)",
+    )
+}
+
+/// Robustness: a request no operation of the contract matches is still no cause for a 5xx.
+pub fn outside_no_server_error(ctx: &RuleCtx) -> Checked {
+    verdict(
+        ctx,
+        Statement::OutsideNoServerError,
+        "no 5xx answer to a request outside the contract's operations (an empty petId, a trailing slash)",
     )
 }
 

@@ -1,0 +1,216 @@
+//! Only evidence is judged: an answer the transport cut mid-body is never judged (an idempotent
+//! request is sent once more; otherwise its case is inconclusive and the report names the rule),
+//! and a request outside the contract's operations is judged only for robustness.
+//!
+//! The cut comes from a small proxy in front of the conforming reference (`serve-reference`):
+//! it passes every exchange through whole, but one, whose answer it ends after half its body.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::Value;
+
+mod common;
+
+use common::BIN;
+
+const KEY: &str = "evidence-test-key-77c1";
+
+/// An HTTP/1.1 message head (up to the blank line) and its Content-Length body.
+fn read_message(reader: &mut impl BufRead) -> Option<(String, Vec<u8>)> {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        head.push_str(&line);
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let length = head
+        .lines()
+        .find_map(|line| {
+            line.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|value| value.trim().parse::<usize>().unwrap_or(0))
+        })
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some((head, body))
+}
+
+/// Which request's answer to cut: from its head and body.
+type Choose = fn(&str, &[u8]) -> bool;
+
+/// A proxy to `upstream` that cuts the answer to the first request `choose` picks after half
+/// its body, closing the connection; every other exchange passes whole.
+fn cutting_proxy(upstream: String, choose: Choose) -> (String, Arc<AtomicBool>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let upstream_addr = upstream
+        .strip_prefix("http://")
+        .and_then(|rest| rest.split('/').next())
+        .unwrap()
+        .to_string();
+    let cut = Arc::new(AtomicBool::new(false));
+    let done = Arc::clone(&cut);
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let upstream_addr = upstream_addr.clone();
+            let done = Arc::clone(&done);
+            std::thread::spawn(move || {
+                let Ok(mut writer) = client.try_clone() else {
+                    return;
+                };
+                let mut reader = BufReader::new(client);
+                while let Some((head, body)) = read_message(&mut reader) {
+                    // One upstream connection per request: the proxy never has to tell where
+                    // one keep-alive answer ends but by its Content-Length.
+                    let Ok(mut server) = TcpStream::connect(&upstream_addr) else {
+                        return;
+                    };
+                    if server.write_all(head.as_bytes()).is_err()
+                        || server.write_all(&body).is_err()
+                    {
+                        return;
+                    }
+                    let mut answers = BufReader::new(server);
+                    let Some((answer_head, answer_body)) = read_message(&mut answers) else {
+                        return;
+                    };
+                    let cut_this = answer_body.len() >= 2
+                        && choose(&head, &body)
+                        && !done.swap(true, Ordering::SeqCst);
+                    let _ = writer.write_all(answer_head.as_bytes());
+                    if cut_this {
+                        let _ = writer.write_all(&answer_body[..answer_body.len() / 2]);
+                        let _ = writer.flush();
+                        let _ = writer.shutdown(Shutdown::Both);
+                        return;
+                    }
+                    if writer.write_all(&answer_body).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (format!("http://127.0.0.1:{port}/v1"), cut)
+}
+
+/// Runs the suite through a proxy that cuts one answer; returns the exit code and report.
+fn run_with_one_cut(name: &str, choose: Choose) -> (Option<i32>, Value) {
+    let (_server, upstream) = common::serve_reference(KEY, &[]);
+    let (base_url, cut) = cutting_proxy(upstream, choose);
+    let dir = common::temp_dir("evidence", name);
+    let output = Command::new(BIN)
+        .args([
+            "run",
+            "--base-url",
+            &base_url,
+            "--no-regressions",
+            "--seed",
+            "5",
+        ])
+        .arg("--report-dir")
+        .arg(&dir)
+        .env("PETSTORE_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert!(cut.load(Ordering::SeqCst), "{name}: no answer was cut");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    common::assert_valid_report(&report);
+    let _ = std::fs::remove_dir_all(dir);
+    (output.status.code(), report)
+}
+
+fn rules(report: &Value) -> &Vec<Value> {
+    report["rules"].as_array().unwrap()
+}
+
+/// The rules whose report says the transport cut one of their answers.
+fn cut_rules(report: &Value) -> Vec<&Value> {
+    rules(report)
+        .iter()
+        .filter(|rule| rule["transport_cuts"].as_u64().unwrap_or(0) > 0)
+        .collect()
+}
+
+#[test]
+fn a_cut_answer_to_a_read_is_sent_again_and_judged_whole() {
+    // A listing by status: a GET, so it may be repeated.
+    let (code, report) = run_with_one_cut("cut-get", |head, _| {
+        head.starts_with("GET /v1/pets?") && head.lines().next().unwrap().contains("status=sold")
+    });
+    let not_passed: Vec<String> = rules(&report)
+        .iter()
+        .filter(|rule| rule["verdict"] != "passed")
+        .map(|rule| format!("{} [{}]: {}", rule["id"], rule["verdict"], rule["failure"]))
+        .collect();
+    assert!(not_passed.is_empty(), "{not_passed:#?}");
+    assert_eq!(report["conformance"], "conforms");
+    assert_eq!(code, Some(0));
+    let cut = cut_rules(&report);
+    assert_eq!(cut.len(), 1, "one rule had its answer cut: {cut:#?}");
+    assert_eq!(cut[0]["transport_cuts"], 1);
+}
+
+#[test]
+fn a_cut_answer_to_a_create_is_not_judged_and_the_report_names_the_rule() {
+    // A createPet of create-pet/valid/unique-ids: it may not be repeated.
+    let (code, report) = run_with_one_cut("cut-post", |head, body| {
+        head.starts_with("POST /v1/pets ") && String::from_utf8_lossy(body).contains("-unique-0\"")
+    });
+    let failed: Vec<String> = rules(&report)
+        .iter()
+        .filter(|rule| rule["verdict"] == "failed")
+        .map(|rule| format!("{}: {}", rule["id"], rule["failure"]))
+        .collect();
+    assert!(failed.is_empty(), "a cut answer failed a rule: {failed:#?}");
+    assert_ne!(code, Some(1), "a cut answer made the run fail");
+    let cut = cut_rules(&report);
+    assert_eq!(cut.len(), 1, "{cut:#?}");
+    let rule = cut[0];
+    assert_eq!(rule["id"], "create-pet/valid/unique-ids");
+    assert_eq!(rule["verdict"], "inconclusive");
+    let reason = rule["reason"].as_str().unwrap();
+    assert!(reason.contains("cut by the transport"), "{reason}");
+    assert!(reason.contains("POST"), "{reason}");
+    assert_eq!(report["conformance"], "undetermined");
+}
+
+#[test]
+fn a_redirect_outside_the_operations_is_no_failure() {
+    // Starlette's default: GET /pets/ (the empty petId) gets a body-less 307 to /pets.
+    let dir = common::temp_dir("evidence", "redirect");
+    let output = Command::new(BIN)
+        .args([
+            "run",
+            "--reference-variant",
+            "trailing-slash-redirect",
+            "--no-regressions",
+            "--gate",
+            "all",
+        ])
+        .arg("--report-dir")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+    let not_passed: Vec<String> = rules(&report)
+        .iter()
+        .filter(|rule| rule["verdict"] != "passed")
+        .map(|rule| format!("{} [{}]: {}", rule["id"], rule["verdict"], rule["failure"]))
+        .collect();
+    assert!(not_passed.is_empty(), "{not_passed:#?}");
+    assert_eq!(output.status.code(), Some(0));
+}
