@@ -4,6 +4,8 @@
 //!
 //! The cut comes from a small proxy in front of the conforming reference (`serve-reference`):
 //! it passes every exchange through whole, but one, whose answer it ends after half its body.
+//! The same proxy, altering one answer instead, shows a failure that does not happen again
+//! reported as flaky.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -45,12 +47,21 @@ fn read_message(reader: &mut impl BufRead) -> Option<(String, Vec<u8>)> {
     Some((head, body))
 }
 
-/// Which request's answer to cut: from its head and body.
+/// Which request's answer to spoil: from its head and body.
 type Choose = fn(&str, &[u8]) -> bool;
 
-/// A proxy to `upstream` that cuts the answer to the first request `choose` picks after half
-/// its body, closing the connection; every other exchange passes whole.
-fn cutting_proxy(upstream: String, choose: Choose) -> (String, Arc<AtomicBool>) {
+/// What the proxy does to the one answer it spoils.
+#[derive(Clone, Copy)]
+enum Spoil {
+    /// Half the body, then the connection closes.
+    Cut,
+    /// The first pet of a listing gets status "sold": a wrong answer, once.
+    FirstPetSold,
+}
+
+/// A proxy to `upstream` that spoils the answer to the first request `choose` picks; every
+/// other exchange passes whole.
+fn spoiling_proxy(upstream: String, choose: Choose, spoil: Spoil) -> (String, Arc<AtomicBool>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let upstream_addr = upstream
@@ -84,18 +95,43 @@ fn cutting_proxy(upstream: String, choose: Choose) -> (String, Arc<AtomicBool>) 
                     let Some((answer_head, answer_body)) = read_message(&mut answers) else {
                         return;
                     };
-                    let cut_this = answer_body.len() >= 2
+                    let spoil_this = answer_body.len() >= 3
                         && choose(&head, &body)
                         && !done.swap(true, Ordering::SeqCst);
-                    let _ = writer.write_all(answer_head.as_bytes());
-                    if cut_this {
-                        let _ = writer.write_all(&answer_body[..answer_body.len() / 2]);
-                        let _ = writer.flush();
-                        let _ = writer.shutdown(Shutdown::Both);
-                        return;
-                    }
-                    if writer.write_all(&answer_body).is_err() {
-                        return;
+                    match spoil {
+                        Spoil::Cut if spoil_this => {
+                            let _ = writer.write_all(answer_head.as_bytes());
+                            let _ = writer.write_all(&answer_body[..answer_body.len() / 2]);
+                            let _ = writer.flush();
+                            let _ = writer.shutdown(Shutdown::Both);
+                            return;
+                        }
+                        Spoil::FirstPetSold if spoil_this => {
+                            let mut pets: Value = serde_json::from_slice(&answer_body).unwrap();
+                            pets[0]["status"] = Value::from("sold");
+                            let altered = serde_json::to_vec(&pets).unwrap();
+                            let head: String = answer_head
+                                .lines()
+                                .filter(|line| {
+                                    !line.to_ascii_lowercase().starts_with("content-length:")
+                                        && !line.is_empty()
+                                })
+                                .map(|line| format!("{line}\r\n"))
+                                .collect();
+                            let head = format!("{head}content-length: {}\r\n\r\n", altered.len());
+                            if writer.write_all(head.as_bytes()).is_err()
+                                || writer.write_all(&altered).is_err()
+                            {
+                                return;
+                            }
+                        }
+                        _ => {
+                            if writer.write_all(answer_head.as_bytes()).is_err()
+                                || writer.write_all(&answer_body).is_err()
+                            {
+                                return;
+                            }
+                        }
                     }
                 }
             });
@@ -106,8 +142,12 @@ fn cutting_proxy(upstream: String, choose: Choose) -> (String, Arc<AtomicBool>) 
 
 /// Runs the suite through a proxy that cuts one answer; returns the exit code and report.
 fn run_with_one_cut(name: &str, choose: Choose) -> (Option<i32>, Value) {
+    run_with_one_spoiled(name, choose, Spoil::Cut)
+}
+
+fn run_with_one_spoiled(name: &str, choose: Choose, spoil: Spoil) -> (Option<i32>, Value) {
     let (_server, upstream) = common::serve_reference(KEY, &[]);
-    let (base_url, cut) = cutting_proxy(upstream, choose);
+    let (base_url, cut) = spoiling_proxy(upstream, choose, spoil);
     let dir = common::temp_dir("evidence", name);
     let output = Command::new(BIN)
         .args([
@@ -123,7 +163,7 @@ fn run_with_one_cut(name: &str, choose: Choose) -> (Option<i32>, Value) {
         .env("PETSTORE_API_KEY", KEY)
         .output()
         .unwrap();
-    assert!(cut.load(Ordering::SeqCst), "{name}: no answer was cut");
+    assert!(cut.load(Ordering::SeqCst), "{name}: no answer was spoiled");
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     common::assert_valid_report(&report);
@@ -213,4 +253,42 @@ fn a_redirect_outside_the_operations_is_no_failure() {
         .collect();
     assert!(not_passed.is_empty(), "{not_passed:#?}");
     assert_eq!(output.status.code(), Some(0));
+}
+
+#[test]
+fn a_counterexample_that_does_not_fail_again_is_flaky_not_failed() {
+    // A full page of pending pets, as list-pets/status/filter asks for each status: once, its
+    // first pet is said to be sold. Sent again, the page is right.
+    let (code, report) = run_with_one_spoiled(
+        "flaky",
+        |head, _| {
+            let line = head.lines().next().unwrap();
+            line.starts_with("GET /v1/pets?")
+                && line.contains("status=pending")
+                && line.contains("limit=100")
+        },
+        Spoil::FirstPetSold,
+    );
+    let failed: Vec<String> = rules(&report)
+        .iter()
+        .filter(|rule| rule["verdict"] == "failed")
+        .map(|rule| format!("{}: {}", rule["id"], rule["failure"]))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "a failure that did not recur: {failed:#?}"
+    );
+    assert_ne!(code, Some(1));
+    let flaky: Vec<&Value> = rules(&report)
+        .iter()
+        .filter(|rule| {
+            rule["verdict"] == "inconclusive"
+                && rule["reason"]
+                    .as_str()
+                    .is_some_and(|reason| reason.starts_with("flaky: "))
+        })
+        .collect();
+    assert_eq!(flaky.len(), 1, "{:#?}", rules(&report));
+    let reason = flaky[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("times it was sent again"), "{reason}");
 }
