@@ -157,6 +157,28 @@ fn fault_breaks_exactly(fault: Fault, seed: u64) -> Result<(), Failed> {
         .filter(|id| !tolerated.contains(*id))
         .cloned()
         .collect();
+    // Every failure carries the exchange that shows it: a request and its whole answer.
+    let without_evidence: BTreeSet<String> = report
+        .rules
+        .iter()
+        .filter(|rule| {
+            rule.failure.as_ref().is_some_and(|failure| {
+                failure.request.is_none()
+                    || failure.response.is_none()
+                    || failure.transport_error.is_some()
+                    || failure.throttled.is_some_and(|t| t.gave_up)
+            })
+        })
+        .map(|rule| rule.id.clone())
+        .collect();
+    if !without_evidence.is_empty() {
+        return Err(format!(
+            "fault {} (seed {seed}): failures without a whole answer to show them:\n{}",
+            fault.name(),
+            describe(&report, &without_evidence)
+        )
+        .into());
+    }
     if missed.is_empty() && extra.is_empty() && undecided.is_empty() {
         return Ok(());
     }

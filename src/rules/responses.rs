@@ -300,3 +300,97 @@ pub fn deprecation_on_get_pet_only(ctx: &RuleCtx) -> Checked {
         "no Deprecation or Sunset header on a listPets or createPet response",
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::{RecordedRequest, RecordedResponse};
+
+    fn exchange(method: &str, path: &str, status: u16, body: &str, cut: bool) -> Exchange {
+        let headers = if body.is_empty() {
+            vec![("location".to_string(), "http://x/v1/pets".to_string())]
+        } else {
+            vec![("content-type".to_string(), "text/plain".to_string())]
+        };
+        Exchange {
+            request: RecordedRequest {
+                method: method.into(),
+                url: format!("http://x/v1{path}"),
+                headers: Vec::new(),
+                body: None,
+            },
+            response: Some(RecordedResponse {
+                version: "HTTP/1.1".into(),
+                status,
+                headers,
+                body: body.into(),
+                body_truncated: false,
+                json: None,
+                json_error: Some("not JSON".into()),
+            }),
+            transport_error: cut.then(|| "body cut short: reset".to_string()),
+            elapsed_ms: 0,
+            throttled: None,
+            not_sent: false,
+        }
+    }
+
+    /// What each statement's tally holds after `exchanges`: (inspected, violations).
+    fn tallies(exchanges: &[Exchange]) -> (Observations, Vec<(usize, usize)>) {
+        let contract = Contract::load(None).unwrap();
+        let observations = Observations::default();
+        for exchange in exchanges {
+            let path = exchange.request.url.trim_start_matches("http://x/v1");
+            let operation = Operation::of(&exchange.request.method, path);
+            observations.inspect("rule/a", operation, exchange, &contract);
+        }
+        let counts = STATEMENTS
+            .iter()
+            .map(|statement| {
+                let tally = observations.tally(*statement);
+                (tally.inspected, tally.violations)
+            })
+            .collect();
+        (observations, counts)
+    }
+
+    #[test]
+    fn a_cut_answer_is_counted_not_judged() {
+        let (observations, counts) = tallies(&[exchange("GET", "/pets", 200, "[{\"id\"", true)]);
+        assert!(
+            counts.iter().all(|&(inspected, _)| inspected == 0),
+            "{counts:?}"
+        );
+        assert_eq!(observations.cuts_of("rule/a"), 1);
+        assert_eq!(observations.cuts_of("rule/b"), 0);
+    }
+
+    #[test]
+    fn outside_the_operations_only_a_5xx_counts() {
+        let (_, counts) = tallies(&[
+            exchange("GET", "/pets/", 307, "", false),
+            exchange("GET", "/pets/1/", 500, "oops", false),
+        ]);
+        let outside = STATEMENTS
+            .iter()
+            .position(|s| *s == Statement::OutsideNoServerError)
+            .unwrap();
+        for (n, &(inspected, violations)) in counts.iter().enumerate() {
+            if n == outside {
+                assert_eq!((inspected, violations), (2, 1));
+            } else {
+                assert_eq!(inspected, 0, "{:?}", STATEMENTS[n]);
+            }
+        }
+    }
+
+    #[test]
+    fn a_body_less_redirect_has_no_media_type_to_judge() {
+        let (_, counts) = tallies(&[
+            exchange("GET", "/pets", 307, "", false),
+            exchange("GET", "/pets", 401, "", false),
+        ]);
+        // The redirect is not judged; the empty 401 is (an error carries a JSON Error).
+        assert_eq!(counts[0], (1, 1));
+    }
+}
