@@ -8,7 +8,7 @@
 //! reported as flaky.
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream};
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,14 +53,14 @@ type Choose = fn(&str, &[u8]) -> bool;
 /// What the proxy does to the one answer it spoils.
 #[derive(Clone, Copy)]
 enum Spoil {
-    /// Half the body, then the connection closes.
+    /// Half the body, then the connection is reset.
     Cut,
     /// The first pet of a listing gets status "sold": a wrong answer, once.
     FirstPetSold,
 }
 
 /// A proxy to `upstream` that spoils the answer to the first request `choose` picks; every
-/// other exchange passes whole.
+/// other exchange passes whole. A cut is half the body, then a reset.
 fn spoiling_proxy(upstream: String, choose: Choose, spoil: Spoil) -> (String, Arc<AtomicBool>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -103,7 +103,7 @@ fn spoiling_proxy(upstream: String, choose: Choose, spoil: Spoil) -> (String, Ar
                             let _ = writer.write_all(answer_head.as_bytes());
                             let _ = writer.write_all(&answer_body[..answer_body.len() / 2]);
                             let _ = writer.flush();
-                            let _ = writer.shutdown(Shutdown::Both);
+                            reset(writer);
                             return;
                         }
                         Spoil::FirstPetSold if spoil_this => {
@@ -138,6 +138,20 @@ fn spoiling_proxy(upstream: String, choose: Choose, spoil: Spoil) -> (String, Ar
         }
     });
     (format!("http://127.0.0.1:{port}/v1"), cut)
+}
+
+/// Closes the connection with a reset (RST), not an orderly end: zero linger, then close.
+fn reset(stream: TcpStream) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    runtime.block_on(async move {
+        let _ = stream.set_nonblocking(true);
+        if let Ok(stream) = tokio::net::TcpStream::from_std(stream) {
+            let _ = stream.set_zero_linger();
+        }
+    });
 }
 
 /// Runs the suite through a proxy that cuts one answer; returns the exit code and report.
@@ -223,6 +237,7 @@ fn a_cut_answer_to_a_create_is_not_judged_and_the_report_names_the_rule() {
     let reason = rule["reason"].as_str().unwrap();
     assert!(reason.contains("cut by the transport"), "{reason}");
     assert!(reason.contains("POST"), "{reason}");
+    assert!(reason.contains("reset"), "{reason}");
     assert_eq!(report["conformance"], "undetermined");
 }
 
