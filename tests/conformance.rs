@@ -9,9 +9,12 @@ use libtest_mimic::{Arguments, Failed, Trial};
 mod common;
 
 use petstore_conformance::catalogue::Catalogue;
+use petstore_conformance::contract::Contract;
+use petstore_conformance::outcome::Exchange;
 use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{FAULTS, Fault, VARIANTS, Variant};
 use petstore_conformance::report::Report;
+use petstore_conformance::rules::responses::rejudge;
 use petstore_conformance::runner::engine;
 use petstore_conformance::runner::{RunConfig, Target};
 
@@ -179,6 +182,7 @@ fn fault_breaks_exactly(fault: Fault, seed: u64) -> Result<(), Failed> {
         )
         .into());
     }
+    rejudge_printed_exchanges(fault, seed, &report)?;
     if missed.is_empty() && extra.is_empty() && undecided.is_empty() {
         return Ok(());
     }
@@ -190,6 +194,51 @@ fn fault_breaks_exactly(fault: Fault, seed: u64) -> Result<(), Failed> {
         describe(&report, &undecided)
     )
     .into())
+}
+
+/// A failed oracle's printed exchange (request and response as report.json has them),
+/// judged again on its own, fails the same way: the report shows the evidence, not a summary.
+fn rejudge_printed_exchanges(fault: Fault, seed: u64, report: &Report) -> Result<(), Failed> {
+    let catalogue = Catalogue::built_in().map_err(|e| e.to_string())?;
+    let contract = Contract::load(Some(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas"),
+    ))
+    .map_err(|e| e.to_string())?;
+    for rule in &report.rules {
+        let (Some(failure), Some(entry)) = (
+            &rule.failure,
+            catalogue.rules.iter().find(|entry| entry.id == rule.id),
+        ) else {
+            continue;
+        };
+        if !rule.id.starts_with("responses/") {
+            continue; // only the oracles judge one exchange on its own
+        }
+        let exchange = Exchange {
+            request: failure.request.clone().ok_or("no request printed")?,
+            response: failure.response.clone(),
+            transport_error: failure.transport_error.clone(),
+            elapsed_ms: 0,
+            throttled: failure.throttled,
+            not_sent: false,
+        };
+        let again = rejudge(&entry.check, &exchange, &report.target.base_url, &contract);
+        // The oracle's observation ends with the problem its first exchange showed.
+        if !again
+            .as_deref()
+            .is_some_and(|problem| failure.observed.ends_with(&format!(": {problem}")))
+        {
+            return Err(format!(
+                "fault {} (seed {seed}): {}'s printed exchange, judged again, gives {again:?}, not what it observed ({}): {}",
+                fault.name(),
+                rule.id,
+                failure.observed,
+                exchange.summary()
+            )
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// The deep faults only varied input finds: with the default number of cases, each is caught in

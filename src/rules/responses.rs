@@ -17,6 +17,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use super::{Checked, RuleCtx, Verdict};
+use crate::catalogue::Check;
 use crate::contract::{Contract, Operation, SchemaName};
 use crate::generation::request::{Credential, RequestSpec};
 use crate::outcome::Exchange;
@@ -206,6 +207,47 @@ impl Observations {
         let index = STATEMENTS.iter().position(|s| *s == statement).unwrap_or(0);
         self.tallies.lock().unwrap_or_else(|e| e.into_inner())[index].clone()
     }
+}
+
+/// What the oracle `check` finds wrong with one exchange sent to `base_url`, judged on its
+/// own, as a report prints it: `None` when the check is no oracle, the statement does not apply, or the
+/// exchange keeps it. A printed failure of an oracle, re-judged, must fail the same way.
+pub fn rejudge(
+    check: &Check,
+    exchange: &Exchange,
+    base_url: &str,
+    contract: &Contract,
+) -> Option<String> {
+    let statement = match check {
+        Check::ResponsesJsonContentType {} => Statement::JsonContentType,
+        Check::ResponsesErrorBody {} => Statement::ErrorBody,
+        Check::ResponsesNoServerError {} => Statement::NoServerError,
+        Check::ResponsesSuccessSchema {} => Statement::SuccessSchema,
+        Check::ResponsesDeprecationGetPetOnly {} => Statement::DeprecationOnGetPetOnly,
+        Check::ResponsesOutsideNoServerError {} => Statement::OutsideNoServerError,
+        _ => return None,
+    };
+    let mut exchange = exchange.clone();
+    // A printed response carries its body, not what it parsed to.
+    if let Some(response) = exchange.response.as_mut()
+        && response.json.is_none()
+        && !response.body_truncated
+    {
+        match serde_json::from_str::<Value>(&response.body) {
+            Ok(json) => response.json = Some(json),
+            Err(e) => response.json_error = Some(e.to_string()),
+        }
+    }
+    let url = &exchange.request.url;
+    let operation = Operation::of(
+        &exchange.request.method,
+        url.strip_prefix(base_url.trim_end_matches('/'))
+            .unwrap_or(url),
+    );
+    if exchange.cut_by_transport() || exchange.gave_up_throttled() {
+        return None;
+    }
+    problem(statement, operation, &exchange, contract).flatten()
 }
 
 /// A few read-only requests whose answers every statement applies to: success, 401, 404, 400.
