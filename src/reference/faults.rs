@@ -518,11 +518,11 @@ pub const FAULTS: &[FaultInfo] = &[
         description: "every second pet gets the id of the one before it",
         breaks: &[
             "create-pet/valid/unique-ids",
-            "create-pet/valid/round-trip",
             "create-pet/concurrent/distinct-ids",
-            "sequences/read-your-writes",
         ],
-        may_break: &[],
+        // Whether a re-sent counterexample lands on a reused id depends on how many pets the
+        // other rules created meanwhile: failed, or flaky when every re-send missed.
+        may_break: &["create-pet/valid/round-trip", "sequences/read-your-writes"],
     },
     FaultInfo {
         fault: Fault::GetPetAltersCategory,
