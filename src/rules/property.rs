@@ -1,7 +1,8 @@
 //! Property rules: pinned cases first (saved regressions, then the boundary values), then
 //! proptest-generated cases from the rule's seed. A failing generated case is shrunk, each step
 //! a real request, to a minimal one; a pinned failure does not stop the search, because a
-//! generated failure can be shrunk and a pinned one cannot.
+//! generated failure can be shrunk and a pinned one cannot. Before it is reported, a failing
+//! value is sent again; one that then passes every time is reported as flaky, not failed.
 //!
 //! Cases are independent requests, so a batch of them is judged on several workers at once
 //! (the run's `--concurrency`): against a remote target the rule then costs a round trip per
