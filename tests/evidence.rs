@@ -156,10 +156,12 @@ fn reset(stream: TcpStream) {
 
 /// Runs the suite through a proxy that cuts one answer; returns the exit code and report.
 fn run_with_one_cut(name: &str, choose: Choose) -> (Option<i32>, Value) {
-    run_with_one_spoiled(name, choose, Spoil::Cut)
+    let (code, report, _) = run_with_one_spoiled(name, choose, Spoil::Cut);
+    (code, report)
 }
 
-fn run_with_one_spoiled(name: &str, choose: Choose, spoil: Spoil) -> (Option<i32>, Value) {
+/// The exit code, report.json and summary.md of a run with one answer spoiled.
+fn run_with_one_spoiled(name: &str, choose: Choose, spoil: Spoil) -> (Option<i32>, Value, String) {
     let (_server, upstream) = common::serve_reference(KEY, &[]);
     let (base_url, cut) = spoiling_proxy(upstream, choose, spoil);
     let dir = common::temp_dir("evidence", name);
@@ -181,8 +183,9 @@ fn run_with_one_spoiled(name: &str, choose: Choose, spoil: Spoil) -> (Option<i32
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     common::assert_valid_report(&report);
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     let _ = std::fs::remove_dir_all(dir);
-    (output.status.code(), report)
+    (output.status.code(), report, summary)
 }
 
 fn rules(report: &Value) -> &Vec<Value> {
@@ -219,9 +222,14 @@ fn a_cut_answer_to_a_read_is_sent_again_and_judged_whole() {
 #[test]
 fn a_cut_answer_to_a_create_is_not_judged_and_the_report_names_the_rule() {
     // A createPet of create-pet/valid/unique-ids: it may not be repeated.
-    let (code, report) = run_with_one_cut("cut-post", |head, body| {
-        head.starts_with("POST /v1/pets ") && String::from_utf8_lossy(body).contains("-unique-0\"")
-    });
+    let (code, report, summary) = run_with_one_spoiled(
+        "cut-post",
+        |head, body| {
+            head.starts_with("POST /v1/pets ")
+                && String::from_utf8_lossy(body).contains("-unique-0\"")
+        },
+        Spoil::Cut,
+    );
     let failed: Vec<String> = rules(&report)
         .iter()
         .filter(|rule| rule["verdict"] == "failed")
@@ -232,6 +240,11 @@ fn a_cut_answer_to_a_create_is_not_judged_and_the_report_names_the_rule() {
     let cut = cut_rules(&report);
     assert_eq!(cut.len(), 1, "{cut:#?}");
     let rule = cut[0];
+    assert!(
+        summary.contains("Answers the transport cut mid-body")
+            && summary.contains("`create-pet/valid/unique-ids` (1)"),
+        "{summary}"
+    );
     assert_eq!(rule["id"], "create-pet/valid/unique-ids");
     assert_eq!(rule["verdict"], "inconclusive");
     let reason = rule["reason"].as_str().unwrap();
@@ -274,7 +287,7 @@ fn a_redirect_outside_the_operations_is_no_failure() {
 fn a_counterexample_that_does_not_fail_again_is_flaky_not_failed() {
     // A full page of pending pets, as list-pets/status/filter asks for each status: once, its
     // first pet is said to be sold. Sent again, the page is right.
-    let (code, report) = run_with_one_spoiled(
+    let (code, report, _) = run_with_one_spoiled(
         "flaky",
         |head, _| {
             let line = head.lines().next().unwrap();
