@@ -79,6 +79,12 @@ impl Exchange {
         !self.not_sent
     }
 
+    /// A response came, but the transport cut its body short (a reset, an early end, a timeout
+    /// mid-body): what the whole body says is unknown, so nothing in it is evidence.
+    pub fn cut_by_transport(&self) -> bool {
+        self.response.is_some() && self.transport_error.is_some()
+    }
+
     /// The target was still throttling this request when the client stopped waiting.
     pub fn gave_up_throttled(&self) -> bool {
         self.throttled.is_some_and(|t| t.gave_up)

@@ -1,5 +1,7 @@
 //! A hostile or broken target: every misbehaviour ends in a verdict (exit 1, or 3 when nothing
-//! answers), within the time budget, with no crash and no key sent anywhere but the target.
+//! answers), within the time budget, with no crash and no key sent anywhere but the target. A
+//! target whose every answer the transport cuts mid-body gives no evidence at all: the run is
+//! undetermined, never failed.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -176,12 +178,22 @@ fn run_against(behaviour: Behaviour) {
     let stderr = String::from_utf8_lossy(&output.stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let code = output.status.code();
-    // 1: judged on the answers it gave; 3: some rule reached no verdict (a report says
-    // which); 2: no answer to the preflight at all, so nothing could run (no report).
-    assert!(
-        matches!(code, Some(1..=3)),
-        "{behaviour:?}: exit {code:?}\n{stderr}"
+    let every_answer_cut = matches!(
+        behaviour,
+        Behaviour::ResetMidBody | Behaviour::TruncatedBody | Behaviour::Stalling
     );
+    if every_answer_cut {
+        // No evidence, so no failure: undetermined.
+        assert_eq!(code, Some(3), "{behaviour:?}\n{stderr}");
+        assert_cuts_not_judged(behaviour, &dir.join("report.json"));
+    } else {
+        // 1: judged on the answers it gave; 3: some rule reached no verdict (a report says
+        // which); 2: no answer to the preflight at all, so nothing could run (no report).
+        assert!(
+            matches!(code, Some(1..=3)),
+            "{behaviour:?}: exit {code:?}\n{stderr}"
+        );
+    }
     assert!(
         !stderr.contains("panicked") && !stdout.contains("panicked"),
         "{behaviour:?}: {stderr}"
@@ -197,7 +209,9 @@ fn run_against(behaviour: Behaviour) {
         "{behaviour:?}: something followed the redirect"
     );
     let mut written = format!("{stdout}{stderr}");
-    if code == Some(1) {
+    if every_answer_cut {
+        written.push_str(&std::fs::read_to_string(dir.join("report.json")).unwrap());
+    } else if code == Some(1) {
         let report = std::fs::read_to_string(dir.join("report.json")).unwrap();
         assert!(
             report.len() < 8 << 20,
@@ -228,6 +242,32 @@ fn run_against(behaviour: Behaviour) {
     }
     assert!(!written.contains(KEY), "{behaviour:?}: the key leaked");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Every answer was cut: the report is undetermined, no rule failed, and the rules say the
+/// transport cut their answers.
+fn assert_cuts_not_judged(behaviour: Behaviour, path: &std::path::Path) {
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    common::assert_valid_report(&report);
+    assert_eq!(report["conformance"], "undetermined", "{behaviour:?}");
+    let rules = report["rules"].as_array().unwrap();
+    let failed: Vec<&serde_json::Value> = rules
+        .iter()
+        .filter(|rule| rule["verdict"] == "failed")
+        .collect();
+    assert!(failed.is_empty(), "{behaviour:?}: {failed:#?}");
+    let cut = rules
+        .iter()
+        .filter(|rule| rule["transport_cuts"].as_u64().unwrap_or(0) > 0)
+        .count();
+    assert!(cut > 0, "{behaviour:?}: no rule counts a cut answer");
+    assert!(
+        rules.iter().any(|rule| rule["reason"]
+            .as_str()
+            .is_some_and(|reason| reason.contains("cut by the transport"))),
+        "{behaviour:?}: no rule says its answer was cut"
+    );
 }
 
 #[test]

@@ -194,6 +194,7 @@ pub enum Check {
     ResponsesNoServerError {},
     ResponsesSuccessSchema {},
     ResponsesDeprecationGetPetOnly {},
+    ResponsesOutsideNoServerError {},
 }
 
 /// What a refused createPet must answer.

@@ -39,16 +39,19 @@ pub enum Operation {
 }
 
 impl Operation {
-    /// The operation a request is for, from its method and its path below the base address.
+    /// The operation a request is for, from its method and its path below the base address;
+    /// `None` for a request no operation matches (an empty petId `/pets/`, a trailing slash,
+    /// a dot segment a URL resolves away, a method no operation names).
     pub fn of(method: &str, path: &str) -> Option<Operation> {
         let path = path.split('?').next().unwrap_or(path);
+        let pet_id = path.strip_prefix("/pets/").filter(|segment| {
+            !segment.is_empty() && !segment.contains('/') && !matches!(*segment, "." | "..")
+        });
         match (method, path) {
             ("GET", "/pets") => Some(Operation::ListPets),
             ("POST", "/pets") => Some(Operation::CreatePet),
             ("GET", "/store/orders") => Some(Operation::ListStoreOrders),
-            ("GET", p) if p.starts_with("/pets/") && p.len() > "/pets/".len() => {
-                Some(Operation::GetPet)
-            }
+            ("GET", _) if pet_id.is_some() => Some(Operation::GetPet),
             _ => None,
         }
     }
@@ -79,6 +82,29 @@ impl Operation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_operations_paths_are_operations() {
+        assert_eq!(Operation::of("GET", "/pets"), Some(Operation::ListPets));
+        assert_eq!(
+            Operation::of("GET", "/pets?limit=1"),
+            Some(Operation::ListPets)
+        );
+        assert_eq!(Operation::of("POST", "/pets"), Some(Operation::CreatePet));
+        assert_eq!(Operation::of("GET", "/pets/7"), Some(Operation::GetPet));
+        assert_eq!(Operation::of("GET", "/pets/x%2Fy"), Some(Operation::GetPet));
+        for (method, path) in [
+            ("GET", "/pets/"),
+            ("GET", "/pets/?limit=1"),
+            ("GET", "/pets/7/"),
+            ("GET", "/pets/.."),
+            ("GET", "/store/orders/"),
+            ("POST", "/pets/"),
+            ("DELETE", "/pets/7"),
+        ] {
+            assert_eq!(Operation::of(method, path), None, "{method} {path}");
+        }
+    }
 
     #[test]
     fn sunset_constants_agree() {

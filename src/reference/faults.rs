@@ -77,6 +77,7 @@ pub enum Fault {
     RacyIdCounter,
     LostWriteUnderLoad,
     ReadAfterWriteLag,
+    TrailingSlash500,
 }
 
 /// A fault's name on the command line, what it does, and the rules it is meant to fail.
@@ -517,11 +518,11 @@ pub const FAULTS: &[FaultInfo] = &[
         description: "every second pet gets the id of the one before it",
         breaks: &[
             "create-pet/valid/unique-ids",
-            "create-pet/valid/round-trip",
             "create-pet/concurrent/distinct-ids",
-            "sequences/read-your-writes",
         ],
-        may_break: &[],
+        // Whether a re-sent counterexample lands on a reused id depends on how many pets the
+        // other rules created meanwhile: failed, or flaky when every re-send missed.
+        may_break: &["create-pet/valid/round-trip", "sequences/read-your-writes"],
     },
     FaultInfo {
         fault: Fault::GetPetAltersCategory,
@@ -845,6 +846,13 @@ pub const FAULTS: &[FaultInfo] = &[
             "create-pet/concurrent/distinct-ids",
         ],
         may_break: &["get-pet/existing/returns-pet"],
+    },
+    FaultInfo {
+        fault: Fault::TrailingSlash500,
+        name: "trailing-slash-500",
+        description: "a path with a trailing slash (GET /pets/, the empty petId) answers 500, as an unhandled route does",
+        breaks: &["responses/outside-operations/no-server-error"],
+        may_break: &[],
     },
 ];
 

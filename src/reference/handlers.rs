@@ -447,3 +447,48 @@ pub(super) async fn method_not_allowed(State(shared): State<AppState>) -> Respon
         "method not allowed on this resource",
     )
 }
+
+/// A path ending in a slash, before routing and authentication: under the
+/// trailing-slash-redirect variant, a body-less 307 to the same path without the slash (what
+/// Starlette's router answers by default); under the trailing-slash-500 fault, a 500.
+pub(super) async fn trailing_slash(
+    State(shared): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let path = request.uri().path();
+    if path.len() <= 1 || !path.ends_with('/') {
+        return next.run(request).await;
+    }
+    if shared.has(Fault::TrailingSlash500) {
+        return error(
+            &shared,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "unhandled route",
+        );
+    }
+    if !shared.is(Variant::TrailingSlashRedirect) {
+        return next.run(request).await;
+    }
+    let query = request
+        .uri()
+        .query()
+        .map(|query| format!("?{query}"))
+        .unwrap_or_default();
+    let target = format!("{}{query}", path.trim_end_matches('/'));
+    // Starlette redirects to the absolute URL, from the Host the request named.
+    let location = match request
+        .headers()
+        .get(header::HOST)
+        .and_then(|host| host.to_str().ok())
+    {
+        Some(host) => format!("http://{host}{target}"),
+        None => target,
+    };
+    let mut response = StatusCode::TEMPORARY_REDIRECT.into_response();
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response
+}

@@ -118,6 +118,10 @@ pub fn router(config: ReferenceConfig) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            trailing_slash,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), shape))
         .layer(middleware::from_fn_with_state(state.clone(), delay))
         .with_state(state)

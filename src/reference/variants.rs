@@ -24,6 +24,8 @@ pub enum Variant {
     KnownCategories,
     /// The reference always accepts h2c; this variant is run with --http2-prior-knowledge.
     Http2,
+    /// Starlette's default: a trailing slash gets a body-less 307 to the path without it.
+    TrailingSlashRedirect,
 }
 
 pub struct VariantInfo {
@@ -112,6 +114,11 @@ pub const VARIANTS: &[VariantInfo] = &[
         variant: Variant::Unprocessable422,
         name: "unprocessable-422",
         description: "well-formed bodies with invalid values get 422 (only a recommended rule asks for 400)",
+    },
+    VariantInfo {
+        variant: Variant::TrailingSlashRedirect,
+        name: "trailing-slash-redirect",
+        description: "a path with a trailing slash (GET /pets/, the empty petId) gets a body-less 307 to the path without it, before authentication, as Starlette answers by default",
     },
     VariantInfo {
         variant: Variant::Http2,

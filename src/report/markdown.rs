@@ -76,6 +76,19 @@ pub fn render(report: &Report) -> String {
     if let Some(reason) = &report.target.stopped_answering {
         let _ = writeln!(out, "\n**The target stopped answering**: {reason}.");
     }
+    let cut: Vec<String> = report
+        .rules
+        .iter()
+        .filter(|rule| rule.transport_cuts > 0)
+        .map(|rule| format!("`{}` ({})", rule.id, rule.transport_cuts))
+        .collect();
+    if !cut.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nAnswers the transport cut mid-body, not judged (a GET was sent once more): {}.",
+            cut.join(", ")
+        );
+    }
     if !report.target.faults.is_empty() {
         let _ = writeln!(
             out,

@@ -235,6 +235,10 @@ pub struct RuleReport {
     /// remote target, its run time is about this many round trips.
     #[serde(default)]
     pub round_trips: u32,
+    /// Answers to the rule's requests the transport cut mid-body (a reset, an early end, a
+    /// timeout): never judged; an idempotent request was sent once more.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub transport_cuts: u32,
     pub duration_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureReport>,
@@ -333,6 +337,7 @@ impl RuleReport {
             known_failure: None,
             cases_run,
             round_trips: 0,
+            transport_cuts: 0,
             duration_ms,
             failure,
         }
@@ -399,6 +404,10 @@ impl Report {
         ordered.sort_by_key(|rule| rank(rule));
         ordered
     }
+}
+
+fn is_zero(count: &u32) -> bool {
+    *count == 0
 }
 
 /// Characters of a response body kept in a report; the rest is summarised.

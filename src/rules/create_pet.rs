@@ -297,8 +297,9 @@ pub fn type_confusion_stores_nothing(ctx: &RuleCtx) -> Checked {
     for ((name, category, single), exchange) in sent.into_iter().zip(ctx.send_all(&specs)) {
         ctx.case_done();
         // What the answer should be is type-confusion's business; here, only what is stored.
-        if exchange.status().is_none_or(|s| (200..300).contains(&s)) {
-            continue; // unanswered, or stored and said so: not a refusal to check
+        if exchange.cut_by_transport() || exchange.status().is_none_or(|s| (200..300).contains(&s))
+        {
+            continue; // unanswered or cut, or stored and said so: not a refusal to check
         }
         markers.push(Marker {
             name: (single.property != "name").then_some(name),

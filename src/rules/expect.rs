@@ -6,11 +6,14 @@ use super::{Checked, RuleCtx, Verdict};
 use crate::contract::SchemaName;
 use crate::outcome::{Exchange, RecordedResponse};
 
-/// The response, or an inconclusive verdict when the target sent none: a transport failure is
-/// not evidence about the contract.
+/// The response, or an inconclusive verdict when the target sent none, or one the transport
+/// cut short: a transport failure is not evidence about the contract.
 pub fn response(exchange: &Exchange) -> Result<&RecordedResponse, Verdict> {
     if exchange.gave_up_throttled() {
         return Err(throttled(exchange));
+    }
+    if exchange.cut_by_transport() {
+        return Err(cut(exchange));
     }
     exchange.response.as_ref().ok_or_else(|| {
         Verdict::inconclusive(format!(
@@ -30,6 +33,19 @@ pub fn throttled(exchange: &Exchange) -> Verdict {
         exchange.request.method,
         exchange.request.url,
         exchange.summary()
+    ))
+}
+
+/// The verdict of a response whose body the transport cut: nothing about the contract.
+pub fn cut(exchange: &Exchange) -> Verdict {
+    Verdict::inconclusive(format!(
+        "the response was cut by the transport, so it cannot be judged: {} {} answered {} ({})",
+        exchange.request.method,
+        exchange.request.url,
+        exchange
+            .status()
+            .map_or("nothing".into(), |s| s.to_string()),
+        exchange.transport_error.as_deref().unwrap_or("cut")
     ))
 }
 

@@ -207,7 +207,13 @@ fn created_id(exchange: &Exchange) -> Result<i64, String> {
 }
 
 fn create(ctx: &RuleCtx, name: &str, status: Option<&str>) -> Result<Value, String> {
-    created(&ctx.send(&create_request(ctx, name, status)))
+    let exchange = ctx.send(&create_request(ctx, name, status));
+    if exchange.cut_by_transport() {
+        // The answer naming the pet was cut; the pet may be stored all the same. A fixture
+        // only needs a pet, so one more is created rather than the rules left without.
+        return created(&ctx.send(&create_request(ctx, name, status)));
+    }
+    created(&exchange)
 }
 
 /// Under the read-only profile: a pet the store already holds.
@@ -258,6 +264,9 @@ fn populate(ctx: &RuleCtx) -> Result<Population, String> {
             })
             .collect();
         for exchange in ctx.send_all(&specs) {
+            if exchange.cut_by_transport() {
+                continue; // whether it was stored is unknown: the next batch makes up for it
+            }
             known.insert(created_id(&exchange)?);
         }
         made += wanted;
@@ -282,6 +291,7 @@ pub fn assert_not_stored(ctx: &RuleCtx, marker: &Marker) -> Checked {
 /// [`assert_not_stored`] for several refused requests at once, in one listing.
 pub fn assert_none_stored(ctx: &RuleCtx, markers: &[Marker]) -> Checked {
     let exchange = ctx.send(&RequestSpec::get("/pets").query("limit", "100"));
+    super::expect::response(&exchange)?; // a cut listing shows nothing absent
     super::expect::truncated(&exchange)?;
     let Some(Value::Array(pets)) = exchange.json().filter(|_| exchange.status() == Some(200))
     else {

@@ -176,7 +176,8 @@ pub fn phase(check: &Check) -> Phase {
         | Check::ResponsesErrorBody {}
         | Check::ResponsesNoServerError {}
         | Check::ResponsesSuccessSchema {}
-        | Check::ResponsesDeprecationGetPetOnly {} => Phase::Last,
+        | Check::ResponsesDeprecationGetPetOnly {}
+        | Check::ResponsesOutsideNoServerError {} => Phase::Last,
         Check::AuthRefused { .. }
         | Check::AuthAccepted { .. }
         | Check::AuthNearMissRefused { .. }
@@ -283,6 +284,7 @@ pub fn run(ctx: &RuleCtx) -> Checked {
         Check::ResponsesNoServerError {} => responses::no_server_error(ctx),
         Check::ResponsesSuccessSchema {} => responses::success_schema(ctx),
         Check::ResponsesDeprecationGetPetOnly {} => responses::deprecation_on_get_pet_only(ctx),
+        Check::ResponsesOutsideNoServerError {} => responses::outside_no_server_error(ctx),
     }
 }
 
@@ -293,9 +295,28 @@ pub fn evaluate(ctx: &RuleCtx) -> Verdict {
 }
 
 /// No rule fails without a response that shows it: a failure whose exchange got no answer
-/// (a timeout, a reset, a request not sent) is the absence of evidence, so inconclusive.
+/// (a timeout, a reset, a request not sent), or an answer the transport cut mid-body, is the
+/// absence of evidence, so inconclusive.
 fn judge(ctx: &RuleCtx) -> Verdict {
     match check(ctx) {
+        Verdict::Failed(failure)
+            if failure
+                .exchange
+                .as_ref()
+                .is_some_and(Exchange::cut_by_transport)
+                || failure
+                    .steps
+                    .iter()
+                    .any(|step| step.exchange.cut_by_transport()) =>
+        {
+            let cut = failure
+                .exchange
+                .iter()
+                .chain(failure.steps.iter().map(|step| &step.exchange))
+                .find(|exchange| exchange.cut_by_transport())
+                .map(expect::cut);
+            cut.unwrap_or_else(|| Verdict::inconclusive("a response was cut by the transport"))
+        }
         Verdict::Failed(failure)
             if failure
                 .exchange

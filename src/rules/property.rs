@@ -1,7 +1,8 @@
 //! Property rules: pinned cases first (saved regressions, then the boundary values), then
 //! proptest-generated cases from the rule's seed. A failing generated case is shrunk, each step
 //! a real request, to a minimal one; a pinned failure does not stop the search, because a
-//! generated failure can be shrunk and a pinned one cannot.
+//! generated failure can be shrunk and a pinned one cannot. Before it is reported, a failing
+//! value is sent again; one that then passes every time is reported as flaky, not failed.
 //!
 //! Cases are independent requests, so a batch of them is judged on several workers at once
 //! (the run's `--concurrency`): against a remote target the rule then costs a round trip per
@@ -75,6 +76,34 @@ fn with_counterexample(
         minimal_value,
     });
     Verdict::Failed(failure)
+}
+
+/// How many times a failing value is sent again before it is called flaky: a fault that
+/// depends on the store's state (every second id reused, a write lost under load) may let one
+/// re-send pass by chance, but hardly this many in a row.
+const FLAKY_RESENDS: u32 = 8;
+
+/// A failing value, sent again before it is reported: a counterexample that passes every time
+/// it is re-sent shows no fault that can be reproduced, so it is reported as flaky
+/// (inconclusive), not as a failure. One that fails again, or whose re-send gives no evidence
+/// either way (not sent, cut, throttled), keeps its first failure.
+fn confirm<T>(
+    ctx: &RuleCtx,
+    value: &T,
+    description: &str,
+    failure: Box<Failure>,
+    case: &impl Fn(&T) -> Checked,
+) -> Result<Box<Failure>, Verdict> {
+    for _ in 0..FLAKY_RESENDS {
+        ctx.case_done();
+        if case(value).is_err() {
+            return Ok(failure);
+        }
+    }
+    Err(Verdict::inconclusive(format!(
+        "flaky: {description} failed once ({}), then passed each of the {FLAKY_RESENDS} times it was sent again",
+        crate::outcome::failure_message(&failure.expected, &failure.observed)
+    )))
 }
 
 /// Judges every value with `case`, on up to `workers` threads; the verdicts come back in the
@@ -201,6 +230,8 @@ where
         .collect();
     let pinned_values: Vec<T> = pinned.iter().map(|(_, value)| value.clone()).collect();
     let mut pinned_failure: Option<Verdict> = None;
+    // A pinned value that failed once and passed when sent again.
+    let mut pinned_flaky: Option<Verdict> = None;
     let mut last_undecided: Option<String> = None;
     let mut undecided = 0u32;
     let mut decided = 0u32;
@@ -211,15 +242,22 @@ where
                 decided += 1;
                 if pinned_failure.is_none() {
                     let description = describe(value);
-                    let data = serde_json::to_value(value).unwrap_or(Value::Null);
-                    pinned_failure = Some(with_counterexample(
-                        failure,
-                        description.clone(),
-                        description,
-                        data,
-                        0,
-                        *phase,
-                    ));
+                    match confirm(ctx, value, &description, failure, &case) {
+                        Ok(failure) => {
+                            let data = serde_json::to_value(value).unwrap_or(Value::Null);
+                            pinned_failure = Some(with_counterexample(
+                                failure,
+                                description.clone(),
+                                description,
+                                data,
+                                0,
+                                *phase,
+                            ));
+                        }
+                        Err(flaky) => {
+                            pinned_flaky.get_or_insert(flaky);
+                        }
+                    }
                 }
             }
             Err(other) => {
@@ -304,6 +342,11 @@ where
                 let original = describe(&values[index]);
                 let tree = trees.swap_remove(index);
                 let (minimal, failure, steps) = shrink(ctx, tree, failure, &case);
+                let failure = match confirm(ctx, &minimal, &describe(&minimal), failure, &case) {
+                    Ok(failure) => failure,
+                    // Not reproduced: a failure found among the pinned values still stands.
+                    Err(flaky) => return Err(pinned_failure.unwrap_or(flaky)),
+                };
                 let data = serde_json::to_value(&minimal).unwrap_or(Value::Null);
                 return Err(with_counterexample(
                     failure,
@@ -336,7 +379,7 @@ where
             }
         }
     }
-    if let Some(failure) = pinned_failure {
+    if let Some(failure) = pinned_failure.or(pinned_flaky) {
         return Err(failure);
     }
     if decided == 0 && (undecided > 0 || rejects > 0) {

@@ -5,12 +5,19 @@
 //! is inspected as it passes the recorder ([`Observations::inspect`]); the rules read the tally
 //! once every other rule has finished, after a small read-only sweep of their own so that they
 //! have evidence even when run alone. A rule's own verdict and an oracle's are both reported.
+//!
+//! Only evidence is tallied: an answer the transport cut mid-body is counted as a cut of the
+//! rule that sent it, never judged. The contract's statements judge the answers to its
+//! operations; a request no operation matches (`GET /pets/`, a trailing slash) is a robustness
+//! probe, which only the recommended "no 5xx" judges. An answer with no body (a redirect, 204,
+//! 304, an empty body) has no media type to judge.
 
 use std::sync::Mutex;
 
 use serde_json::Value;
 
 use super::{Checked, RuleCtx, Verdict};
+use crate::catalogue::Check;
 use crate::contract::{Contract, Operation, SchemaName};
 use crate::generation::request::{Credential, RequestSpec};
 use crate::outcome::Exchange;
@@ -22,14 +29,17 @@ enum Statement {
     NoServerError,
     SuccessSchema,
     DeprecationOnGetPetOnly,
+    /// No 5xx to a request outside the contract's operations (robustness, recommended).
+    OutsideNoServerError,
 }
 
-const STATEMENTS: [Statement; 5] = [
+const STATEMENTS: [Statement; 6] = [
     Statement::JsonContentType,
     Statement::ErrorBody,
     Statement::NoServerError,
     Statement::SuccessSchema,
     Statement::DeprecationOnGetPetOnly,
+    Statement::OutsideNoServerError,
 ];
 
 #[derive(Default, Clone)]
@@ -45,6 +55,21 @@ pub struct Observations {
     tallies: Mutex<[Tally; STATEMENTS.len()]>,
     /// The sweep is sent once per run: the three statements read the same tally.
     swept: std::sync::OnceLock<()>,
+    /// Answers the transport cut mid-body, per rule that sent the request.
+    cuts: Mutex<std::collections::BTreeMap<String, u32>>,
+}
+
+/// Whether an answer carries no body to judge as JSON: informational, a redirect, 204 No
+/// Content, 304 Not Modified, the answer to HEAD, or an empty body where one is allowed. An
+/// error must carry an Error body "with `Content-Type: application/json`", so an empty 4xx or
+/// 5xx is still judged.
+fn body_less(exchange: &Exchange) -> bool {
+    let Some(response) = &exchange.response else {
+        return true;
+    };
+    matches!(response.status, 100..=199 | 204 | 300..=399)
+        || exchange.request.method == "HEAD"
+        || (response.body.is_empty() && !response.body_truncated && response.status < 400)
 }
 
 /// What is wrong with `exchange` under `statement`, if anything; `None` when it does not apply.
@@ -55,6 +80,10 @@ fn problem(
     contract: &Contract,
 ) -> Option<Option<String>> {
     let response = exchange.response.as_ref()?;
+    // Outside the operations, only robustness is judged; inside, everything but it.
+    if (statement == Statement::OutsideNoServerError) != operation.is_none() {
+        return None;
+    }
     match statement {
         Statement::SuccessSchema => {
             let schema = match (operation?, response.status) {
@@ -92,6 +121,9 @@ fn problem(
             }))
         }
         Statement::JsonContentType => {
+            if body_less(exchange) {
+                return None; // no body, so no media type to be application/json
+            }
             let content_type = exchange.header("content-type");
             let essence = content_type
                 .and_then(|value| value.split(';').next())
@@ -124,7 +156,7 @@ fn problem(
                 )
             }))
         }
-        Statement::NoServerError => {
+        Statement::NoServerError | Statement::OutsideNoServerError => {
             Some((response.status >= 500).then(|| format!("{} (server error)", response.status)))
         }
     }
@@ -141,6 +173,12 @@ impl Observations {
     ) {
         if exchange.gave_up_throttled() {
             return; // a throttling answer is the gateway's, not the contract's
+        }
+        if exchange.cut_by_transport() {
+            // Not evidence: counted, so the report says which rule's answer was cut.
+            let mut cuts = self.cuts.lock().unwrap_or_else(|e| e.into_inner());
+            *cuts.entry(rule_id.to_string()).or_default() += 1;
+            return;
         }
         let found: Vec<Option<Option<String>>> = STATEMENTS
             .iter()
@@ -159,10 +197,57 @@ impl Observations {
         }
     }
 
+    /// How many answers to `rule_id`'s requests the transport cut mid-body.
+    pub fn cuts_of(&self, rule_id: &str) -> u32 {
+        let cuts = self.cuts.lock().unwrap_or_else(|e| e.into_inner());
+        cuts.get(rule_id).copied().unwrap_or(0)
+    }
+
     fn tally(&self, statement: Statement) -> Tally {
         let index = STATEMENTS.iter().position(|s| *s == statement).unwrap_or(0);
         self.tallies.lock().unwrap_or_else(|e| e.into_inner())[index].clone()
     }
+}
+
+/// What the oracle `check` finds wrong with one exchange sent to `base_url`, judged on its
+/// own, as a report prints it: `None` when the check is no oracle, the statement does not apply, or the
+/// exchange keeps it. A printed failure of an oracle, re-judged, must fail the same way.
+pub fn rejudge(
+    check: &Check,
+    exchange: &Exchange,
+    base_url: &str,
+    contract: &Contract,
+) -> Option<String> {
+    let statement = match check {
+        Check::ResponsesJsonContentType {} => Statement::JsonContentType,
+        Check::ResponsesErrorBody {} => Statement::ErrorBody,
+        Check::ResponsesNoServerError {} => Statement::NoServerError,
+        Check::ResponsesSuccessSchema {} => Statement::SuccessSchema,
+        Check::ResponsesDeprecationGetPetOnly {} => Statement::DeprecationOnGetPetOnly,
+        Check::ResponsesOutsideNoServerError {} => Statement::OutsideNoServerError,
+        _ => return None,
+    };
+    let mut exchange = exchange.clone();
+    // A printed response carries its body, not what it parsed to.
+    if let Some(response) = exchange.response.as_mut()
+        && response.json.is_none()
+        && !response.body_truncated
+    {
+        match serde_json::from_str::<Value>(&response.body) {
+            Ok(json) => response.json = Some(json),
+            Err(e) => response.json_error = Some(e.to_string()),
+        }
+    }
+    let url = &exchange.request.url;
+    let operation = Operation::of(
+        &exchange.request.method,
+        url.strip_prefix(base_url.trim_end_matches('/'))
+            .unwrap_or(url),
+    );
+    if exchange.cut_by_transport() || exchange.gave_up_throttled() {
+        return None;
+    }
+    problem(statement, operation, &exchange, contract).flatten()
 }
 
 /// A few read-only requests whose answers every statement applies to: success, 401, 404, 400.
@@ -178,6 +263,9 @@ fn send_sweep(ctx: &RuleCtx) {
         RequestSpec::get(format!("/pets/{}", i64::MAX)),
         RequestSpec::get("/pets").query("limit", "0"),
         RequestSpec::get("/store/orders"),
+        // Outside the operations: an empty petId, trailing slashes.
+        RequestSpec::get("/pets/"),
+        RequestSpec::get(format!("/pets/{}/", i64::MAX)),
     ];
     for spec in &requests {
         ctx.send(spec);
@@ -238,10 +326,113 @@ pub fn success_schema(ctx: &RuleCtx) -> Checked {
     )
 }
 
+/// Robustness: a request no operation of the contract matches is still no cause for a 5xx.
+pub fn outside_no_server_error(ctx: &RuleCtx) -> Checked {
+    verdict(
+        ctx,
+        Statement::OutsideNoServerError,
+        "no 5xx answer to a request outside the contract's operations (an empty petId, a trailing slash)",
+    )
+}
+
 pub fn deprecation_on_get_pet_only(ctx: &RuleCtx) -> Checked {
     verdict(
         ctx,
         Statement::DeprecationOnGetPetOnly,
         "no Deprecation or Sunset header on a listPets or createPet response",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::{RecordedRequest, RecordedResponse};
+
+    fn exchange(method: &str, path: &str, status: u16, body: &str, cut: bool) -> Exchange {
+        let headers = if body.is_empty() {
+            vec![("location".to_string(), "http://x/v1/pets".to_string())]
+        } else {
+            vec![("content-type".to_string(), "text/plain".to_string())]
+        };
+        Exchange {
+            request: RecordedRequest {
+                method: method.into(),
+                url: format!("http://x/v1{path}"),
+                headers: Vec::new(),
+                body: None,
+            },
+            response: Some(RecordedResponse {
+                version: "HTTP/1.1".into(),
+                status,
+                headers,
+                body: body.into(),
+                body_truncated: false,
+                json: None,
+                json_error: Some("not JSON".into()),
+            }),
+            transport_error: cut.then(|| "body cut short: reset".to_string()),
+            elapsed_ms: 0,
+            throttled: None,
+            not_sent: false,
+        }
+    }
+
+    /// What each statement's tally holds after `exchanges`: (inspected, violations).
+    fn tallies(exchanges: &[Exchange]) -> (Observations, Vec<(usize, usize)>) {
+        let contract = Contract::load(None).unwrap();
+        let observations = Observations::default();
+        for exchange in exchanges {
+            let path = exchange.request.url.trim_start_matches("http://x/v1");
+            let operation = Operation::of(&exchange.request.method, path);
+            observations.inspect("rule/a", operation, exchange, &contract);
+        }
+        let counts = STATEMENTS
+            .iter()
+            .map(|statement| {
+                let tally = observations.tally(*statement);
+                (tally.inspected, tally.violations)
+            })
+            .collect();
+        (observations, counts)
+    }
+
+    #[test]
+    fn a_cut_answer_is_counted_not_judged() {
+        let (observations, counts) = tallies(&[exchange("GET", "/pets", 200, "[{\"id\"", true)]);
+        assert!(
+            counts.iter().all(|&(inspected, _)| inspected == 0),
+            "{counts:?}"
+        );
+        assert_eq!(observations.cuts_of("rule/a"), 1);
+        assert_eq!(observations.cuts_of("rule/b"), 0);
+    }
+
+    #[test]
+    fn outside_the_operations_only_a_5xx_counts() {
+        let (_, counts) = tallies(&[
+            exchange("GET", "/pets/", 307, "", false),
+            exchange("GET", "/pets/1/", 500, "oops", false),
+        ]);
+        let outside = STATEMENTS
+            .iter()
+            .position(|s| *s == Statement::OutsideNoServerError)
+            .unwrap();
+        for (n, &(inspected, violations)) in counts.iter().enumerate() {
+            if n == outside {
+                assert_eq!((inspected, violations), (2, 1));
+            } else {
+                assert_eq!(inspected, 0, "{:?}", STATEMENTS[n]);
+            }
+        }
+    }
+
+    #[test]
+    fn a_body_less_redirect_has_no_media_type_to_judge() {
+        let (_, counts) = tallies(&[
+            exchange("GET", "/pets", 307, "", false),
+            exchange("GET", "/pets", 401, "", false),
+        ]);
+        // The redirect is not judged; the empty 401 is (an error carries a JSON Error).
+        assert_eq!(counts[0], (1, 1));
+    }
 }

@@ -260,6 +260,8 @@ struct RuleResult {
     deselected: bool,
     cases_run: u32,
     round_trips: u32,
+    /// Answers to this rule's requests the transport cut mid-body (not judged).
+    transport_cuts: u32,
     duration_ms: u64,
 }
 
@@ -532,6 +534,7 @@ fn run_trials(
                 deselected,
                 cases_run: ctx.cases_run(),
                 round_trips: ctx.round_trips(),
+                transport_cuts: run.observations.cuts_of(&rule_owned.id),
                 duration_ms: started.elapsed().as_millis() as u64,
                 verdict,
             };
@@ -642,6 +645,7 @@ fn tally(
             &config.api_key_env,
         );
         report.round_trips = result.round_trips;
+        report.transport_cuts = result.transport_cuts;
         if let Some(entry) = entry {
             report.known_failure = Some(entry.clone());
             if excused {
