@@ -21,6 +21,9 @@ pub(super) struct Store {
     pub(super) stored_at: std::collections::HashMap<i64, std::time::Instant>,
 }
 
+/// Pets of other clients in the crowded store.
+pub(super) const CROWD: usize = 5000;
+
 pub(super) struct Shared {
     pub(super) config: ReferenceConfig,
     pub(super) store: Mutex<Store>,
@@ -55,8 +58,31 @@ impl Shared {
         self.store.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Fills the store with [`CROWD`] pets of other clients, of every status and none.
+    pub(super) fn crowd(&self) {
+        for n in 0..CROWD {
+            let status = [Some("available"), Some("pending"), Some("sold"), None][n % 4];
+            self.insert(
+                format!("resident {n}"),
+                (n % 7) as i64,
+                status.map(String::from),
+            );
+        }
+    }
+
     pub(super) fn insert(&self, name: String, category_id: i64, status: Option<String>) -> Pet {
         let mut store = self.store();
+        if self.is(Variant::BusyStore) && store.next_id % 3 == 2 {
+            // Another client's create, handled just before this one: it takes the next id.
+            store.next_id += 1;
+            let id = store.next_id;
+            store.pets.push(Pet {
+                id,
+                name: format!("other client {id}"),
+                category_id: id % 7,
+                status: Some("sold".into()),
+            });
+        }
         store.next_id += 1;
         let mut id = store.next_id;
         if self.is(Variant::ZeroBasedIds) {

@@ -12,10 +12,11 @@ use super::{FailureReport, Report, RuleReport};
 use crate::outcome::{CasePhase, VerdictKind};
 
 /// The verdicts in the order the filters list them (the order rules are listed in).
-const VERDICTS: [VerdictKind; 5] = [
+const VERDICTS: [VerdictKind; 6] = [
     VerdictKind::Failed,
     VerdictKind::KnownFailure,
     VerdictKind::Inconclusive,
+    VerdictKind::NotDecidable,
     VerdictKind::Skipped,
     VerdictKind::Passed,
 ];
@@ -50,7 +51,7 @@ dl.run dd { margin: 0; overflow-wrap: anywhere; }
 .badge { display: inline-block; margin-right: .4rem; font-size: .75rem; font-weight: 700; letter-spacing: .03em; }
 .rule[data-verdict="failed"] .badge { color: var(--fail); }
 .rule[data-verdict="passed"] .badge { color: var(--pass); }
-.rule[data-verdict="known-failure"] .badge, .rule[data-verdict="inconclusive"] .badge, .rule[data-verdict="skipped"] .badge { color: var(--warn); }
+.rule[data-verdict="known-failure"] .badge, .rule[data-verdict="inconclusive"] .badge .badge, .rule[data-verdict="skipped"] .badge { color: var(--warn); }
 .meta { color: var(--muted); font-size: .85rem; margin: .2rem 0 .4rem; }
 blockquote.citation { margin: .4rem 0; padding: .1rem .75rem; border-left: 3px solid var(--line); color: #3c4043; }
 blockquote.citation p { margin: .2rem 0; }
@@ -311,6 +312,7 @@ fn header(out: &mut String, report: &Report, conformance: &str, conformance_name
     }
     let extra: String = [
         (t.known_failures, "known failures (not gated)"),
+        (t.not_decidable, "not decidable on this store"),
         (t.not_selected, "not selected"),
     ]
     .iter()
