@@ -51,7 +51,7 @@ dl.run dd { margin: 0; overflow-wrap: anywhere; }
 .badge { display: inline-block; margin-right: .4rem; font-size: .75rem; font-weight: 700; letter-spacing: .03em; }
 .rule[data-verdict="failed"] .badge { color: var(--fail); }
 .rule[data-verdict="passed"] .badge { color: var(--pass); }
-.rule[data-verdict="known-failure"] .badge, .rule[data-verdict="inconclusive"] .badge .badge, .rule[data-verdict="skipped"] .badge { color: var(--warn); }
+.rule[data-verdict="known-failure"] .badge, .rule[data-verdict="inconclusive"] .badge, .rule[data-verdict="skipped"] .badge { color: var(--warn); }
 .meta { color: var(--muted); font-size: .85rem; margin: .2rem 0 .4rem; }
 blockquote.citation { margin: .4rem 0; padding: .1rem .75rem; border-left: 3px solid var(--line); color: #3c4043; }
 blockquote.citation p { margin: .2rem 0; }
