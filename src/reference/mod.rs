@@ -99,6 +99,8 @@ pub fn router(config: ReferenceConfig) -> Router {
         config,
         store: Mutex::new(Store::default()),
         creates_in_flight: std::sync::atomic::AtomicUsize::new(0),
+        opened: std::time::Instant::now(),
+        others_stored: std::sync::atomic::AtomicU64::new(0),
         throttle_window: Mutex::new((std::time::Instant::now(), 0)),
     });
     if state.is(Variant::CrowdedStore) {

@@ -113,7 +113,7 @@ pub const VARIANTS: &[VariantInfo] = &[
     VariantInfo {
         variant: Variant::BusyStore,
         name: "busy-store",
-        description: "other clients create pets during the run: one of theirs is stored before every third pet",
+        description: "other clients create pets during the run: 50 pets a second",
     },
     VariantInfo {
         variant: Variant::Unprocessable422,

@@ -217,11 +217,26 @@ impl Fixtures {
         self.first_page(ctx).is_some_and(|ids| ids.len() >= 100)
     }
 
-    /// Where the crowded store's ids grow, found once per run (see [`frontiers`]).
+    /// Where the crowded store's ids grow now: found once per run (see [`frontiers`]), then
+    /// moved past the ids given since (by the run, or by other clients of a shared store), so
+    /// that a rule reads only what was given after it started.
     fn frontiers(&self, ctx: &RuleCtx) -> Result<Vec<Frontier>, Verdict> {
         let mut slot = self.frontiers.lock().unwrap_or_else(|e| e.into_inner());
-        slot.get_or_insert_with(|| frontiers(ctx, &self.first_page(ctx).unwrap_or_default()))
-            .clone()
+        let found = slot
+            .get_or_insert_with(|| frontiers(ctx, &self.first_page(ctx).unwrap_or_default()))
+            .clone();
+        let moved = found.and_then(|frontiers| {
+            frontiers
+                .into_iter()
+                .map(|frontier| {
+                    walk(ctx, &[], frontier, MAX_CATCH_UP).map(|id| Frontier { id, ..frontier })
+                })
+                .collect::<Result<Vec<_>, _>>()
+        });
+        if moved.is_ok() {
+            *slot = Some(moved.clone());
+        }
+        moved
     }
 
     /// Makes sure the store holds more than 100 pets, some of every status, and says how many
@@ -380,6 +395,9 @@ const WINDOW: i64 = 64;
 
 /// Ids a rule reads past a frontier at most; a store that gave more since is too busy to look.
 const MAX_READ: usize = 1024;
+
+/// Ids read at most to bring the run's frontier up to date before a refused request.
+const MAX_CATCH_UP: usize = 8192;
 
 /// Whether a pet has `id`: getPet answers 200 or 404; anything else decides nothing.
 fn exists(ctx: &RuleCtx, id: i64) -> Result<bool, Verdict> {
@@ -574,6 +592,17 @@ impl Watch {
 /// a pet stored from a refused body got one of them, the store's ids being sequential. The
 /// run's own pets are known to be given and are not read.
 fn past(ctx: &RuleCtx, markers: &[Marker], frontier: Frontier) -> Checked {
+    walk(ctx, markers, frontier, MAX_READ).map(|_| ())
+}
+
+/// Walks the ids past `frontier` a window at a time until a whole window is unused; fails on a
+/// pet made from one of `markers`. Returns the last given id: the store's frontier now.
+fn walk(
+    ctx: &RuleCtx,
+    markers: &[Marker],
+    frontier: Frontier,
+    max_read: usize,
+) -> Result<i64, Verdict> {
     let created = &ctx.run.fixtures.created;
     let mut last_given = frontier.id;
     let mut read = 0usize;
@@ -582,8 +611,9 @@ fn past(ctx: &RuleCtx, markers: &[Marker], frontier: Frontier) -> Checked {
             .filter_map(|n| last_given.checked_add(frontier.step * n))
             .collect();
         if window.is_empty() {
-            return Ok(()); // the end of int64: no id left to give
+            return Ok(last_given); // the end of int64: no id left to give
         }
+        let before_window = last_given;
         let unknown: Vec<i64> = window
             .iter()
             .copied()
@@ -593,11 +623,11 @@ fn past(ctx: &RuleCtx, markers: &[Marker], frontier: Frontier) -> Checked {
             last_given = own;
         }
         read += unknown.len();
-        if read > MAX_READ {
+        if read > max_read {
             return Err(Verdict::not_decidable(format!(
-                "the store lists 100 pets or more, and gave more than {MAX_READ} ids past {} \
-                 (the newest before the refused request) while the rule ran: listPets states \
-                 no order, so a pet stored from the refused body cannot be looked for",
+                "the store lists 100 pets or more, and gave more than {max_read} ids past {} \
+                 while the rule ran: listPets states no order, so a pet stored from the refused \
+                 body cannot be looked for",
                 frontier.id
             )));
         }
@@ -605,7 +635,6 @@ fn past(ctx: &RuleCtx, markers: &[Marker], frontier: Frontier) -> Checked {
             .iter()
             .map(|id| RequestSpec::get(format!("/pets/{id}")))
             .collect();
-        let mut any_given = last_given != frontier.id && window.contains(&last_given);
         for (id, exchange) in unknown.iter().zip(ctx.send_all(&specs)) {
             let truncated = exchange.response.as_ref().is_some_and(|r| r.body_truncated);
             match (exchange.status(), exchange.json()) {
@@ -622,7 +651,6 @@ fn past(ctx: &RuleCtx, markers: &[Marker], frontier: Frontier) -> Checked {
                             &exchange,
                         ));
                     }
-                    any_given = true;
                     let beyond =
                         (i128::from(*id) - i128::from(last_given)) * i128::from(frontier.step);
                     if beyond > 0 {
@@ -640,8 +668,8 @@ fn past(ctx: &RuleCtx, markers: &[Marker], frontier: Frontier) -> Checked {
                 }
             }
         }
-        if !any_given {
-            return Ok(()); // a whole window unused: the store has given no id past these
+        if last_given == before_window {
+            return Ok(last_given); // a whole window unused: no id given past these yet
         }
     }
 }
