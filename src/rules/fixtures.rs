@@ -700,9 +700,9 @@ pub fn listing_room(ctx: &RuleCtx, wanted: usize) -> Result<Option<&'static str>
     match counts.iter().min() {
         Some((listed, status)) if listed + wanted < 100 => Ok(Some(status)),
         _ => Err(Verdict::not_decidable(format!(
-            "the store lists 100 pets or more in all ({whole} on the first page) and of every \
-             status ({}): listPets states no order, so {wanted} pets created now could all sit \
-             past the first 100 that match",
+            "no listing has room to show {wanted} pets created now: of the 100 places of a \
+             page, {whole} are taken in all and, by status, {}; listPets states no order, so a \
+             created pet past the first 100 that match cannot be shown listed",
             counts
                 .iter()
                 .map(|(listed, status)| format!("{status} {listed}"))
