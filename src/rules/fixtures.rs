@@ -399,17 +399,29 @@ const MAX_READ: usize = 1024;
 /// Ids read at most to bring the run's frontier up to date before a refused request.
 const MAX_CATCH_UP: usize = 8192;
 
-/// Whether a pet has `id`: getPet answers 200 or 404; anything else decides nothing.
-fn exists(ctx: &RuleCtx, id: i64) -> Result<bool, Verdict> {
-    let exchange = ctx.send(&RequestSpec::get(format!("/pets/{id}")));
-    match exchange.status() {
-        Some(200) => Ok(true),
-        Some(404) => Ok(false),
+/// What getPet of `id` shows: `Some(pet)` for a 200 with the pet of that id, `None` for a 404;
+/// anything else (another body, another status, no answer) decides nothing.
+fn fetched(id: i64, exchange: &Exchange) -> Result<Option<&Value>, Verdict> {
+    let truncated = exchange.response.as_ref().is_some_and(|r| r.body_truncated);
+    match (exchange.status(), exchange.json()) {
+        (Some(200), Some(pet))
+            if !truncated && pet.get("id").and_then(Value::as_i64) == Some(id) =>
+        {
+            Ok(Some(pet))
+        }
+        (Some(404), _) => Ok(None),
         _ => Err(Verdict::inconclusive(format!(
-            "could not tell whether id {id} is given (to find where the store's ids grow): GET /pets/{id} answered {}",
+            "could not tell whether id {id} is given (where a pet stored from the refused body \
+             would be): GET /pets/{id} answered {}",
             exchange.summary()
         ))),
     }
+}
+
+/// Whether a pet has `id`.
+fn exists(ctx: &RuleCtx, id: i64) -> Result<bool, Verdict> {
+    let exchange = ctx.send(&RequestSpec::get(format!("/pets/{id}")));
+    fetched(id, &exchange).map(|pet| pet.is_some())
 }
 
 /// From a given id, the last given id going `step`: galloping, then bisecting, then looking a
@@ -459,22 +471,17 @@ fn frontier_from(ctx: &RuleCtx, start: i64, step: i64) -> Result<i64, Verdict> {
 /// How many of the [`WINDOW`] ids up to `frontier` (coming from the other side) are given: a
 /// sequential store gives nearly all of them.
 fn given_before(ctx: &RuleCtx, frontier: Frontier) -> Result<i64, Verdict> {
-    let specs: Vec<RequestSpec> = (0..WINDOW)
+    let ids: Vec<i64> = (0..WINDOW)
         .filter_map(|n| frontier.id.checked_sub(frontier.step * n))
+        .collect();
+    let specs: Vec<RequestSpec> = ids
+        .iter()
         .map(|id| RequestSpec::get(format!("/pets/{id}")))
         .collect();
     let mut given = 0;
-    for exchange in ctx.send_all(&specs) {
-        match exchange.status() {
-            Some(200) => given += 1,
-            Some(404) => {}
-            _ => {
-                return Err(Verdict::inconclusive(format!(
-                    "could not tell whether the store's ids are sequential: {} answered {}",
-                    exchange.request.url,
-                    exchange.summary()
-                )));
-            }
+    for (id, exchange) in ids.iter().zip(ctx.send_all(&specs)) {
+        if fetched(*id, &exchange)?.is_some() {
+            given += 1;
         }
     }
     Ok(given)
@@ -636,36 +643,23 @@ fn walk(
             .map(|id| RequestSpec::get(format!("/pets/{id}")))
             .collect();
         for (id, exchange) in unknown.iter().zip(ctx.send_all(&specs)) {
-            let truncated = exchange.response.as_ref().is_some_and(|r| r.body_truncated);
-            match (exchange.status(), exchange.json()) {
-                (Some(200), Some(pet)) if !truncated => {
-                    if made_from(pet, markers).is_some() {
-                        return Err(Verdict::failed(
-                            "the refused request stores no pet",
-                            format!(
-                                "GET /pets/{id}, an id given after {} (the store's newest id \
-                                 before the refused request), holds a pet made from the \
-                                 refused body: {pet}",
-                                frontier.id
-                            ),
-                            &exchange,
-                        ));
-                    }
-                    let beyond =
-                        (i128::from(*id) - i128::from(last_given)) * i128::from(frontier.step);
-                    if beyond > 0 {
-                        last_given = *id;
-                    }
-                }
-                (Some(404), _) => {}
-                _ => {
-                    return Err(Verdict::inconclusive(format!(
-                        "could not read id {id}, given after {} where a pet stored from the \
-                         refused body would be: {}",
-                        frontier.id,
-                        exchange.summary()
-                    )));
-                }
+            let Some(pet) = fetched(*id, &exchange)? else {
+                continue; // unused
+            };
+            if made_from(pet, markers).is_some() {
+                return Err(Verdict::failed(
+                    "the refused request stores no pet",
+                    format!(
+                        "GET /pets/{id}, an id given after {} (the store's newest id before the \
+                         refused request), holds a pet made from the refused body: {pet}",
+                        frontier.id
+                    ),
+                    &exchange,
+                ));
+            }
+            let beyond = (i128::from(*id) - i128::from(last_given)) * i128::from(frontier.step);
+            if beyond > 0 {
+                last_given = *id;
             }
         }
         if last_given == before_window {
