@@ -192,8 +192,9 @@ pub fn apply(
     let gate = |name: String| match name.as_str() {
         "required" => Ok(Gate::Required),
         "all" => Ok(Gate::All),
+        "certify" => Ok(Gate::Certify),
         other => Err(RunError::Config(format!(
-            "{from_file}: gate {other:?} is not \"required\" or \"all\""
+            "{from_file}: gate {other:?} is not \"required\", \"all\" or \"certify\""
         ))),
     };
     take!("gate", gate, gate);

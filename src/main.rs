@@ -155,7 +155,8 @@ struct RunArgs {
     /// Directory of the rule catalogue (default: ./cases, else the built-in copy).
     #[arg(long, env = "PETSTORE_CASES_DIR")]
     cases_dir: Option<PathBuf>,
-    /// Which failures fail the run: required rules only, or all.
+    /// Which failures fail the run: required rules only, or all; `certify`: required rules,
+    /// every one decided (a required rule not decidable on this store is undetermined).
     #[arg(long, env = "PETSTORE_GATE", value_enum, default_value = "required")]
     gate: Gate,
     /// Seconds one exchange may take, connect to last byte (1 to 3600).
@@ -512,6 +513,18 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
         }
         if let Some(note) = report.partial_note() {
             eprintln!("  {note}");
+        }
+        if t.not_decidable > 0 {
+            eprintln!(
+                "  {} rules not decidable on this store (reported, not gated; --gate certify counts a required one as undetermined)",
+                t.not_decidable
+            );
+        }
+        if report.created_pets.count > 0 {
+            eprintln!(
+                "  created {} pets, named {}*",
+                report.created_pets.count, report.run_prefix
+            );
         }
         if let Some(reason) = &report.target.stopped_answering {
             eprintln!("  {reason}");

@@ -171,6 +171,9 @@ pub enum VerdictKind {
     Skipped,
     /// Failed, and on the team's list of known failures (not expired): not gated.
     KnownFailure,
+    /// The contract gives no way to decide the rule on this store (a crowded one): neither
+    /// passed nor tried-and-undecided.
+    NotDecidable,
 }
 
 impl VerdictKind {
@@ -181,6 +184,7 @@ impl VerdictKind {
             VerdictKind::Inconclusive => "inconclusive",
             VerdictKind::Skipped => "skipped",
             VerdictKind::KnownFailure => "known-failure",
+            VerdictKind::NotDecidable => "not-decidable",
         }
     }
 }
@@ -205,6 +209,13 @@ pub enum Verdict {
     Skipped {
         reason: String,
     },
+    /// The contract makes the rule undecidable on this store (it states no order for listPets,
+    /// so a pet past the first 100 that match cannot be looked for); `reason` says why, with
+    /// the counts.
+    #[serde(rename = "not-decidable")]
+    NotDecidable {
+        reason: String,
+    },
 }
 
 impl Verdict {
@@ -214,6 +225,13 @@ impl Verdict {
             Verdict::Failed(_) => VerdictKind::Failed,
             Verdict::Inconclusive { .. } => VerdictKind::Inconclusive,
             Verdict::Skipped { .. } => VerdictKind::Skipped,
+            Verdict::NotDecidable { .. } => VerdictKind::NotDecidable,
+        }
+    }
+
+    pub fn not_decidable(reason: impl Into<String>) -> Verdict {
+        Verdict::NotDecidable {
+            reason: reason.into(),
         }
     }
 
@@ -260,7 +278,9 @@ impl Verdict {
         match self {
             Verdict::Passed => "passed".into(),
             Verdict::Failed(failure) => failure_message(&failure.expected, &failure.observed),
-            Verdict::Inconclusive { reason } | Verdict::Skipped { reason } => reason.clone(),
+            Verdict::Inconclusive { reason }
+            | Verdict::Skipped { reason }
+            | Verdict::NotDecidable { reason } => reason.clone(),
         }
     }
 }

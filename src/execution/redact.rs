@@ -202,6 +202,7 @@ impl Redactor {
             }
             Verdict::Inconclusive { reason } => Verdict::inconclusive(self.redact(&reason)),
             Verdict::Skipped { reason } => Verdict::skipped(self.redact(&reason)),
+            Verdict::NotDecidable { reason } => Verdict::not_decidable(self.redact(&reason)),
         }
     }
 

@@ -12,6 +12,7 @@ pub(super) async fn delay(
     if !shared.config.latency.is_zero() {
         tokio::time::sleep(shared.config.latency).await;
     }
+    shared.other_clients_act();
     if let Some(per_window) = throttle_per_window(&shared)
         && over_rate(&shared, per_window)
     {

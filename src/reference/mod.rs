@@ -99,17 +99,12 @@ pub fn router(config: ReferenceConfig) -> Router {
         config,
         store: Mutex::new(Store::default()),
         creates_in_flight: std::sync::atomic::AtomicUsize::new(0),
+        opened: std::time::Instant::now(),
+        others_stored: std::sync::atomic::AtomicU64::new(0),
         throttle_window: Mutex::new((std::time::Instant::now(), 0)),
     });
     if state.is(Variant::CrowdedStore) {
-        for n in 0..3000 {
-            let status = [Some("available"), Some("pending"), Some("sold"), None][n % 4];
-            state.insert(
-                format!("resident {n}"),
-                (n % 7) as i64,
-                status.map(String::from),
-            );
-        }
+        state.crowd();
     }
     Router::new()
         .route("/v1/pets", get(list_pets).post(create_pet))

@@ -21,11 +21,20 @@ pub(super) struct Store {
     pub(super) stored_at: std::collections::HashMap<i64, std::time::Instant>,
 }
 
+/// Pets of other clients in the crowded store.
+pub(super) const CROWD: usize = 5000;
+
+/// How often other clients store a pet under the busy-store variant (50 a second).
+pub(super) const OTHER_CLIENTS_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
+
 pub(super) struct Shared {
     pub(super) config: ReferenceConfig,
     pub(super) store: Mutex<Store>,
     /// createPet requests being handled right now.
     pub(super) creates_in_flight: std::sync::atomic::AtomicUsize,
+    /// When the service opened, and the pets other clients stored since (busy-store variant).
+    pub(super) opened: std::time::Instant,
+    pub(super) others_stored: std::sync::atomic::AtomicU64,
     /// Under the throttled variant: the current 100 ms window and the requests it let in.
     pub(super) throttle_window: Mutex<(std::time::Instant, u32)>,
 }
@@ -53,6 +62,41 @@ impl Shared {
         // A panic while holding the lock cannot leave the Vec half-updated in a way that
         // matters here, so a poisoned lock is used as is.
         self.store.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Under the busy-store variant, other clients store a pet every [`OTHER_CLIENTS_EVERY`],
+    /// whatever the run does: the ones due are stored as a request comes in.
+    pub(super) fn other_clients_act(&self) {
+        if !self.is(Variant::BusyStore) {
+            return;
+        }
+        let due = (self.opened.elapsed().as_millis() / OTHER_CLIENTS_EVERY.as_millis()) as u64;
+        let stored = self
+            .others_stored
+            .fetch_max(due, std::sync::atomic::Ordering::Relaxed);
+        for _ in stored..due {
+            let mut store = self.store();
+            store.next_id += 1;
+            let id = store.next_id;
+            store.pets.push(Pet {
+                id,
+                name: format!("other client {id}"),
+                category_id: id % 7,
+                status: Some(PET_STATUSES[(id % 3) as usize].to_string()),
+            });
+        }
+    }
+
+    /// Fills the store with [`CROWD`] pets of other clients, of every status and none.
+    pub(super) fn crowd(&self) {
+        for n in 0..CROWD {
+            let status = [Some("available"), Some("pending"), Some("sold"), None][n % 4];
+            self.insert(
+                format!("resident {n}"),
+                (n % 7) as i64,
+                status.map(String::from),
+            );
+        }
     }
 
     pub(super) fn insert(&self, name: String, category_id: i64, status: Option<String>) -> Pet {

@@ -16,6 +16,8 @@ pub enum Variant {
     Chunked,
     PrettyReordered,
     CrowdedStore,
+    /// Other clients create pets while the run does.
+    BusyStore,
     Unprocessable422,
     Throttled,
     /// A staging gateway's limit: 40 requests per second.
@@ -108,7 +110,12 @@ pub const VARIANTS: &[VariantInfo] = &[
     VariantInfo {
         variant: Variant::CrowdedStore,
         name: "crowded-store",
-        description: "the store already holds 3000 pets the harness did not make",
+        description: "the store already holds 5000 pets the harness did not make (ids 1 to 5000, sequential)",
+    },
+    VariantInfo {
+        variant: Variant::BusyStore,
+        name: "busy-store",
+        description: "other clients create pets during the run: 50 pets a second",
     },
     VariantInfo {
         variant: Variant::Unprocessable422,

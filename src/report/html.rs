@@ -12,10 +12,11 @@ use super::{FailureReport, Report, RuleReport};
 use crate::outcome::{CasePhase, VerdictKind};
 
 /// The verdicts in the order the filters list them (the order rules are listed in).
-const VERDICTS: [VerdictKind; 5] = [
+const VERDICTS: [VerdictKind; 6] = [
     VerdictKind::Failed,
     VerdictKind::KnownFailure,
     VerdictKind::Inconclusive,
+    VerdictKind::NotDecidable,
     VerdictKind::Skipped,
     VerdictKind::Passed,
 ];
@@ -330,6 +331,7 @@ fn header(out: &mut String, report: &Report, conformance: &str, conformance_name
     }
     let extra: String = [
         (t.known_failures, "known failures (not gated)"),
+        (t.not_decidable, "not decidable on this store"),
         (t.not_selected, "not selected"),
     ]
     .iter()

@@ -107,6 +107,7 @@ pub fn render(report: &Report) -> String {
         t.skipped,
         [
             (t.known_failures, "known failures (not gated)"),
+            (t.not_decidable, "not decidable on this store"),
             (t.not_selected, "not selected"),
         ]
         .iter()

@@ -211,6 +211,14 @@ pub struct Totals {
     /// Failed rules on the list of known failures (not gated).
     #[serde(default)]
     pub known_failures: usize,
+    /// Rules the contract gives no way to decide on this store (not gated, but under
+    /// `--gate certify` a required one leaves the run undetermined).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_decidable: usize,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -237,7 +245,7 @@ pub struct RuleReport {
     pub round_trips: u32,
     /// Answers to the rule's requests the transport cut mid-body (a reset, an early end, a
     /// timeout): never judged; an idempotent request was sent once more.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub transport_cuts: u32,
     pub duration_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -321,7 +329,9 @@ impl RuleReport {
             _ => None,
         };
         let reason = match verdict {
-            Verdict::Inconclusive { reason } | Verdict::Skipped { reason } => Some(reason.clone()),
+            Verdict::Inconclusive { reason }
+            | Verdict::Skipped { reason }
+            | Verdict::NotDecidable { reason } => Some(reason.clone()),
             _ => None,
         };
         RuleReport {
@@ -390,15 +400,16 @@ impl Report {
     }
 
     /// The rules in the order a person reads them: gated failures, failures not gated, known
-    /// failures, inconclusive, skipped, passed; catalogue order within each.
+    /// failures, inconclusive, not decidable, skipped, passed; catalogue order within each.
     pub fn rules_failures_first(&self) -> Vec<&RuleReport> {
         let rank = |rule: &RuleReport| match (rule.verdict, rule.gated) {
             (VerdictKind::Failed, true) => 0,
             (VerdictKind::Failed, false) => 1,
             (VerdictKind::KnownFailure, _) => 2,
             (VerdictKind::Inconclusive, _) => 3,
-            (VerdictKind::Skipped, _) => 4,
-            (VerdictKind::Passed, _) => 5,
+            (VerdictKind::NotDecidable, _) => 4,
+            (VerdictKind::Skipped, _) => 5,
+            (VerdictKind::Passed, _) => 6,
         };
         let mut ordered: Vec<_> = self.rules.iter().collect();
         ordered.sort_by_key(|rule| rank(rule));
@@ -406,7 +417,7 @@ impl Report {
     }
 }
 
-fn is_zero(count: &u32) -> bool {
+fn is_zero_u32(count: &u32) -> bool {
     *count == 0
 }
 

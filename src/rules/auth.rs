@@ -6,7 +6,7 @@ use super::{Checked, RuleCtx, Verdict, expect};
 use crate::contract::Operation;
 use crate::generation::request::NearMiss;
 use crate::generation::request::{Body, Credential, RequestSpec};
-use crate::rules::fixtures::{Marker, assert_not_stored};
+use crate::rules::fixtures::{Marker, Watch};
 
 fn credential(name: &str) -> Result<Credential, Verdict> {
     Credential::parse(name).ok_or_else(|| Verdict::skipped(format!("unknown credential {name:?}")))
@@ -173,6 +173,7 @@ pub fn refused_create_stores_nothing(ctx: &RuleCtx) -> Checked {
         name: Some(ctx.pet_name("refused")),
         category_id: Some(marker_category(ctx)),
     };
+    let watch = Watch::start(ctx);
     for credential in [Credential::Missing, Credential::WrongKey] {
         let pet =
             json!({"name": marker.name, "categoryId": marker.category_id, "status": "pending"});
@@ -180,7 +181,7 @@ pub fn refused_create_stores_nothing(ctx: &RuleCtx) -> Checked {
         ctx.send(&spec);
         ctx.case_done();
     }
-    assert_not_stored(ctx, &marker)
+    watch.assert_not_stored(ctx, &marker)
 }
 
 /// A categoryId no other request of the run uses, so a stored pet can be recognised.

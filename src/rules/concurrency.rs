@@ -10,13 +10,16 @@ use super::{Checked, RuleCtx, Verdict, expect, get_pet};
 use crate::contract::{PET_STATUSES, SchemaName};
 use crate::generation::request::{Body, RequestSpec};
 use crate::outcome::Exchange;
+use crate::rules::fixtures::listing_room;
 
 /// One round: `clients` createPet requests sent at the same moment, each answered 201 with a
-/// Pet; returns the pets with the exchanges that created them.
+/// Pet; returns the pets with the exchanges that created them. Their statuses take turns,
+/// unless `status` names one for all.
 fn create_at_once(
     ctx: &RuleCtx,
     clients: u64,
     round: u64,
+    status: Option<&str>,
 ) -> Result<Vec<(Value, Exchange)>, Verdict> {
     let clients = clients as usize;
     let specs: Vec<RequestSpec> = (0..clients)
@@ -24,7 +27,7 @@ fn create_at_once(
             let pet = json!({
                 "name": ctx.pet_name(&format!("concurrent-{round}-{n}")),
                 "categoryId": ctx.run.categories.accepted(n as i64),
-                "status": PET_STATUSES[n % PET_STATUSES.len()],
+                "status": status.unwrap_or(PET_STATUSES[n % PET_STATUSES.len()]),
             });
             RequestSpec::post("/pets", Body::Json(pet))
         })
@@ -48,7 +51,7 @@ fn create_at_once(
 pub fn distinct_ids(ctx: &RuleCtx, clients: u64, rounds: u64) -> Checked {
     let mut seen: BTreeMap<i64, Value> = BTreeMap::new();
     for round in 0..rounds {
-        let mut created = create_at_once(ctx, clients, round)?;
+        let mut created = create_at_once(ctx, clients, round, None)?;
         // Fetched in id order: the ids follow arrival order, which varies from run to run; the
         // requests of a seed stay the same.
         created.sort_by_key(|(pet, _)| expect::pet_id(pet));
@@ -82,17 +85,23 @@ pub fn distinct_ids(ctx: &RuleCtx, clients: u64, rounds: u64) -> Checked {
     Ok(())
 }
 
-/// Every pet created at the same moment is in the listing, when the listing shows the whole
-/// store (fewer pets than the page holds).
+/// Every pet created at the same moment is in the listing, when the listing shows every pet
+/// that matches (fewer than the page holds): the whole store's, or on a crowded store the
+/// least crowded status's. Nothing is created when no listing has room.
 pub fn all_listed(ctx: &RuleCtx, clients: u64) -> Checked {
-    let created = create_at_once(ctx, clients, 0)?;
-    let listing = ctx.send(&RequestSpec::get("/pets").query("limit", "100"));
+    let status = listing_room(ctx, clients as usize)?;
+    let created = create_at_once(ctx, clients, 0, status)?;
+    let mut spec = RequestSpec::get("/pets").query("limit", "100");
+    if let Some(status) = status {
+        spec = spec.query("status", status);
+    }
+    let listing = ctx.send(&spec);
     ctx.case_done();
     let pets = expect::listing(&listing)?;
     if pets.len() >= 100 {
         return Err(Verdict::inconclusive(
-            "the store holds 100 pets or more, so a pet missing from the first page could sit \
-             on another",
+            "the listing filled to 100 pets or more while the rule ran, so a pet missing from \
+             the first page could sit on another",
         ));
     }
     for (pet, _) in &created {

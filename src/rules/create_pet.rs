@@ -12,7 +12,7 @@ use crate::generation::confusion::{self, Confusion, Kind};
 use crate::generation::parameters::Class;
 use crate::generation::request::{Body, RequestSpec};
 use crate::generation::{self, mutations};
-use crate::rules::fixtures::{Marker, assert_none_stored, assert_not_stored};
+use crate::rules::fixtures::{Marker, Watch};
 
 /// Sends one NewPet and checks the 201 Pet echoes it; returns the Pet.
 fn create_and_echo(ctx: &RuleCtx, sent: &Value) -> Result<Value, Verdict> {
@@ -144,6 +144,7 @@ pub fn refused(ctx: &RuleCtx, name: &str, expect: Refusal) -> Checked {
     let mutation = mutation(ctx, name)?;
     let valid = marked_pet(ctx, name);
     let body = mutation.apply(&ctx.run.new_pet_schema, &valid);
+    let watch = Watch::start(ctx);
     let exchange = ctx.send(&RequestSpec::post("/pets", body));
     ctx.case_done();
     let what = mutation.breaks();
@@ -156,7 +157,7 @@ pub fn refused(ctx: &RuleCtx, name: &str, expect: Refusal) -> Checked {
     if marker.name.is_none() && marker.category_id.is_none() {
         return Ok(()); // nothing in the body would identify a stored pet
     }
-    assert_not_stored(ctx, &marker)
+    watch.assert_not_stored(ctx, &marker)
 }
 
 /// Every schema mutation, of the fixed pet and then of generated pets, is refused.
@@ -294,6 +295,7 @@ pub fn type_confusion_stores_nothing(ctx: &RuleCtx) -> Checked {
         sent.push((name, category, single));
     }
     // Independent bodies: sent together; what is stored is looked at once, after all.
+    let watch = Watch::start(ctx);
     for ((name, category, single), exchange) in sent.into_iter().zip(ctx.send_all(&specs)) {
         ctx.case_done();
         // What the answer should be is type-confusion's business; here, only what is stored.
@@ -309,5 +311,5 @@ pub fn type_confusion_stores_nothing(ctx: &RuleCtx) -> Checked {
     if markers.is_empty() {
         return Err(Verdict::inconclusive("no confused body was refused"));
     }
-    assert_none_stored(ctx, &markers)
+    watch.assert_none_stored(ctx, &markers)
 }

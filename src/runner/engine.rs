@@ -53,6 +53,9 @@ pub enum Gate {
     Required,
     /// Recommended rules too.
     All,
+    /// Required rules, every one decided: a required rule not decidable on this store leaves
+    /// the run undetermined (for certification on a store the vendor controls).
+    Certify,
 }
 
 impl Gate {
@@ -60,10 +63,16 @@ impl Gate {
         self == Gate::All || level == Level::Required
     }
 
+    /// Whether a rule the store made undecidable leaves the run undetermined.
+    fn needs_decided(self, level: Level) -> bool {
+        self == Gate::Certify && level == Level::Required
+    }
+
     fn as_str(self) -> &'static str {
         match self {
             Gate::Required => "required",
             Gate::All => "all",
+            Gate::Certify => "certify",
         }
     }
 }
@@ -635,6 +644,11 @@ fn tally(
                 totals.skipped += 1;
                 required_undecided |= level == Level::Required && !result.deselected;
             }
+            // Reported under the verdict; only certification needs every rule decided.
+            (Verdict::NotDecidable { .. }, level) => {
+                totals.not_decidable += 1;
+                required_undecided |= config.gate.needs_decided(level);
+            }
         }
         let mut report = RuleReport::new(
             rule,
@@ -1018,5 +1032,8 @@ fn libtest_outcome(
             Ok(Completion::ignored_with(format!("inconclusive: {reason}")))
         }
         Verdict::Skipped { reason } => Ok(Completion::ignored_with(format!("skipped: {reason}"))),
+        Verdict::NotDecidable { reason } => Ok(Completion::ignored_with(format!(
+            "not decidable on this store: {reason}"
+        ))),
     }
 }
