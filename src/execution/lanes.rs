@@ -31,8 +31,8 @@ pub const START: usize = 16;
 /// which stopped accepting leaves waiting at once.
 pub const PROBES: usize = 4;
 
-/// How long a burst waits for more lanes to come free before it goes on those it has.
-pub const BURST_GATHER: std::time::Duration = std::time::Duration::from_millis(50);
+/// How often a burst gathering its lanes looks at the level again.
+const BURST_RECHECK: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Overload signals within this time of a cut are the same overload: one cut, as TCP cuts
 /// once per window.
@@ -232,6 +232,8 @@ pub struct Lanes {
     proven: AtomicUsize,
     opened: Arc<AtomicU64>,
     resent: AtomicU64,
+    /// Held by the burst gathering its lanes.
+    gathering: tokio::sync::Mutex<()>,
 }
 
 /// What a lane's client needs to count its connects (opaque outside this module).
@@ -311,6 +313,7 @@ impl Lanes {
             proven: AtomicUsize::new(0),
             opened: Arc::default(),
             resent: AtomicU64::new(0),
+            gathering: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -325,32 +328,38 @@ impl Lanes {
         Ok(self.lane_for(permit))
     }
 
-    /// Up to `n` lanes for a burst sent at one moment: the first as any request gets one, then
-    /// those free now or within [`BURST_GATHER`], never more than the level. Waiting for all
-    /// `n` could wait forever once the level drops below `n` (and would stall every request
-    /// queued behind it on the fair semaphore); a burst on fewer lanes is sent in waves.
+    /// `n` lanes for a burst sent at one moment, within the level: a burst is what a race is
+    /// checked with, so while no overload has been seen it may raise the level up to the
+    /// ceiling for itself (slow start would have got there). One burst gathers at a time, so
+    /// that two never hold half the lanes each, waiting for the other's.
     pub async fn checkout_many(&self, n: usize) -> Result<Vec<Checkout<'_>>, String> {
-        let first = self.permits.acquire().await.map_err(|e| e.to_string())?;
-        let mut checkouts = vec![self.lane_for(first)];
-        let gather = tokio::time::Instant::now() + BURST_GATHER;
-        // Past the first, only lanes the server has taken: a burst sends in waves rather than
-        // over connections that may sit in a backlog.
-        let proven_idle = || {
-            self.idle
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .last()
-                .is_some_and(|lane| lane.proven.load(Ordering::Relaxed))
-        };
-        while checkouts.len() < n.min(self.level()) && proven_idle() {
-            let permit = match self.permits.try_acquire() {
-                Ok(permit) => permit,
-                Err(_) => match tokio::time::timeout_at(gather, self.permits.acquire()).await {
-                    Ok(Ok(permit)) => permit,
-                    _ => break,
-                },
+        let _gathering = self.gathering.lock().await;
+        let want = {
+            let mut state = self.state();
+            let room = if state.slow_start {
+                state.ceiling.min(state.limit)
+            } else {
+                state.level
             };
-            checkouts.push(self.lane_for(permit));
+            let want = n.clamp(1, room.max(1));
+            if want > state.level {
+                let grow = want - state.level;
+                let repaid = grow.min(state.debt);
+                state.debt -= repaid;
+                self.permits.add_permits(grow - repaid);
+                state.level = want;
+                state.reached = state.reached.max(want);
+            }
+            want
+        };
+        let mut checkouts = Vec::with_capacity(want);
+        while checkouts.len() < want.min(self.level()) {
+            // Looked at again now and then: the level may drop while the burst gathers.
+            match tokio::time::timeout(BURST_RECHECK, self.permits.acquire()).await {
+                Ok(Ok(permit)) => checkouts.push(self.lane_for(permit)),
+                Ok(Err(e)) => return Err(e.to_string()),
+                Err(_) => continue,
+            }
         }
         Ok(checkouts)
     }
@@ -601,9 +610,18 @@ mod tests {
         let many = lanes.checkout_many(100).await.unwrap();
         assert_eq!(
             many.len(),
-            START / 2,
-            "a burst takes the lanes the server took, within the level"
+            10,
+            "after an overload, a burst takes at most the level"
         );
         assert!(lanes.live() <= 10);
+        drop(many);
+        let fresh = super::tests::lanes(64);
+        let many = fresh.checkout_many(100).await.unwrap();
+        assert_eq!(
+            many.len(),
+            64,
+            "in slow start, a burst may reach the ceiling"
+        );
+        assert_eq!(fresh.level(), 64);
     }
 }

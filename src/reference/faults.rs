@@ -812,7 +812,7 @@ pub const FAULTS: &[FaultInfo] = &[
     FaultInfo {
         fault: Fault::RacyIdCounter,
         name: "racy-id-counter",
-        description: "under load (65 creates in flight) the id counter is read, then written: creates at the same moment get the same id",
+        description: "under load (64 creates at once) the id counter is read, then written: creates at the same moment get the same id",
         breaks: &["create-pet/concurrent/distinct-ids"],
         // Rules whose creates happen to overlap the concurrent rounds.
         may_break: &[
@@ -826,7 +826,7 @@ pub const FAULTS: &[FaultInfo] = &[
     FaultInfo {
         fault: Fault::LostWriteUnderLoad,
         name: "lost-write-under-load",
-        description: "under load (65 creates in flight) createPet answers 201 but the pet is not kept",
+        description: "under load (64 creates at once) createPet answers 201 but the pet is not kept",
         breaks: &["create-pet/concurrent/distinct-ids"],
         // Rules whose creates happen to overlap the concurrent rounds.
         may_break: &[

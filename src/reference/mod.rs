@@ -99,6 +99,7 @@ pub fn router(config: ReferenceConfig) -> Router {
         config,
         store: Mutex::new(Store::default()),
         creates_in_flight: std::sync::atomic::AtomicUsize::new(0),
+        creates_arrived: std::sync::atomic::AtomicUsize::new(0),
         opened: std::time::Instant::now(),
         others_stored: std::sync::atomic::AtomicU64::new(0),
         throttle_window: Mutex::new((std::time::Instant::now(), 0)),

@@ -32,6 +32,8 @@ pub(super) struct Shared {
     pub(super) store: Mutex<Store>,
     /// createPet requests being handled right now.
     pub(super) creates_in_flight: std::sync::atomic::AtomicUsize,
+    /// Creates that ever arrived (for the overlap a concurrency fault measures).
+    pub(super) creates_arrived: std::sync::atomic::AtomicUsize,
     /// When the service opened, and the pets other clients stored since (busy-store variant).
     pub(super) opened: std::time::Instant,
     pub(super) others_stored: std::sync::atomic::AtomicU64,
