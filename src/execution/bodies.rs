@@ -1,7 +1,8 @@
 //! What a response body costs the run in memory, bounded by bytes rather than by what the
 //! target sends. A parsed body is many times its bytes (a 1 MiB array of `{}` is 11 MiB of
 //! values), and a run holds dozens of exchanges at once (a burst of 72 creates, 32 rules), so:
-//! - large bodies are parsed two at a time, which bounds the parse's passing peak;
+//! - large bodies are redacted and parsed two at a time, which bounds the passing peak (the
+//!   body's text, its lowercase copy, the parse growing);
 //! - identical large bodies share one parse (a target answering the same listing, or the same
 //!   blob, to every request costs one parse, not one per exchange);
 //! - the recorded body text keeps its first [`BODY_KEPT`] bytes; the parse is of all of it.
@@ -60,6 +61,28 @@ impl Bodies {
         unparsed: Option<String>,
         redactor: &Redactor,
     ) -> Parsed {
+        let whole = !cut && unparsed.is_none();
+        if whole
+            && bytes.len() >= LARGE
+            && let Some(json) = self.shared(bytes, true)
+        {
+            // The very bytes of a body already found key-free: nothing to redact, nothing to
+            // parse, and no wait for a permit while holding them.
+            let (text, omitted) = kept(&String::from_utf8_lossy(bytes));
+            return Parsed {
+                text,
+                omitted,
+                json: Some(json),
+                json_error: None,
+            };
+        }
+        // Never closed, so the permit always comes; held over CPU work only (the body is all
+        // read), so a wait here never runs into the request's timeout.
+        let _permit = if bytes.len() < LARGE {
+            None
+        } else {
+            self.parsing.acquire().await.ok()
+        };
         let raw = String::from_utf8_lossy(bytes);
         let text = if cut {
             redactor.redact_cut(&raw)
@@ -73,22 +96,18 @@ impl Bodies {
         let (json, json_error) = match unparsed {
             Some(reason) => (None, Some(reason)),
             None if bytes.len() < LARGE => parse(bytes, clean, redactor),
-            None => {
-                // Never closed, so the permit always comes; held over CPU work only.
-                let _permit = self.parsing.acquire().await;
-                match self.shared(bytes, clean) {
-                    Some(json) => (Some(json), None),
-                    None => {
-                        let parsed = parse(bytes, clean, redactor);
-                        if let (Some(json), true) = (&parsed.0, clean) {
-                            self.remember(bytes, json);
-                        }
-                        parsed
+            None => match self.shared(bytes, clean) {
+                Some(json) => (Some(json), None),
+                None => {
+                    let parsed = parse(bytes, clean, redactor);
+                    if let (Some(json), true) = (&parsed.0, clean) {
+                        self.remember(bytes, json);
                     }
+                    parsed
                 }
-            }
+            },
         };
-        let (text, omitted) = kept(text);
+        let (text, omitted) = kept(&text);
         Parsed {
             text,
             omitted,
@@ -147,18 +166,15 @@ fn parse(bytes: &[u8], clean: bool, redactor: &Redactor) -> (Option<Arc<Value>>,
 
 /// The first [`BODY_KEPT`] bytes of `text` (at a character boundary), and how many characters
 /// were left out.
-fn kept(mut text: String) -> (String, usize) {
+fn kept(text: &str) -> (String, usize) {
     if text.len() <= BODY_KEPT {
-        return (text, 0);
+        return (text.to_string(), 0);
     }
     let mut end = BODY_KEPT;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    let omitted = text[end..].chars().count();
-    text.truncate(end);
-    text.shrink_to_fit();
-    (text, omitted)
+    (text[..end].to_string(), text[end..].chars().count())
 }
 
 #[cfg(test)]
