@@ -153,7 +153,8 @@ impl Observations {
             if let Some(problem) = problem {
                 tally.violations += 1;
                 if tally.first.is_none() {
-                    tally.first = Some((rule_id.to_string(), problem, Box::new(exchange.clone())));
+                    tally.first =
+                        Some((rule_id.to_string(), problem, Box::new(exchange.evidence())));
                 }
             }
         }
