@@ -228,4 +228,22 @@ mod tests {
         assert_eq!(small.json.unwrap()["m"], crate::outcome::REDACTED);
         assert!(!small.text.contains(key));
     }
+
+    #[test]
+    fn a_key_straddling_the_kept_text_leaves_no_prefix() {
+        let bodies = Bodies::default();
+        let key = "zq9XkW-straddles-the-kept-end";
+        let redactor = Redactor::new(key);
+        // The key starts 6 bytes before the end of what is kept.
+        let head = format!("{{\"pad\":\"{}\",\"echo\":\"", "a".repeat(BODY_KEPT - 24));
+        assert_eq!(head.len(), BODY_KEPT - 6);
+        let body = format!("{head}{key}\",\"tail\":\"{}\"}}", "b".repeat(100_000));
+        let recorded = record(&bodies, body.as_bytes(), &redactor);
+        assert!(
+            !recorded.text.contains("zq9XkW"),
+            "{}",
+            &recorded.text[head.len() - 10..]
+        );
+        assert_eq!(recorded.json.unwrap()["echo"], crate::outcome::REDACTED);
+    }
 }
