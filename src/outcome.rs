@@ -28,6 +28,11 @@ pub struct RecordedRequest {
     pub body: Option<String>,
 }
 
+/// Bytes of a response body's text an exchange keeps (the start; the parse is of the whole
+/// body): enough for every message and report, which show less, and memory bounded whatever
+/// the target sends.
+pub const BODY_KEPT: usize = 64 << 10;
+
 /// A response as it was received (body capped), with the key redacted.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RecordedResponse {
@@ -35,12 +40,17 @@ pub struct RecordedResponse {
     pub version: String,
     pub status: u16,
     pub headers: Vec<(String, String)>,
+    /// The body's text, its first [`BODY_KEPT`] bytes.
     pub body: String,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub body_truncated: bool,
-    /// The parsed body; `None` when it is not JSON (see `json_error`).
+    /// Characters of the body's text not kept in `body` (past [`BODY_KEPT`]).
     #[serde(skip)]
-    pub json: Option<Value>,
+    pub body_omitted: usize,
+    /// The parsed body, shared by the exchanges that got the same bytes; `None` when it is
+    /// not JSON (see `json_error`).
+    #[serde(skip)]
+    pub json: Option<std::sync::Arc<Value>>,
     #[serde(skip)]
     pub json_error: Option<String>,
 }
@@ -95,7 +105,23 @@ impl Exchange {
     }
 
     pub fn json(&self) -> Option<&Value> {
-        self.response.as_ref()?.json.as_ref()
+        self.response.as_ref()?.json.as_deref()
+    }
+
+    /// A copy to keep as evidence for the rest of the run: the parse of a body longer than
+    /// [`BODY_KEPT`] is let go (many times the body's size; the reports show its text), so
+    /// what failures keep is bounded by bytes.
+    pub fn evidence(&self) -> Exchange {
+        let mut copy = self.clone();
+        if let Some(response) = &mut copy.response
+            && response.body_omitted > 0
+            && response.json.take().is_some()
+        {
+            response.json_error = Some(format!(
+                "parsed body not kept with the evidence: the body passed {BODY_KEPT} bytes"
+            ));
+        }
+        copy
     }
 
     /// All values of a response header (case-insensitive name).
@@ -118,7 +144,7 @@ impl Exchange {
             (Some(r), _) => {
                 let content_type = self.header("content-type").unwrap_or("no content type");
                 let mut body: String = r.body.chars().take(160).collect();
-                if r.body.chars().count() > 160 || r.body_truncated {
+                if r.body.chars().count() > 160 || r.body_truncated || r.body_omitted > 0 {
                     body.push('…');
                 }
                 format!("{} ({content_type}) {body}", r.status)
@@ -256,7 +282,7 @@ impl Verdict {
         Verdict::Failed(Box::new(Failure {
             expected: expected.into(),
             observed: observed.into(),
-            exchange: Some(exchange.clone()),
+            exchange: Some(exchange.evidence()),
             counterexample: None,
             steps: Vec::new(),
         }))

@@ -6,8 +6,6 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use super::lanes::{ConnectionTally, CountConnectsHandle, Lane, Lanes, Overload};
 use super::redact::Redactor;
 use crate::generation::request::{Body, NearMiss, RequestSpec};
@@ -115,6 +113,8 @@ pub struct Client {
     slowest_ms: AtomicU64,
     /// Some request got an answer: the target is up, so a stall is the run's own overload.
     answered: AtomicBool,
+    /// Response bodies' parses: bounded by bytes (see `bodies`).
+    bodies: super::bodies::Bodies,
 }
 
 /// What one attempt on a lane came to.
@@ -322,6 +322,7 @@ impl Client {
             next_slot: std::sync::Mutex::new(tokio::time::Instant::now()),
             throttle: ThrottleCounter::default(),
             halt: Halt::default(),
+            bodies: Default::default(),
             settings,
             slowest_ms: AtomicU64::new(0),
             answered: AtomicBool::new(false),
@@ -730,33 +731,26 @@ impl Client {
         if body_truncated || body_error.is_some() {
             lane.disconnected(); // a body not read to its end takes its connection with it
         }
-        let (json, json_error) = if body_truncated {
-            (
-                None,
-                Some(format!("body exceeds {} bytes", self.settings.body_cap)),
-            )
-        } else {
-            match serde_json::from_slice::<Value>(&bytes) {
-                // Redacted before any check can quote it: the target may echo the key.
-                Ok(value) => (Some(self.redactor.redact_json(&value)), None),
-                Err(e) => (None, Some(e.to_string())),
-            }
-        };
+        // A cut may leave the start of the key at the end.
+        let cut = body_truncated || body_error.is_some();
+        let unparsed =
+            body_truncated.then(|| format!("body exceeds {} bytes", self.settings.body_cap));
+        let body = self
+            .bodies
+            .record(&bytes, cut, unparsed, &self.redactor)
+            .await;
+        drop(bytes);
         Some(Exchange {
             request: recorded,
             response: Some(RecordedResponse {
                 version,
                 status,
                 headers: response_headers,
-                body: if body_truncated || body_error.is_some() {
-                    // A cut may leave the start of the key at the end.
-                    self.redactor.redact_cut(&String::from_utf8_lossy(&bytes))
-                } else {
-                    self.redactor.redact(&String::from_utf8_lossy(&bytes))
-                },
+                body: body.text,
                 body_truncated,
-                json,
-                json_error,
+                body_omitted: body.omitted,
+                json: body.json,
+                json_error: body.json_error,
             }),
             transport_error: body_error.map(|e| self.redactor.redact(&e)),
             elapsed_ms: elapsed_ms(started),
@@ -808,7 +802,15 @@ async fn read_capped(
     mut response: reqwest::Response,
     cap: usize,
 ) -> (Vec<u8>, bool, Option<String>) {
-    let mut bytes = Vec::new();
+    // Sized from the declared length (up to 1 MiB: a declared length is only a claim), so the
+    // buffer of a large body does not double past it.
+    let declared = response.content_length().unwrap_or(0);
+    let mut bytes = Vec::with_capacity(
+        usize::try_from(declared)
+            .unwrap_or(cap)
+            .min(cap)
+            .min(1 << 20),
+    );
     loop {
         match response.chunk().await {
             Ok(Some(chunk)) => {

@@ -1,6 +1,7 @@
 //! Execution: the one HTTP client of a run (timeouts, body cap, no redirects or retries,
 //! cancellation on interrupt) and the one place that redacts the key.
 
+pub mod bodies;
 pub mod client;
 pub mod lanes;
 pub mod redact;

@@ -425,7 +425,8 @@ fn is_zero_u32(count: &u32) -> bool {
 pub const BODY_EXCERPT: usize = 4096;
 
 fn excerpt(mut response: RecordedResponse) -> RecordedResponse {
-    let total = response.body.chars().count();
+    // The exchange kept the start of a long body; what it left out counts as not shown.
+    let total = response.body.chars().count() + response.body_omitted;
     if total > BODY_EXCERPT {
         let mut kept: String = response.body.chars().take(BODY_EXCERPT).collect();
         kept.push_str(&format!(

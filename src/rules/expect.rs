@@ -87,7 +87,7 @@ pub fn body<'e>(
     let response = response(exchange)?;
     let name = schema.file_name().trim_end_matches(".json");
     truncated(exchange)?;
-    let Some(json) = &response.json else {
+    let Some(json) = response.json.as_deref() else {
         let reason = response.json_error.as_deref().unwrap_or("not JSON");
         return Err(Verdict::failed(
             format!("a JSON body valid against {name}"),

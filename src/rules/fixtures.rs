@@ -96,7 +96,7 @@ impl CreatedPets {
             duplicate.get_or_insert_with(|| Duplicate {
                 earlier: earlier.clone(),
                 later: short,
-                exchange: Box::new(exchange.clone()),
+                exchange: Box::new(exchange.evidence()),
             });
         } else if by_id.len() < TRACKED_IDS {
             by_id.insert(short.id, short);

@@ -191,7 +191,8 @@ impl Observations {
             if let Some(problem) = problem {
                 tally.violations += 1;
                 if tally.first.is_none() {
-                    tally.first = Some((rule_id.to_string(), problem, Box::new(exchange.clone())));
+                    tally.first =
+                        Some((rule_id.to_string(), problem, Box::new(exchange.evidence())));
                 }
             }
         }
@@ -234,7 +235,7 @@ pub fn rejudge(
         && !response.body_truncated
     {
         match serde_json::from_str::<Value>(&response.body) {
-            Ok(json) => response.json = Some(json),
+            Ok(json) => response.json = Some(std::sync::Arc::new(json)),
             Err(e) => response.json_error = Some(e.to_string()),
         }
     }
@@ -367,6 +368,7 @@ mod tests {
                 headers,
                 body: body.into(),
                 body_truncated: false,
+                body_omitted: 0,
                 json: None,
                 json_error: Some("not JSON".into()),
             }),

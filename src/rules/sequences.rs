@@ -93,7 +93,7 @@ fn run_sequence(ctx: &RuleCtx, steps: &[Step]) -> Checked {
     for (n, step) in steps.iter().enumerate() {
         let what = format!("{}. {}", n + 1, describe_step(step));
         let outcome = run_step(ctx, step, &mut created, |exchange: &Exchange| {
-            transcript.steps.push((what.clone(), exchange.clone()));
+            transcript.steps.push((what.clone(), exchange.evidence()));
         });
         if let Err(verdict) = outcome {
             return Err(match verdict {

@@ -7,6 +7,9 @@
 //!    log, over again) to a fresh reference with nothing judged, as a ratio.
 //! 3. Peak RSS and report size after 5 s and 60 s budgets (the harness alone: the reference
 //!    runs in a process of its own).
+//! 4. Peak RSS against targets that send much: 1 MiB of `[{},{},...]` to every request, and a
+//!    17,000-pet listing for every listPets (memory is bounded by bytes, not by what the target
+//!    sends: at most 256 MB).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -46,12 +49,22 @@ pub struct Memory {
     pub pets_created: u64,
 }
 
+/// Peak RSS of a default run against a target that sends much.
+#[derive(Debug, Serialize)]
+pub struct HeavyMemory {
+    pub target: String,
+    pub peak_rss_kb: u64,
+    pub wall_ms: u64,
+    pub exit_code: Option<i32>,
+}
+
 #[derive(Debug, Serialize)]
 pub struct Bench {
     pub machine: String,
     pub suite: Vec<SuiteFigure>,
     pub throughput: Throughput,
     pub memory: Vec<Memory>,
+    pub heavy_answers: Vec<HeavyMemory>,
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -199,6 +212,22 @@ pub fn memory(budget: Duration) -> Result<Memory, String> {
         .stderr(std::process::Stdio::null())
         .spawn()
         .map_err(|e| e.to_string())?;
+    let peak = peak_rss_kb(&mut child)?;
+    let report_path = dir.join("reports/report.json");
+    let report: serde_json::Value = std::fs::read(&report_path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default();
+    Ok(Memory {
+        budget_s: budget.as_secs(),
+        peak_rss_kb: peak,
+        report_bytes: std::fs::metadata(&report_path).map_or(0, |m| m.len()),
+        pets_created: report["created_pets"]["count"].as_u64().unwrap_or(0),
+    })
+}
+
+/// The highest VmHWM of `child` until it exits, in kB (0 where /proc is not there).
+fn peak_rss_kb(child: &mut std::process::Child) -> Result<u64, String> {
     let status = format!("/proc/{}/status", child.id());
     let mut peak = 0u64;
     loop {
@@ -211,20 +240,159 @@ pub fn memory(budget: Duration) -> Result<Memory, String> {
             peak = peak.max(kb);
         }
         if child.try_wait().map_err(|e| e.to_string())?.is_some() {
-            break;
+            return Ok(peak);
         }
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(50));
     }
-    let report_path = dir.join("reports/report.json");
-    let report: serde_json::Value = std::fs::read(&report_path)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .unwrap_or_default();
-    Ok(Memory {
-        budget_s: budget.as_secs(),
-        peak_rss_kb: peak,
-        report_bytes: std::fs::metadata(&report_path).map_or(0, |m| m.len()),
-        pets_created: report["created_pets"]["count"].as_u64().unwrap_or(0),
+}
+
+/// What a heavy target answers.
+#[derive(Debug, Clone, Copy)]
+pub enum Heavy {
+    /// 1 MiB of `[{},{},...]`, 200 application/json, to every request.
+    TinyItems,
+    /// A listing of 17,000 valid pets to every request on /pets, whatever its limit, creates
+    /// included; a pet to getPet.
+    Listing,
+}
+
+impl Heavy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Heavy::TinyItems => "1 MiB of tiny items to every request",
+            Heavy::Listing => "17,000-pet listing",
+        }
+    }
+
+    /// The status and body answered to a request for `path`.
+    fn answer(self, path: &str) -> (u16, std::sync::Arc<Vec<u8>>) {
+        static TINY: std::sync::OnceLock<std::sync::Arc<Vec<u8>>> = std::sync::OnceLock::new();
+        static LISTING: std::sync::OnceLock<std::sync::Arc<Vec<u8>>> = std::sync::OnceLock::new();
+        static PET: std::sync::OnceLock<std::sync::Arc<Vec<u8>>> = std::sync::OnceLock::new();
+        let listing = path.split('?').next().is_some_and(|p| p.ends_with("/pets"));
+        match self {
+            Heavy::TinyItems => (200, TINY.get_or_init(|| tiny_items(1 << 20)).clone()),
+            Heavy::Listing if listing => (200, LISTING.get_or_init(|| pets(17_000)).clone()),
+            Heavy::Listing => (
+                200,
+                PET.get_or_init(|| {
+                    std::sync::Arc::new(
+                        br#"{"id":1,"name":"pet-1","categoryId":1,"status":"available"}"#.to_vec(),
+                    )
+                })
+                .clone(),
+            ),
+        }
+    }
+
+    /// Serves on an ephemeral loopback port, one thread per connection, for the rest of the
+    /// process; returns the base URL (with `/v1`).
+    pub fn serve(self) -> Result<String, String> {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+        let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                std::thread::spawn(move || {
+                    let Ok(mut writer) = stream.try_clone() else {
+                        return;
+                    };
+                    // Head and body go out in two writes: without this, Nagle's algorithm and
+                    // a delayed ACK cost each answer 40 ms.
+                    let _ = writer.set_nodelay(true);
+                    let mut reader = BufReader::new(stream);
+                    loop {
+                        let mut head = String::new();
+                        let mut line = String::new();
+                        while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                            head.push_str(&line);
+                            line.clear();
+                        }
+                        if head.is_empty() {
+                            return;
+                        }
+                        let length = head
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .and_then(|v| v.trim().parse::<usize>().ok())
+                            })
+                            .unwrap_or(0);
+                        let mut body = vec![0; length.min(1 << 20)];
+                        if reader.read_exact(&mut body).is_err() {
+                            return;
+                        }
+                        let path = head.split(' ').nth(1).unwrap_or("/");
+                        let (status, body) = self.answer(path);
+                        let head = format!(
+                            "HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                            body.len()
+                        );
+                        if writer.write_all(head.as_bytes()).is_err()
+                            || writer.write_all(&body).is_err()
+                        {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        Ok(format!("http://127.0.0.1:{port}/v1"))
+    }
+}
+
+/// `[{},{},...]` of at most `size` bytes.
+pub fn tiny_items(size: usize) -> std::sync::Arc<Vec<u8>> {
+    let mut body = b"[{}".to_vec();
+    while body.len() + 4 <= size {
+        body.extend_from_slice(b",{}");
+    }
+    body.push(b']');
+    std::sync::Arc::new(body)
+}
+
+/// A JSON array of `count` valid pets (17,000 of them stay under the 1 MiB body cap, so
+/// every one is parsed).
+pub fn pets(count: u64) -> std::sync::Arc<Vec<u8>> {
+    let items: Vec<String> = (1..=count)
+        .map(|id| {
+            format!(
+                r#"{{"id":{id},"name":"p{id}","categoryId":{},"status":"sold"}}"#,
+                id % 7
+            )
+        })
+        .collect();
+    std::sync::Arc::new(format!("[{}]", items.join(",")).into_bytes())
+}
+
+/// Peak RSS of a default run against `heavy`, in a process of its own (a few seconds; no
+/// budget, under which property rules would go on generating cases); the target is served by
+/// this one.
+pub fn heavy_memory(heavy: Heavy) -> Result<HeavyMemory, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = scratch("heavy");
+    let base_url = heavy.serve()?;
+    let started = Instant::now();
+    let mut child = std::process::Command::new(exe)
+        .args(["run", "--no-regressions", "--base-url", &base_url])
+        .arg("--report-dir")
+        .arg(dir.join("reports"))
+        .env(
+            "PETSTORE_API_KEY",
+            format!("bench-{}", crate::seed::random_seed()),
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let peak_rss_kb = peak_rss_kb(&mut child)?;
+    let exit_code = child.wait().map_err(|e| e.to_string())?.code();
+    Ok(HeavyMemory {
+        target: heavy.name().into(),
+        peak_rss_kb,
+        wall_ms: started.elapsed().as_millis() as u64,
+        exit_code,
     })
 }
 
@@ -244,6 +412,10 @@ pub fn run_all(long: Duration) -> Result<Bench, String> {
         suite,
         throughput: throughput(Duration::from_secs(5))?,
         memory: vec![memory(Duration::from_secs(5))?, memory(long)?],
+        heavy_answers: vec![
+            heavy_memory(Heavy::TinyItems)?,
+            heavy_memory(Heavy::Listing)?,
+        ],
     })
 }
 
@@ -275,6 +447,16 @@ pub fn render(bench: &Bench) -> String {
             m.peak_rss_kb / 1024,
             m.report_bytes / 1024,
             m.pets_created
+        ));
+    }
+    out.push_str("\n| target | peak RSS | wall | exit |\n|---|---|---|---|\n");
+    for h in &bench.heavy_answers {
+        out.push_str(&format!(
+            "| {} | {} MB | {:.1} s | {} |\n",
+            h.target,
+            h.peak_rss_kb / 1024,
+            h.wall_ms as f64 / 1000.0,
+            h.exit_code.map_or("-".into(), |c| c.to_string())
         ));
     }
     out

@@ -1,0 +1,249 @@
+//! What a response body costs the run in memory, bounded by bytes rather than by what the
+//! target sends. A parsed body is many times its bytes (a 1 MiB array of `{}` is 11 MiB of
+//! values), and a run holds dozens of exchanges at once (a burst of 72 creates, 32 rules), so:
+//! - large bodies are redacted and parsed two at a time, which bounds the passing peak (the
+//!   body's text, its lowercase copy, the parse growing);
+//! - identical large bodies share one parse (a target answering the same listing, or the same
+//!   blob, to every request costs one parse, not one per exchange);
+//! - the recorded body text keeps its first [`BODY_KEPT`] bytes; the parse is of all of it.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, Weak};
+
+use serde_json::Value;
+
+use super::redact::Redactor;
+pub use crate::outcome::BODY_KEPT;
+
+/// Bodies from this size on are parsed under a permit and shared when identical.
+const LARGE: usize = 64 << 10;
+
+/// Large bodies parsed at once: the parse is CPU work, so more would not go faster, only hold
+/// more memory.
+const PARSING: usize = 2;
+
+/// Large parses remembered for sharing.
+const REMEMBERED: usize = 8;
+
+/// The parses of large bodies, and the permits to make one.
+pub struct Bodies {
+    parsing: tokio::sync::Semaphore,
+    /// Recent large bodies (their bytes, key-free) and their parse while an exchange holds it.
+    recent: Mutex<VecDeque<(Vec<u8>, Weak<Value>)>>,
+}
+
+impl Default for Bodies {
+    fn default() -> Bodies {
+        give_back_large_buffers();
+        Bodies {
+            parsing: tokio::sync::Semaphore::new(PARSING),
+            recent: Mutex::new(VecDeque::new()),
+        }
+    }
+}
+
+/// A body as recorded: its text (redacted, cut to [`BODY_KEPT`] bytes), the characters cut,
+/// and its parse or why there is none.
+pub struct Parsed {
+    pub text: String,
+    pub omitted: usize,
+    pub json: Option<Arc<Value>>,
+    pub json_error: Option<String>,
+}
+
+impl Bodies {
+    /// Redacts and parses `bytes`; `cut` when the body did not arrive whole (the end of the
+    /// text may hold the start of the key), `unparsed` when it must not be parsed (and why).
+    pub async fn record(
+        &self,
+        bytes: &[u8],
+        cut: bool,
+        unparsed: Option<String>,
+        redactor: &Redactor,
+    ) -> Parsed {
+        let whole = !cut && unparsed.is_none();
+        if whole
+            && bytes.len() >= LARGE
+            && let Some(json) = self.shared(bytes, true)
+        {
+            // The very bytes of a body already found key-free: nothing to redact, nothing to
+            // parse, and no wait for a permit while holding them.
+            let (text, omitted) = kept(&String::from_utf8_lossy(bytes));
+            return Parsed {
+                text,
+                omitted,
+                json: Some(json),
+                json_error: None,
+            };
+        }
+        // Never closed, so the permit always comes; held over CPU work only (the body is all
+        // read), so a wait here never runs into the request's timeout.
+        let _permit = if bytes.len() < LARGE {
+            None
+        } else {
+            self.parsing.acquire().await.ok()
+        };
+        let raw = String::from_utf8_lossy(bytes);
+        let text = if cut {
+            redactor.redact_cut(&raw)
+        } else {
+            redactor.redact(&raw)
+        };
+        // The key appears in no string of the body (redacting its text changed nothing), so
+        // the parse needs no redacting: no copy of it is made.
+        let clean = text == raw;
+        drop(raw);
+        let (json, json_error) = match unparsed {
+            Some(reason) => (None, Some(reason)),
+            None if bytes.len() < LARGE => parse(bytes, clean, redactor),
+            None => match self.shared(bytes, clean) {
+                Some(json) => (Some(json), None),
+                None => {
+                    let parsed = parse(bytes, clean, redactor);
+                    if let (Some(json), true) = (&parsed.0, clean) {
+                        self.remember(bytes, json);
+                    }
+                    parsed
+                }
+            },
+        };
+        let (text, omitted) = kept(&text);
+        Parsed {
+            text,
+            omitted,
+            json,
+            json_error,
+        }
+    }
+
+    /// The parse of these very bytes, if an exchange still holds it.
+    fn shared(&self, bytes: &[u8], clean: bool) -> Option<Arc<Value>> {
+        if !clean {
+            return None;
+        }
+        let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        recent
+            .iter()
+            .filter(|(seen, _)| seen.as_slice() == bytes)
+            .find_map(|(_, json)| json.upgrade())
+    }
+
+    fn remember(&self, bytes: &[u8], json: &Arc<Value>) {
+        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        recent.retain(|(_, json)| json.strong_count() > 0);
+        if recent.len() >= REMEMBERED {
+            recent.pop_front();
+        }
+        recent.push_back((bytes.to_vec(), Arc::downgrade(json)));
+    }
+}
+
+/// Buffers from 256 KiB on (a body, a parsed array's items) get pages of their own, given
+/// back to the system when freed. glibc's default threshold rises to 32 MiB as large buffers
+/// are freed, after which they are carved from per-thread arenas that keep the memory: with
+/// dozens of rule threads, freed parses stayed resident (437 MB peak against 1 MiB answers,
+/// 150 MB with this).
+fn give_back_large_buffers() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        // SAFETY: mallopt only sets an allocator parameter; it is called once, before the
+        // run's requests, and a refusal (return 0) leaves the default in place.
+        ONCE.call_once(|| unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
+        });
+    }
+}
+
+fn parse(bytes: &[u8], clean: bool, redactor: &Redactor) -> (Option<Arc<Value>>, Option<String>) {
+    match serde_json::from_slice::<Value>(bytes) {
+        // Redacted before any check can quote it: the target may echo the key.
+        Ok(value) if clean => (Some(Arc::new(value)), None),
+        Ok(value) => (Some(Arc::new(redactor.redact_json(&value))), None),
+        Err(e) => (None, Some(e.to_string())),
+    }
+}
+
+/// The first [`BODY_KEPT`] bytes of `text` (at a character boundary), and how many characters
+/// were left out.
+fn kept(text: &str) -> (String, usize) {
+    if text.len() <= BODY_KEPT {
+        return (text.to_string(), 0);
+    }
+    let mut end = BODY_KEPT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (text[..end].to_string(), text[end..].chars().count())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(bodies: &Bodies, bytes: &[u8], redactor: &Redactor) -> Parsed {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(bodies.record(bytes, false, None, redactor))
+    }
+
+    #[test]
+    fn identical_large_bodies_share_one_parse_while_it_is_held() {
+        let bodies = Bodies::default();
+        let redactor = Redactor::new("bodies-test-key");
+        let blob = format!("[{}{{}}]", "{},".repeat(100_000));
+        let first = record(&bodies, blob.as_bytes(), &redactor);
+        let second = record(&bodies, blob.as_bytes(), &redactor);
+        let (a, b) = (first.json.unwrap(), second.json.unwrap());
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(a.as_array().map(Vec::len), Some(100_001));
+        // The text keeps its start and counts the rest.
+        assert_eq!(first.text.len(), BODY_KEPT);
+        assert_eq!(first.text.len() + first.omitted, blob.len());
+        // Another body is parsed on its own.
+        let other = blob.replacen("{}", "{\"a\":1}", 1);
+        let third = record(&bodies, other.as_bytes(), &redactor).json.unwrap();
+        assert!(!Arc::ptr_eq(&a, &third));
+        assert_eq!(third[0]["a"], 1);
+    }
+
+    #[test]
+    fn a_body_holding_the_key_is_redacted_and_not_shared() {
+        let bodies = Bodies::default();
+        let key = "bodies-test-key";
+        let redactor = Redactor::new(key);
+        let blob = format!("[{}\"{key}\"]", "{},".repeat(100_000));
+        let first = record(&bodies, blob.as_bytes(), &redactor);
+        let second = record(&bodies, blob.as_bytes(), &redactor);
+        let (a, b) = (first.json.unwrap(), second.json.unwrap());
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(a[100_000], crate::outcome::REDACTED);
+        // A small body too: the parse is redacted whenever the text was.
+        let small = record(
+            &bodies,
+            format!("{{\"m\":\"{key}\"}}").as_bytes(),
+            &redactor,
+        );
+        assert_eq!(small.json.unwrap()["m"], crate::outcome::REDACTED);
+        assert!(!small.text.contains(key));
+    }
+
+    #[test]
+    fn a_key_straddling_the_kept_text_leaves_no_prefix() {
+        let bodies = Bodies::default();
+        let key = "zq9XkW-straddles-the-kept-end";
+        let redactor = Redactor::new(key);
+        // The key starts 6 bytes before the end of what is kept.
+        let head = format!("{{\"pad\":\"{}\",\"echo\":\"", "a".repeat(BODY_KEPT - 24));
+        assert_eq!(head.len(), BODY_KEPT - 6);
+        let body = format!("{head}{key}\",\"tail\":\"{}\"}}", "b".repeat(100_000));
+        let recorded = record(&bodies, body.as_bytes(), &redactor);
+        assert!(
+            !recorded.text.contains("zq9XkW"),
+            "{}",
+            &recorded.text[head.len() - 10..]
+        );
+        assert_eq!(recorded.json.unwrap()["echo"], crate::outcome::REDACTED);
+    }
+}

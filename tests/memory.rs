@@ -1,0 +1,171 @@
+//! Memory is bounded by bytes, not by what the target sends: against a target answering 1 MiB
+//! of `[{},{},...]` to every request, and against one listing 17,000 pets, the harness's peak
+//! RSS (VmHWM, read from /proc while it runs) stays under 256 MB. Before the bound these took
+//! 18.7 GB and 2.6 GB.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+mod common;
+
+use common::BIN;
+const KEY: &str = "memory-test-key-77a1";
+const LIMIT_KB: u64 = 256 * 1024;
+
+/// Reads one request (head and Content-Length body); returns its method and path.
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, String)> {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let length = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+        })
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    let mut words = head.split(' ');
+    let method = words.next().unwrap_or("GET").to_string();
+    Some((method, words.next().unwrap_or("/").to_string()))
+}
+
+/// A status and a JSON body.
+type Answer = (u16, Arc<Vec<u8>>);
+
+/// Serves `answer(method, path)` (application/json) to every request on an ephemeral port.
+fn serve(answer: impl Fn(&str, &str) -> Answer + Send + Sync + 'static) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let answer = Arc::new(answer);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let answer = Arc::clone(&answer);
+            std::thread::spawn(move || {
+                let Ok(mut writer) = stream.try_clone() else {
+                    return;
+                };
+                // Head and body go out in two writes: without this, Nagle's algorithm and a
+                // delayed ACK cost each answer 40 ms.
+                let _ = writer.set_nodelay(true);
+                let mut reader = BufReader::new(stream);
+                while let Some((method, path)) = read_request(&mut reader) {
+                    let (status, body) = answer(&method, &path);
+                    let head = format!(
+                        "HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                        body.len()
+                    );
+                    if writer.write_all(head.as_bytes()).is_err()
+                        || writer.write_all(&body).is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// Runs the suite against `port` and returns the run's peak RSS in kB and its exit code.
+fn peak_rss_against(port: u16, name: &str) -> (u64, Option<i32>) {
+    let dir = common::temp_dir("memory", name);
+    let started = Instant::now();
+    let mut child = Command::new(BIN)
+        .args(["run", "--no-regressions", "--no-progress", "--cases", "4"])
+        .args(["--base-url", &format!("http://127.0.0.1:{port}/v1")])
+        .args(["--time-budget", "40"])
+        .arg("--report-dir")
+        .arg(&dir)
+        .env("PETSTORE_API_KEY", KEY)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    let code = loop {
+        if let Ok(text) = std::fs::read_to_string(&status) {
+            let kb = text
+                .lines()
+                .find_map(|line| line.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or(0);
+            peak = peak.max(kb);
+        }
+        if peak >= LIMIT_KB {
+            // Past the bound the test has failed: stop before the run takes the machine.
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{name}: still running after 120 s (peak so far {peak} kB)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let _ = std::fs::remove_dir_all(dir);
+    eprintln!(
+        "{name}: peak RSS {} MB in {:.1} s, exit {code:?}",
+        peak / 1024,
+        started.elapsed().as_secs_f64()
+    );
+    (peak, code)
+}
+
+#[test]
+fn a_megabyte_of_tiny_items_to_every_request_stays_under_256_mb() {
+    let mut body = b"[{}".to_vec();
+    while body.len() + 4 <= 1 << 20 {
+        body.extend_from_slice(b",{}");
+    }
+    body.push(b']');
+    let body = Arc::new(body);
+    let port = serve(move |_, _| (200, Arc::clone(&body)));
+    let (peak, code) = peak_rss_against(port, "tiny-items");
+    assert!(peak > 0, "no VmHWM read");
+    assert!(peak < LIMIT_KB, "peak RSS {} MB", peak / 1024);
+    assert_eq!(
+        code,
+        Some(1),
+        "a target answering arrays to everything fails"
+    );
+}
+
+#[test]
+fn a_17000_pet_listing_to_every_request_on_pets_stays_under_256_mb() {
+    let pets: Vec<String> = (1..=17_000)
+        .map(|id| format!(r#"{{"id":{id},"name":"p{id}","categoryId":1,"status":"sold"}}"#))
+        .collect();
+    let listing = Arc::new(format!("[{}]", pets.join(",")).into_bytes());
+    assert!(listing.len() < 1 << 20, "under --body-cap, so it is parsed");
+    let pet = Arc::new(br#"{"id":1,"name":"pet-1","categoryId":1,"status":"sold"}"#.to_vec());
+    // Every request on /pets gets the whole listing, whatever its limit, creates included (a
+    // create answered with a listing made 378 MB before the bound); getPet gets a pet.
+    let port = serve(move |_, path| {
+        let pets_path = path.split('?').next().is_some_and(|p| p.ends_with("/pets"));
+        (200, Arc::clone(if pets_path { &listing } else { &pet }))
+    });
+    let (peak, code) = peak_rss_against(port, "listing");
+    assert!(peak > 0, "no VmHWM read");
+    assert!(peak < LIMIT_KB, "peak RSS {} MB", peak / 1024);
+    assert_eq!(code, Some(1), "a listing that ignores limit fails");
+}
