@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
 use super::lanes::{ConnectionTally, CountConnectsHandle, Lane, Lanes, Overload};
@@ -111,8 +111,9 @@ pub struct Client {
     /// The slowest wait for response headers so far, in ms: a fresh connection that waits much
     /// longer than any answer did is taken for one the server never accepted.
     slowest_ms: AtomicU64,
-    /// Some request got an answer: the target is up, so a stall is the run's own overload.
-    answered: AtomicBool,
+    /// Answers so far. A stall or a failed connect while other requests are answered is the
+    /// run's own overload; while nothing is answered, the target is down, not overloaded.
+    answers: AtomicU64,
     /// Response bodies' parses: bounded by bytes (see `bodies`).
     bodies: super::bodies::Bodies,
 }
@@ -325,7 +326,7 @@ impl Client {
             bodies: Default::default(),
             settings,
             slowest_ms: AtomicU64::new(0),
-            answered: AtomicBool::new(false),
+            answers: AtomicU64::new(0),
         })
     }
 
@@ -356,8 +357,11 @@ impl Client {
 
     /// Sends one request and records the exchange. Never panics on what the target sends.
     pub fn send(&self, spec: &RequestSpec) -> Exchange {
-        self.runtime
-            .block_on(self.send_bounded(spec, self.send_async(spec, None)))
+        self.runtime.block_on(self.send_bounded(spec, async {
+            self.send_async(spec, None, &|| false)
+                .await
+                .unwrap_or_else(|| self.not_sent(spec, "not sent"))
+        }))
     }
 
     /// Sends every request at the same moment and returns the exchanges in the order of
@@ -381,21 +385,41 @@ impl Client {
                     .map(|spec| self.not_sent(spec, &reason))
                     .collect();
             }
-            let next = std::sync::atomic::AtomicUsize::new(0);
+            // The lanes take the requests in turn. A lane whose fresh connection the server left
+            // in its backlog hands its request to the others and closes (keeping it would hold
+            // the burst's other connections open, and the server full, until it timed out);
+            // the last lane left sends again itself.
+            let queue: std::sync::Mutex<std::collections::VecDeque<usize>> =
+                std::sync::Mutex::new((0..specs.len()).collect());
+            let active = std::sync::atomic::AtomicUsize::new(checkouts.len());
+            let hand_off = || {
+                active
+                    .fetch_update(Relaxed, Relaxed, |n| (n > 1).then(|| n - 1))
+                    .is_ok()
+            };
             let results: Vec<std::sync::Mutex<Option<Exchange>>> =
                 specs.iter().map(|_| std::sync::Mutex::new(None)).collect();
-            futures_util::future::join_all(checkouts.iter().map(|checkout| async {
-                loop {
-                    let index = next.fetch_add(1, Relaxed);
-                    let Some(spec) = specs.get(index) else { break };
-                    let exchange = self
-                        .send_bounded(spec, self.send_async(spec, Some(checkout.lane())))
-                        .await;
-                    *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(exchange);
+            futures_util::future::join_all(checkouts.into_iter().map(|mut checkout| {
+                let (queue, results, hand_off) = (&queue, &results, &hand_off);
+                async move {
+                    loop {
+                        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                        let Some(index) = next else { break };
+                        let spec = &specs[index];
+                        let sent = self
+                            .send_bounded(spec, self.send_async(spec, Some(checkout.lane()), hand_off))
+                            .await;
+                        let Some(exchange) = sent else {
+                            queue.lock().unwrap_or_else(|e| e.into_inner()).push_back(index);
+                            self.lanes.resending();
+                            checkout.discard();
+                            break;
+                        };
+                        *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(exchange);
+                    }
                 }
             }))
             .await;
-            drop(checkouts);
             results
                 .into_iter()
                 .zip(specs)
@@ -410,11 +434,11 @@ impl Client {
 
     /// The exchange, cut off when the run is interrupted or its budget ends while it is in
     /// flight (a request refused or cut so says nothing about the target).
-    async fn send_bounded(
+    async fn send_bounded<T: From<Exchange>>(
         &self,
         spec: &RequestSpec,
-        send: impl std::future::Future<Output = Exchange>,
-    ) -> Exchange {
+        send: impl std::future::Future<Output = T>,
+    ) -> T {
         let interrupted = async {
             match &self.cancelled {
                 Some(cancelled) => {
@@ -434,8 +458,8 @@ impl Client {
         };
         tokio::select! {
             exchange = send => exchange,
-            _ = interrupted => self.not_sent(spec, "cut off: the run was interrupted"),
-            _ = budget_end => self.not_sent(spec, BUDGET_CUT),
+            _ = interrupted => self.not_sent(spec, "cut off: the run was interrupted").into(),
+            _ = budget_end => self.not_sent(spec, BUDGET_CUT).into(),
         }
     }
 
@@ -461,19 +485,27 @@ impl Client {
     /// doubling backoff) and sent again while the waits stay within `max_throttle_wait` and
     /// the budget. A request caught in the run's own overload is sent again once the level
     /// has dropped. No other status is ever retried.
-    async fn send_async(&self, spec: &RequestSpec, lane: Option<&Lane>) -> Exchange {
+    ///
+    /// On a lane of a burst (`lane`), a request caught in the overload is handed back (`None`)
+    /// when `hand_off` says another lane of the burst will take it.
+    async fn send_async(
+        &self,
+        spec: &RequestSpec,
+        lane: Option<&Lane>,
+        hand_off: &dyn Fn() -> bool,
+    ) -> Option<Exchange> {
         let mut throttling = Throttling::default();
         let mut resends = 0;
         loop {
             if let Err(reason) = self.pace().await {
-                return self.not_sent(spec, &reason);
+                return Some(self.not_sent(spec, &reason));
             }
             let attempt = match lane {
                 Some(lane) => self.attempt(lane, spec, resends).await,
                 None => {
                     let mut checkout = match self.until_halt(self.lanes.checkout()).await {
                         Ok(checkout) => checkout,
-                        Err(reason) => return self.not_sent(spec, &reason),
+                        Err(reason) => return Some(self.not_sent(spec, &reason)),
                     };
                     let attempt = self.attempt(checkout.lane(), spec, resends).await;
                     if matches!(attempt, Attempt::Overloaded) {
@@ -484,6 +516,7 @@ impl Client {
             };
             let mut exchange = match attempt {
                 Attempt::Done(exchange) => *exchange,
+                Attempt::Overloaded if lane.is_some() && hand_off() => return None,
                 Attempt::Overloaded => {
                     resends += 1;
                     self.lanes.resending();
@@ -494,14 +527,14 @@ impl Client {
                 if throttling.waits > 0 {
                     exchange.throttled = Some(throttling);
                 }
-                return exchange;
+                return Some(exchange);
             };
             let waited = Duration::from_millis(throttling.waited_ms);
             if waited.saturating_add(wait) > self.settings.max_throttle_wait {
                 throttling.gave_up = true;
                 exchange.throttled = Some(throttling);
                 self.throttle.record(0, Duration::ZERO, true);
-                return exchange;
+                return Some(exchange);
             }
             if self
                 .halt
@@ -509,7 +542,7 @@ impl Client {
                 .is_some_and(|at| Instant::now().checked_add(wait).is_none_or(|end| end >= at))
             {
                 // The wait would outlast the budget: the request is not sent again.
-                return self.not_sent(spec, BUDGET_SPENT);
+                return Some(self.not_sent(spec, BUDGET_SPENT));
             }
             tokio::time::sleep(wait).await;
             throttling.waits += 1;
@@ -526,11 +559,12 @@ impl Client {
     /// connection the server did take is waited for (up to `--timeout`).
     async fn attempt(&self, lane: &Lane, spec: &RequestSpec, resends: u32) -> Attempt {
         let may_resend = resends < MAX_RESENDS;
-        let stall_after = (may_resend && self.answered.load(Relaxed)).then(|| {
+        let answers_before = self.answers.load(Relaxed);
+        let stall_after = (may_resend && answers_before > 0).then(|| {
             let slowest = Duration::from_millis(self.slowest_ms.load(Relaxed));
             (slowest * 4).max(MIN_STALL).min(self.settings.timeout / 2)
         });
-        let exchange = match self.send_once(lane, spec, stall_after).await {
+        let exchange = match self.send_once(lane, spec, stall_after, answers_before).await {
             Some(exchange) => exchange,
             None => {
                 self.lanes.overloaded(Overload::StalledConnect);
@@ -539,7 +573,7 @@ impl Client {
         };
         match &exchange.response {
             Some(response) => {
-                self.answered.store(true, Relaxed);
+                self.answers.fetch_add(1, Relaxed);
                 if response.status == 503 && exchange.header("retry-after").is_none() {
                     self.lanes.overloaded(Overload::Unavailable);
                 } else {
@@ -552,9 +586,9 @@ impl Client {
                 .is_some_and(is_connect_error) =>
             {
                 self.lanes.overloaded(Overload::ConnectFailed);
-                // Against a target that answered before, a refused or stalled connect is
-                // overload (a full backlog, a connection cap); the request never left.
-                if may_resend && self.answered.load(Relaxed) {
+                // While other requests are answered, a refused or stalled connect is overload
+                // (a full backlog, a connection cap); the request never left.
+                if may_resend && self.answers.load(Relaxed) > answers_before {
                     return Attempt::Overloaded;
                 }
             }
@@ -609,6 +643,7 @@ impl Client {
         lane: &Lane,
         spec: &RequestSpec,
         stall_after: Option<Duration>,
+        answers_before: u64,
     ) -> Option<Exchange> {
         let connects = lane.connects();
         let started = Instant::now();
@@ -680,7 +715,10 @@ impl Client {
             Some(after) => tokio::select! {
                 sent = &mut pending => sent,
                 _ = tokio::time::sleep(after) => {
-                    if lane.connects() != connects {
+                    // Fresh, and others answered meanwhile: the server did not take it.
+                    if lane.connects() != connects
+                        && self.answers.load(Relaxed) > answers_before
+                    {
                         lane.disconnected();
                         return None;
                     }

@@ -31,6 +31,10 @@ pub struct SuiteFigure {
     /// The longest chain of dependent requests of one rule, and that rule.
     pub critical_path: u32,
     pub critical_rule: String,
+    /// Connections the run opened, the most open at once, and the concurrency level reached.
+    pub connections_opened: u64,
+    pub connections_most_open: u64,
+    pub concurrency_reached: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -105,6 +109,9 @@ pub fn suite_at(latency: Duration) -> Result<SuiteFigure, String> {
         round_trips: (!latency.is_zero()).then(|| wall.as_secs_f64() / latency.as_secs_f64()),
         critical_path: critical.round_trips,
         critical_rule: critical.id.clone(),
+        connections_opened: report.connections.opened,
+        connections_most_open: report.connections.most_open,
+        concurrency_reached: report.connections.concurrency_reached,
     })
 }
 
@@ -422,16 +429,19 @@ pub fn run_all(long: Duration) -> Result<Bench, String> {
 /// The table the README shows.
 pub fn render(bench: &Bench) -> String {
     let mut out = format!("machine: {}\n\n", bench.machine);
-    out.push_str("| latency | wall | requests | round trips | critical path (rule) |\n|---|---|---|---|---|\n");
+    out.push_str("| latency | wall | requests | round trips | critical path (rule) | connections opened (most open) | concurrency reached |\n|---|---|---|---|---|---|---|\n");
     for row in &bench.suite {
         out.push_str(&format!(
-            "| {} ms | {:.2} s | {} | {} | {} ({}) |\n",
+            "| {} ms | {:.2} s | {} | {} | {} ({}) | {} ({}) | {} |\n",
             row.latency_ms,
             row.wall_ms as f64 / 1000.0,
             row.requests,
             row.round_trips.map_or("-".into(), |r| format!("{r:.0}")),
             row.critical_path,
-            row.critical_rule
+            row.critical_rule,
+            row.connections_opened,
+            row.connections_most_open,
+            row.concurrency_reached
         ));
     }
     let t = &bench.throughput;
