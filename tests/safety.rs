@@ -1123,6 +1123,74 @@ fn a_spent_budget_fails_nothing() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[test]
+fn a_stalling_target_ends_within_the_budget() {
+    // The preflight is answered, then every request is held for a minute: with a 60 s timeout,
+    // only the budget ends the run, and it does, reports written, within budget + 2 s. The
+    // rules it cut say so ("time budget"), not that the target stopped answering.
+    let requests = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&requests);
+    let port = serve(move |_request, stream| {
+        if counter.fetch_add(1, Ordering::SeqCst) == 0 {
+            json_response(stream, 200, &[], "[]");
+            return Next::KeepAlive;
+        }
+        std::thread::sleep(Duration::from_secs(60));
+        Next::Close
+    });
+    let dir = temp_dir("stall-budget");
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let budget = 3;
+    let finished = run_to_end(
+        &mut run_command(
+            &[
+                "--base-url",
+                &url,
+                "--timeout",
+                "60",
+                "--time-budget",
+                &budget.to_string(),
+            ],
+            Some("stall-key-1234"),
+            &dir,
+        ),
+        Duration::from_secs(30),
+    );
+    finished.assert_no_panic();
+    assert!(
+        finished.elapsed <= Duration::from_secs(budget + 2),
+        "a {budget} s budget took {:?}",
+        finished.elapsed
+    );
+    assert_eq!(finished.code, Some(3), "{}", finished.stderr());
+    let report = read_json(&dir.join("report.json"));
+    assert!(
+        failed_rules(&report).is_empty(),
+        "{:?}",
+        failed_rules(&report)
+    );
+    assert!(
+        report["target"]["stopped_answering"].is_null(),
+        "{}",
+        report["target"]
+    );
+    let reasons: Vec<&str> = rules(&report)
+        .iter()
+        .filter(|rule| rule["verdict"] == "inconclusive")
+        .filter_map(|rule| rule["reason"].as_str())
+        .collect();
+    assert!(
+        !reasons.is_empty() && reasons.iter().all(|reason| reason.contains("time budget")),
+        "{reasons:?}"
+    );
+    assert!(
+        !finished.stderr().contains("stopped answering"),
+        "{}",
+        finished.stderr()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 6. Runs racing into one report directory.
 

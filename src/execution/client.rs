@@ -2,8 +2,8 @@
 //! redacted, response bodies capped, no redirects, no retries, no proxy.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use super::lanes::{ConnectionTally, CountConnectsHandle, Lane, Lanes, Overload};
@@ -407,10 +407,16 @@ impl Client {
                         let Some(index) = next else { break };
                         let spec = &specs[index];
                         let sent = self
-                            .send_bounded(spec, self.send_async(spec, Some(checkout.lane()), hand_off))
+                            .send_bounded(
+                                spec,
+                                self.send_async(spec, Some(checkout.lane()), hand_off),
+                            )
                             .await;
                         let Some(exchange) = sent else {
-                            queue.lock().unwrap_or_else(|e| e.into_inner()).push_back(index);
+                            queue
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push_back(index);
                             self.lanes.resending();
                             checkout.discard();
                             break;
@@ -564,7 +570,10 @@ impl Client {
             let slowest = Duration::from_millis(self.slowest_ms.load(Relaxed));
             (slowest * 4).max(MIN_STALL).min(self.settings.timeout / 2)
         });
-        let exchange = match self.send_once(lane, spec, stall_after, answers_before).await {
+        let exchange = match self
+            .send_once(lane, spec, stall_after, answers_before)
+            .await
+        {
             Some(exchange) => exchange,
             None => {
                 self.lanes.overloaded(Overload::StalledConnect);

@@ -534,6 +534,16 @@ fn run_trials(
                     _ if run.stops.interrupted() => {
                         Verdict::skipped("interrupted: stopped while running")
                     }
+                    // A rule the budget cut short says so, whatever its last request showed.
+                    Verdict::Inconclusive { reason }
+                        if !reason.contains("time budget")
+                            && run
+                                .stops
+                                .hard_deadline()
+                                .is_some_and(|end| Instant::now() >= end) =>
+                    {
+                        Verdict::inconclusive(format!("cut short by the time budget ({reason})"))
+                    }
                     verdict => verdict,
                 }
             };
