@@ -188,7 +188,7 @@ fn a_server_capping_its_connections_conforms_with_the_same_verdicts_twice() {
         assert_eq!(verdicts(first), verdicts(second), "cap {cap}");
         let connections = &first["connections"];
         assert!(
-            connections["most_open"].as_u64().unwrap() <= 64,
+            connections["most_open"].as_u64().unwrap() <= 96,
             "{connections}"
         );
         assert!(
@@ -203,7 +203,7 @@ fn a_server_capping_its_connections_conforms_with_the_same_verdicts_twice() {
 #[test]
 fn connections_never_exceed_the_concurrency_allowed() {
     let (_server, url) = common::serve_reference(KEY, &[]);
-    for concurrency in [4, 64] {
+    for concurrency in [4, 96] {
         // Uncapped: every connection the harness opens is accepted and counted.
         let proxy = CappedProxy::start(upstream(&url), usize::MAX);
         let log = std::env::temp_dir().join(format!(

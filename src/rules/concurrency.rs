@@ -33,7 +33,7 @@ fn create_at_once(
         })
         .collect();
     let mut created = Vec::new();
-    for exchange in ctx.send_all(&specs) {
+    for exchange in ctx.send_at_once(&specs) {
         ctx.case_done();
         expect::status(
             &exchange,

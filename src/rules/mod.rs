@@ -76,10 +76,18 @@ impl<'r> RuleCtx<'r> {
         self.run.send(&self.rule.id, spec)
     }
 
-    /// Sends every request at the same moment, each through the recorder.
+    /// Sends every request at once (each as soon as the run's concurrency allows), each through
+    /// the recorder.
     pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
         self.round_trip();
-        self.run.send_all(&self.rule.id, specs)
+        self.run.send_all(&self.rule.id, specs, false)
+    }
+
+    /// Sends every request at the same moment, for a race: the requests wait until they can all
+    /// go together (within the concurrency level).
+    pub fn send_at_once(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
+        self.round_trip();
+        self.run.send_all(&self.rule.id, specs, true)
     }
 
     /// One more request waited on: on the rule's own chain, or on its lane's.

@@ -154,16 +154,24 @@ impl Run {
         self.record(rule_id, spec, self.client.send(spec))
     }
 
-    /// Sends every request at the same moment; each exchange passes the recorder as in
-    /// [`Run::send`], and the idempotent ones the transport cut are sent again together.
-    pub fn send_all(&self, rule_id: &str, specs: &[RequestSpec]) -> Vec<Exchange> {
+    /// Sends every request at once (`at_once`: at the same moment, for a race); each exchange
+    /// passes the recorder as in [`Run::send`], and the idempotent ones the transport cut are
+    /// sent again together.
+    pub fn send_all(&self, rule_id: &str, specs: &[RequestSpec], at_once: bool) -> Vec<Exchange> {
+        let send = |specs: &[RequestSpec]| {
+            if at_once {
+                self.client.send_at_once(specs)
+            } else {
+                self.client.send_all(specs)
+            }
+        };
         if let Some(reason) = self.stops.reason() {
             return specs
                 .iter()
                 .map(|spec| self.client.not_sent(spec, &reason))
                 .collect();
         }
-        let exchanges = self.client.send_all(specs);
+        let exchanges = send(specs);
         let mut exchanges: Vec<Exchange> = specs
             .iter()
             .zip(exchanges)
@@ -176,7 +184,7 @@ impl Run {
             return exchanges;
         }
         let resent: Vec<RequestSpec> = again.iter().map(|&n| specs[n].clone()).collect();
-        for (n, exchange) in again.into_iter().zip(self.client.send_all(&resent)) {
+        for (n, exchange) in again.into_iter().zip(send(&resent)) {
             exchanges[n] = self.record(rule_id, &specs[n], exchange);
         }
         exchanges

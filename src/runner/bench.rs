@@ -139,7 +139,7 @@ fn logged_request(line: &str) -> Option<RequestSpec> {
 }
 
 /// Requests per second the client gets from a fresh reference with nothing judged: `mix`
-/// sent over and over for `span`, `--concurrency` (64) requests in flight.
+/// sent over and over for `span`, `--concurrency` (96) requests in flight.
 fn raw_ceiling(span: Duration, mix: &[RequestSpec]) -> Result<f64, String> {
     if mix.is_empty() {
         return Err("the budget run logged no request".into());
