@@ -403,34 +403,44 @@ impl Client {
             // in its backlog hands its request to the others and closes (keeping it would hold
             // the burst's other connections open, and the server full, until it timed out);
             // the last lane left sends again itself.
-            let queue: std::sync::Mutex<std::collections::VecDeque<usize>> =
-                std::sync::Mutex::new((0..specs.len()).collect());
-            let active = std::sync::atomic::AtomicUsize::new(checkouts.len());
-            let hand_off = || {
-                active
-                    .fetch_update(Relaxed, Relaxed, |n| (n > 1).then(|| n - 1))
-                    .is_ok()
-            };
+            // What is left to send, and the lanes still taking from it; one lock, so that a
+            // request handed back always finds a lane that has not left.
+            let queue = std::sync::Mutex::new((
+                (0..specs.len()).collect::<std::collections::VecDeque<usize>>(),
+                checkouts.len(),
+            ));
             let results: Vec<std::sync::Mutex<Option<Exchange>>> =
                 specs.iter().map(|_| std::sync::Mutex::new(None)).collect();
             futures_util::future::join_all(checkouts.into_iter().map(|mut checkout| {
-                let (queue, results, hand_off) = (&queue, &results, &hand_off);
+                let (queue, results) = (&queue, &results);
                 async move {
                     loop {
-                        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+                        let next = {
+                            let mut queue = queue.lock().unwrap_or_else(|e| e.into_inner());
+                            let next = queue.0.pop_front();
+                            if next.is_none() {
+                                queue.1 -= 1; // this lane leaves
+                            }
+                            next
+                        };
                         let Some(index) = next else { break };
                         let spec = &specs[index];
+                        let hand_off = || {
+                            let mut queue = queue.lock().unwrap_or_else(|e| e.into_inner());
+                            if queue.1 < 2 {
+                                return false; // the last lane sends again itself
+                            }
+                            queue.1 -= 1;
+                            queue.0.push_back(index);
+                            true
+                        };
                         let sent = self
                             .send_bounded(
                                 spec,
-                                self.send_async(spec, Some(checkout.lane()), hand_off),
+                                self.send_async(spec, Some(checkout.lane()), &hand_off),
                             )
                             .await;
                         let Some(exchange) = sent else {
-                            queue
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .push_back(index);
                             self.lanes.resending();
                             checkout.discard();
                             break;
