@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 use common::BIN;
+use petstore_conformance::runner::bench::vm_hwm_kb;
 const KEY: &str = "memory-test-key-77a1";
 const LIMIT_KB: u64 = 256 * 1024;
 
@@ -95,17 +96,9 @@ fn peak_rss_against(port: u16, name: &str) -> (u64, Option<i32>) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let status = format!("/proc/{}/status", child.id());
     let mut peak = 0;
     let code = loop {
-        if let Ok(text) = std::fs::read_to_string(&status) {
-            let kb = text
-                .lines()
-                .find_map(|line| line.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-                .unwrap_or(0);
-            peak = peak.max(kb);
-        }
+        peak = peak.max(vm_hwm_kb(child.id()));
         if peak >= LIMIT_KB {
             // Past the bound the test has failed: stop before the run takes the machine.
             let _ = child.kill();

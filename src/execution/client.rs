@@ -358,24 +358,26 @@ impl Client {
 
     /// Sends one request and records the exchange. Never panics on what the target sends.
     pub fn send(&self, spec: &RequestSpec) -> Exchange {
-        self.runtime.block_on(self.send_bounded(spec, async {
-            self.send_async(spec, None, &|| false)
-                .await
-                .unwrap_or_else(|| self.not_sent(spec, "not sent"))
-        }))
+        self.runtime.block_on(self.send_one(spec))
     }
 
     /// Sends every request at once, each as soon as a lane is free (independent requests of
     /// one rule), and returns the exchanges in the order of `specs`.
     pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
-        self.runtime
-            .block_on(futures_util::future::join_all(specs.iter().map(|spec| {
-                self.send_bounded(spec, async {
-                    self.send_async(spec, None, &|| false)
-                        .await
-                        .unwrap_or_else(|| self.not_sent(spec, "not sent"))
-                })
-            })))
+        self.runtime.block_on(futures_util::future::join_all(
+            specs.iter().map(|spec| self.send_one(spec)),
+        ))
+    }
+
+    /// One request on a lane of its own, within the budget and the interrupt.
+    async fn send_one(&self, spec: &RequestSpec) -> Exchange {
+        self.send_bounded(spec, async {
+            // No lane is held, so nothing is handed back: always an exchange.
+            self.send_async(spec, None, &|| false)
+                .await
+                .unwrap_or_else(|| self.not_sent(spec, "not sent"))
+        })
+        .await
     }
 
     /// Sends every request at the same moment and returns the exchanges in the order of

@@ -322,6 +322,18 @@ fn collect(
     }
 }
 
+/// The first page (100 pets) of each status, one listPets each.
+fn status_pages() -> Vec<RequestSpec> {
+    PET_STATUSES
+        .iter()
+        .map(|status| {
+            RequestSpec::get("/pets")
+                .query("status", *status)
+                .query("limit", "100")
+        })
+        .collect()
+}
+
 fn populate(ctx: &RuleCtx) -> Result<Population, String> {
     let mut known: BTreeSet<i64> = BTreeSet::new();
     let mut seen: BTreeSet<Option<String>> = BTreeSet::new();
@@ -330,14 +342,7 @@ fn populate(ctx: &RuleCtx) -> Result<Population, String> {
     if known.len() >= 100 {
         // A full first page: each status's own first page shows whether more than 100 pets
         // are listable, and of which statuses, so a crowded store needs no page-filling pets.
-        let specs: Vec<RequestSpec> = PET_STATUSES
-            .iter()
-            .map(|status| {
-                RequestSpec::get("/pets")
-                    .query("status", *status)
-                    .query("limit", "100")
-            })
-            .collect();
+        let specs = status_pages();
         for exchange in ctx.send_all(&specs) {
             collect(&exchange, &mut known, &mut seen);
         }
@@ -689,14 +694,7 @@ pub fn listing_room(ctx: &RuleCtx, wanted: usize) -> Result<Option<&'static str>
     if whole + wanted < 100 {
         return Ok(None);
     }
-    let specs: Vec<RequestSpec> = PET_STATUSES
-        .iter()
-        .map(|status| {
-            RequestSpec::get("/pets")
-                .query("status", *status)
-                .query("limit", "100")
-        })
-        .collect();
+    let specs = status_pages();
     let mut counts = Vec::new();
     for (status, exchange) in PET_STATUSES.iter().zip(ctx.send_all(&specs)) {
         counts.push((count(&exchange)?, *status));

@@ -233,19 +233,23 @@ pub fn memory(budget: Duration) -> Result<Memory, String> {
     })
 }
 
-/// The highest VmHWM of `child` until it exits, in kB (0 where /proc is not there).
-fn peak_rss_kb(child: &mut std::process::Child) -> Result<u64, String> {
-    let status = format!("/proc/{}/status", child.id());
-    let mut peak = 0u64;
-    loop {
-        if let Ok(text) = std::fs::read_to_string(&status) {
-            let kb = text
-                .lines()
+/// The peak RSS (VmHWM) of process `pid` so far, in kB; 0 where /proc is not there.
+pub fn vm_hwm_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|text| {
+            text.lines()
                 .find_map(|line| line.strip_prefix("VmHWM:"))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-                .unwrap_or(0);
-            peak = peak.max(kb);
-        }
+        })
+        .unwrap_or(0)
+}
+
+/// The highest VmHWM of `child` until it exits, in kB (0 where /proc is not there).
+fn peak_rss_kb(child: &mut std::process::Child) -> Result<u64, String> {
+    let mut peak = 0u64;
+    loop {
+        peak = peak.max(vm_hwm_kb(child.id()));
         if child.try_wait().map_err(|e| e.to_string())?.is_some() {
             return Ok(peak);
         }
