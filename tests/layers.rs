@@ -95,3 +95,99 @@ fn every_import_points_down() {
         wrong.join("\n")
     );
 }
+
+/// The sibling modules a file names: `super::name`, `super::{a::.., b}` and
+/// `crate::<its module path>::name`.
+fn siblings_used(text: &str, module_path: &str, siblings: &[String]) -> Vec<String> {
+    let mut names = Vec::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut prefixes = vec!["super::".to_string()];
+    if !module_path.is_empty() {
+        prefixes.push(format!("crate::{module_path}::"));
+    }
+    for prefix in &prefixes {
+        for (at, _) in text.match_indices(prefix.as_str()) {
+            let rest = &text[at + prefix.len()..];
+            if let Some(group) = rest.strip_prefix('{') {
+                let inner = &group[..group.find('}').unwrap_or(group.len())];
+                names.extend(inner.split(',').map(|part| ident(part.trim())));
+            } else {
+                names.push(ident(rest));
+            }
+        }
+    }
+    names.retain(|name| siblings.contains(name));
+    names
+}
+
+/// No import circle between the files of one directory (a parent `mod.rs` and its children
+/// excepted: that is how a module shows its parts).
+#[test]
+fn no_import_circle_between_sibling_files() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut dirs: BTreeMap<std::path::PathBuf, Vec<std::path::PathBuf>> = BTreeMap::new();
+    for file in files {
+        let name = file.file_stem().unwrap().to_string_lossy();
+        if name == "mod" || name == "main" || name == "lib" {
+            continue;
+        }
+        dirs.entry(file.parent().unwrap().to_path_buf())
+            .or_default()
+            .push(file);
+    }
+    let mut circles = Vec::new();
+    for (dir, files) in &dirs {
+        let module_path = dir
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('/', "::");
+        let stem = |f: &std::path::PathBuf| f.file_stem().unwrap().to_string_lossy().to_string();
+        let siblings: Vec<String> = files.iter().map(stem).collect();
+        let edges: BTreeMap<String, Vec<String>> = files
+            .iter()
+            .map(|f| {
+                let text = std::fs::read_to_string(f).unwrap();
+                let mut used = siblings_used(&text, &module_path, &siblings);
+                used.retain(|u| *u != stem(f));
+                used.sort();
+                used.dedup();
+                (stem(f), used)
+            })
+            .collect();
+        // A circle is a pair of files each reachable from the other.
+        let reach = |from: &String| {
+            let mut seen = std::collections::BTreeSet::new();
+            let mut todo = vec![from.clone()];
+            while let Some(at) = todo.pop() {
+                for next in &edges[&at] {
+                    if seen.insert(next.clone()) {
+                        todo.push(next.clone());
+                    }
+                }
+            }
+            seen
+        };
+        for a in &siblings {
+            for b in reach(a) {
+                if *a < b && reach(&b).contains(a) {
+                    circles.push(format!(
+                        "src/{}: {a} <-> {b}",
+                        dir.strip_prefix(&src).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "import circles:\n{}",
+        circles.join("\n")
+    );
+}

@@ -4,14 +4,16 @@
 //! against); each validator is compiled once per run.
 
 mod document;
+mod names;
 pub mod openapi;
 mod operations;
 mod schemas;
 
 pub use document::{CONTRACT_DOCUMENT, CONTRACT_SHA256, CONTRACT_TEXT, sha256_hex};
 
+pub use names::SchemaName;
 pub use operations::{
     CONTRACT_TITLE, CONTRACT_VERSION, DEPRECATED_SINCE_UNIX, Operation, PET_STATUSES,
     SUNSET_HTTP_DATE, SUNSET_UNIX, limit_parameter,
 };
-pub use schemas::{Contract, SchemaError, SchemaName, SchemaSource};
+pub use schemas::{Contract, SchemaError, SchemaSource};

@@ -7,8 +7,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 use yaml_rust2::{Yaml, YamlLoader};
 
+use super::names::SchemaName;
 use super::operations::Operation;
-use super::schemas::SchemaName;
 
 /// Where a parameter goes in the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::engine::RunError;
+use super::error::RunError;
 use crate::catalogue::Catalogue;
 pub use crate::report::KnownFailure;
 

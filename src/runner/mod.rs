@@ -4,13 +4,15 @@
 
 pub mod bench;
 pub mod engine;
+pub mod error;
 pub mod interrupts;
 pub mod known;
 pub mod progress;
 pub mod regressions;
 pub mod replay;
 
-pub use engine::{Gate, RunConfig, RunError, RunOutcome, Target};
+pub use engine::{Gate, RunConfig, RunOutcome, Target};
+pub use error::RunError;
 
 /// The one async runtime a command needs (the client and the reference run on it): two
 /// workers, as the machine has cores to spare for the network, not for CPU.

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::report::Report;
 
-use super::engine::RunError;
+use super::error::RunError;
 use crate::execution::{Client, ClientSettings};
 use crate::generation::request::{Body, Credential, RequestSpec};
 use crate::outcome::Exchange;
