@@ -60,9 +60,11 @@ enum Command {
         #[arg(long, env = "PETSTORE_CASES_DIR")]
         cases_dir: Option<PathBuf>,
     },
-    /// What changed between two runs: new failures, fixed, still failing, new and removed
-    /// rules. Exit 0 when no rule newly fails, 1 when one does (the nightly gate), 2 when a
-    /// report cannot be read.
+    /// What changed between two runs: new failures, fixed, still failing, passed then
+    /// inconclusive, inconclusive then failed, new and removed rules. Exit 0 when no gated rule
+    /// newly fails (under the gate the later run used), 1 when one does (the nightly gate), 2
+    /// when a report cannot be read or the runs are of different targets, contracts or
+    /// catalogues.
     Compare {
         /// The earlier report.json.
         old: PathBuf,
@@ -71,6 +73,9 @@ enum Command {
         /// Also write the comparison as Markdown here.
         #[arg(long)]
         markdown: Option<PathBuf>,
+        /// Compare runs of different targets, contracts or catalogues all the same.
+        #[arg(long)]
+        allow_different: bool,
     },
     /// Measure: the default suite at 0, 10 and 50 ms of latency (in round trips), time-budget
     /// throughput against a raw ceiling, peak RSS after a short and a long budget. Prints a
@@ -676,10 +681,23 @@ fn verify_report(path: &Path, cases_dir: Option<&Path>) -> Result<u8, RunError> 
     Ok(if verification.intact { 0 } else { 1 })
 }
 
-fn compare_reports(old: &Path, new: &Path, markdown: Option<&Path>) -> Result<u8, RunError> {
+fn compare_reports(
+    old: &Path,
+    new: &Path,
+    markdown: Option<&Path>,
+    allow_different: bool,
+) -> Result<u8, RunError> {
     use petstore_conformance::report::compare;
     let (_, old) = read_report(old)?;
     let (_, new) = read_report(new)?;
+    if let Some(why) = compare::mismatch(&old, &new) {
+        if !allow_different {
+            return Err(RunError::Config(format!(
+                "compare: not two runs of the same thing: {why} (--allow-different compares them all the same)"
+            )));
+        }
+        eprintln!("petstore-conformance: compare: {why} (--allow-different)");
+    }
     let comparison = compare::compare(&old, &new);
     print!("{}", compare::render_text(&comparison, &old, &new));
     if let Some(path) = markdown {
@@ -713,7 +731,12 @@ fn main() -> ExitCode {
             long_budget,
         } => bench(&output, long_budget),
         Command::VerifyReport { report, cases_dir } => verify_report(&report, cases_dir.as_deref()),
-        Command::Compare { old, new, markdown } => compare_reports(&old, &new, markdown.as_deref()),
+        Command::Compare {
+            old,
+            new,
+            markdown,
+            allow_different,
+        } => compare_reports(&old, &new, markdown.as_deref(), allow_different),
         Command::Rules { cases_dir } => Catalogue::load(cases_dir.as_deref())
             .map_err(RunError::from)
             .map(|catalogue| {

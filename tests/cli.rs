@@ -121,12 +121,44 @@ fn a_required_failure_exits_1_and_a_recommended_one_only_under_gate_all() {
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(summary.contains("| FAILED | required | `list-pets/limit/default-at-most-20`"));
 
+    let clean = temp_dir("gate-clean");
+    assert_eq!(run(&["--seed", "5"], None, &clean).status.code(), Some(0));
     let output = run(
-        &["--reference-fault", "deprecation-legacy-true"],
+        &["--seed", "5", "--reference-fault", "deprecation-legacy-true"],
         None,
         &dir,
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // JUnit: a recommended failure is a passing testcase carrying a warning, never <skipped>
+    // (which dashboards hide as "not run") and never red.
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    let case_of = |id: &str| {
+        let start = junit
+            .find(&format!("<testcase name=\"{id}\""))
+            .unwrap_or_else(|| panic!("{id} not in {junit}"));
+        let end = start + junit[start..].find("</testcase>").unwrap();
+        junit[start..end].to_string()
+    };
+    let warned = junit
+        .split("<testcase ")
+        .filter(|case| case.contains("WARNING recommended rule failed"))
+        .count();
+    assert!(warned > 0, "{junit}");
+    let recommended = case_of("deprecation/get-pet/deprecation-syntax");
+    assert!(!recommended.contains("<skipped") && !recommended.contains("<failure"), "{recommended}");
+    assert!(recommended.contains("<system-out>") && recommended.contains("value=\"recommended\""), "{recommended}");
+    // compare follows the gate the run used: a recommended rule newly failing is listed, and
+    // not a regression under --gate required.
+    let output = Command::new(BIN)
+        .arg("compare")
+        .arg(clean.join("report.json"))
+        .arg(dir.join("report.json"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{said}{}", stderr(&output));
+    assert!(said.contains("new failures (gated): 0"), "{said}");
+    assert!(!said.contains("new failures, not gated (recommended): 0"), "{said}");
     let output = run(
         &[
             "--reference-fault",
@@ -707,11 +739,13 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
     let said = String::from_utf8_lossy(&output.stdout).into_owned();
     assert_eq!(output.status.code(), Some(1), "{said}");
     assert!(
-        said.contains("new failures: ") && said.contains("create-pet/concurrent/distinct-ids"),
+        said.contains("new failures (gated): ")
+            && !said.contains("new failures (gated): 0")
+            && said.contains("create-pet/concurrent/distinct-ids"),
         "{said}"
     );
     let markdown = std::fs::read_to_string(markdown).unwrap();
-    assert!(markdown.contains("a rule newly fails"), "{markdown}");
+    assert!(markdown.contains("a gated rule newly fails"), "{markdown}");
     let output = Command::new(BIN)
         .arg("compare")
         .arg(after.join("report.json"))
@@ -724,6 +758,29 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
         said.contains("fixed: ") && !said.contains("fixed: 0"),
         "{said}"
     );
+    // Another target is not last night's run of this one: exit 2, unless asked for.
+    let elsewhere = after.join("elsewhere.json");
+    let text = std::fs::read_to_string(after.join("report.json")).unwrap();
+    let mut moved: serde_json::Value = serde_json::from_str(&text).unwrap();
+    moved["target"]["kind"] = "external".into();
+    moved["target"]["base_url"] = "https://elsewhere.example/v1".into();
+    std::fs::write(&elsewhere, moved.to_string()).unwrap();
+    let compare = |extra: &[&str]| {
+        Command::new(BIN)
+            .arg("compare")
+            .arg(&report)
+            .arg(&elsewhere)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let refused = compare(&[]);
+    let said = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(said.contains("targets differ"), "{said}");
+    assert!(said.contains("--allow-different"), "{said}");
+    let allowed = compare(&["--allow-different"]);
+    assert_eq!(allowed.status.code(), Some(1), "{}", stderr(&allowed));
 }
 
 #[test]
