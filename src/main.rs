@@ -8,14 +8,16 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 mod config;
+mod options;
 
 use petstore_conformance::catalogue::Catalogue;
-use petstore_conformance::execution::ClientSettings;
+use petstore_conformance::execution::{ClientSettings, ProxySetting};
 use petstore_conformance::reference::{
     FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,
 };
 use petstore_conformance::report::Report;
-use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError};
+use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
+use petstore_conformance::runner::regressions;
 use petstore_conformance::runner::{Gate, RunConfig, Target};
 use petstore_conformance::seed::random_seed;
 
@@ -138,8 +140,8 @@ struct RunArgs {
     /// Generated cases per property rule [default: 32, or unbounded under --time-budget].
     #[arg(long, env = "PETSTORE_CASES")]
     cases: Option<u32>,
-    /// Seconds after which property rules stop generating new cases (for a nightly job).
-    #[arg(long, env = "PETSTORE_TIME_BUDGET")]
+    /// How long property rules generate new cases (for a nightly job): `20m`, `1h`, or seconds.
+    #[arg(long, env = "PETSTORE_TIME_BUDGET", value_parser = options::seconds)]
     time_budget: Option<u64>,
     /// Counterexamples found against an external target are saved here and replayed first next
     /// time [default: cases/regressions/counterexamples.json when ./cases exists].
@@ -164,8 +166,8 @@ struct RunArgs {
     /// every one decided (a required rule not decidable on this store is undetermined).
     #[arg(long, env = "PETSTORE_GATE", value_enum, default_value = "required")]
     gate: Gate,
-    /// Seconds one exchange may take, connect to last byte (1 to 3600).
-    #[arg(long, env = "PETSTORE_TIMEOUT", default_value_t = 10)]
+    /// How long one exchange may take, connect to last byte (1s to 1h; `30s`, or seconds).
+    #[arg(long, env = "PETSTORE_TIMEOUT", default_value = "10", value_parser = options::seconds)]
     timeout: u64,
     /// Bytes of a response body kept, the rest dropped and the body marked truncated (1 KiB to
     /// 1 GiB).
@@ -182,9 +184,9 @@ struct RunArgs {
     /// Requests per second across the whole run (a staging gateway's limit).
     #[arg(long, env = "PETSTORE_RATE")]
     rate: Option<f64>,
-    /// Seconds one request may wait out throttling (429, or 503 with Retry-After) in all; past
-    /// them its rule is inconclusive ("target throttled").
-    #[arg(long, env = "PETSTORE_MAX_THROTTLE_WAIT", default_value_t = 30)]
+    /// How long one request may wait out throttling (429, or 503 with Retry-After) in all
+    /// (`1m`, or seconds); past it its rule is inconclusive ("target throttled").
+    #[arg(long, env = "PETSTORE_MAX_THROTTLE_WAIT", default_value = "30", value_parser = options::seconds)]
     max_throttle_wait: u64,
     /// Consecutive transport failures (no response at all) after which the run stops sending
     /// and the rules left are inconclusive.
@@ -221,8 +223,23 @@ struct RunArgs {
     /// behaves against a remote target.
     #[arg(long, env = "PETSTORE_REFERENCE_LATENCY", value_parser = humantime::parse_duration)]
     reference_latency: Option<Duration>,
+    /// A header sent with every request, `'Name: value'` (repeatable; a tenant or gateway
+    /// header). A value that looks like a credential is redacted everywhere, as the key is.
+    #[arg(short = 'H', long = "header", env = "PETSTORE_HEADERS", value_delimiter = '\n', value_parser = options::header)]
+    headers: Vec<(String, String)>,
+    /// PEM file of the client certificate (chain) to present to a target that asks for one
+    /// (mTLS); with --client-key.
+    #[arg(long, env = "PETSTORE_CLIENT_CERT", requires = "client_key")]
+    client_cert: Option<PathBuf>,
+    /// PEM file of the client certificate's private key.
+    #[arg(long, env = "PETSTORE_CLIENT_KEY", requires = "client_cert")]
+    client_key: Option<PathBuf>,
+    /// Send every request through this HTTP proxy (hosts in NO_PROXY excepted). Without it,
+    /// HTTPS_PROXY / HTTP_PROXY / NO_PROXY apply to a remote target; loopback goes direct.
+    #[arg(long, env = "PETSTORE_PROXY")]
+    proxy: Option<String>,
     #[command(flatten)]
-    libtest: libtest_mimic::Arguments,
+    selection: options::Selection,
 }
 
 #[derive(Args)]
@@ -278,24 +295,29 @@ fn parse_variants(names: &[String]) -> Result<BTreeSet<Variant>, RunError> {
     parse_names(names, Variant::parse, "variant")
 }
 
-/// Cases per property rule under a time budget and no --cases: the budget decides.
-const UNBOUNDED_CASES: u32 = 1_000_000;
+/// Whether a base URL names this machine: such a target is never reached through a proxy of
+/// the environment (the registry proxy of a CI runner), only through an explicit --proxy.
+fn is_loopback(base_url: &str) -> bool {
+    let host = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest)
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or_default();
+    let host = host.rsplit_once('@').map_or(host, |(_, host)| host);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.split(':').next().unwrap_or_default(),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
 
-/// libtest's flags have no environment variables of their own; these give them one each.
-fn libtest_from_env(args: &mut libtest_mimic::Arguments) {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    if args.filter.is_none() {
-        args.filter = var("PETSTORE_FILTER");
-    }
-    if args.skip.is_empty()
-        && let Some(skip) = var("PETSTORE_SKIP")
-    {
-        args.skip = skip.split(',').map(String::from).collect();
-    }
-    if args.test_threads.is_none() {
-        args.test_threads = var("PETSTORE_TEST_THREADS").and_then(|v| v.parse().ok());
-    }
-    args.exact |= var("PETSTORE_EXACT").is_some_and(|v| v == "1" || v == "true");
+fn read_file(option: &str, file: &Path) -> Result<Vec<u8>, RunError> {
+    std::fs::read(file)
+        .map_err(|e| RunError::Config(format!("{option} {}: cannot read: {e}", file.display())))
 }
 
 /// Bounds of the numeric options: past them a run would panic, hang, or judge nothing.
@@ -390,13 +412,16 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
     let profile = config::load(args.config.as_deref(), args.profile.as_deref())?;
     let sources = config::apply(&mut args, matches, profile)?;
     if args.print_config {
-        for (name, value, from) in &sources {
-            println!("{name:<26} {value:<40} {from}");
-        }
+        print!("{}", config::render(&sources));
         return Ok(0);
     }
-    libtest_from_env(&mut args.libtest);
-    check_limits(&args, args.libtest.test_threads)?;
+    if args.selection.list {
+        options::quiet_on_closed_pipe();
+        let catalogue = Catalogue::load(args.cases_dir.as_deref())?;
+        print!("{}", args.selection.list(&catalogue));
+        return Ok(0);
+    }
+    check_limits(&args, args.selection.test_threads)?;
     let faults = parse_faults(&args.reference_faults)?;
     let variants = parse_variants(&args.reference_variants)?;
     let mut api_key_source = None;
@@ -433,8 +458,22 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
         None => Target::Reference { faults, variants },
     };
     let seed = args.seed.unwrap_or_else(random_seed);
-    let libtest = args.libtest;
+    let libtest = args.selection.to_libtest();
     let listing = libtest.list;
+    let proxy = match (&args.proxy, &target) {
+        (Some(url), _) => ProxySetting::Explicit(url.clone()),
+        (None, Target::External { base_url, .. }) if !is_loopback(base_url) => {
+            ProxySetting::Environment
+        }
+        _ => ProxySetting::Direct,
+    };
+    let client_identity = match (&args.client_cert, &args.client_key) {
+        (Some(cert), Some(key)) => Some((
+            read_file("--client-cert", cert)?,
+            read_file("--client-key", key)?,
+        )),
+        _ => None,
+    };
     if args.insecure {
         eprintln!(
             "petstore-conformance: --insecure: TLS certificates are NOT verified (recorded in the report)"
@@ -468,6 +507,9 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
             rate: args.rate,
             max_throttle_wait: Duration::from_secs(args.max_throttle_wait),
             concurrency: args.concurrency,
+            extra_headers: args.headers,
+            client_identity,
+            proxy,
             ..ClientSettings::default()
         },
         read_only: args.read_only,
@@ -479,7 +521,7 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
             args.regressions.or_else(|| {
                 Path::new("cases")
                     .is_dir()
-                    .then(|| PathBuf::from("cases/regressions/counterexamples.json"))
+                    .then(|| PathBuf::from(regressions::DEFAULT_FILE))
             })
         },
         time_budget: args.time_budget.map(Duration::from_secs),
@@ -565,6 +607,9 @@ fn append_step_summary(written: &[PathBuf]) {
 }
 
 fn serve(args: ServeArgs) -> Result<u8, RunError> {
+    if args.list_faults || args.list_variants {
+        options::quiet_on_closed_pipe();
+    }
     if args.list_faults {
         for info in FAULTS {
             println!("{:<34} {}", info.name, info.description);
@@ -712,7 +757,9 @@ fn main() -> ExitCode {
     // First of all: a signal from here on ends in an interrupted report or none, never in
     // the previous run's report left looking current.
     petstore_conformance::runner::interrupts::install();
-    let matches = Cli::command().get_matches();
+    // --version says which suite, contract and rule catalogue: what a report is judged by.
+    let version: &'static str = Box::leak(options::version().into_boxed_str());
+    let matches = Cli::command().version(version).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
         Command::Run(args) => match matches.subcommand_matches("run") {
@@ -740,15 +787,9 @@ fn main() -> ExitCode {
         Command::Rules { cases_dir } => Catalogue::load(cases_dir.as_deref())
             .map_err(RunError::from)
             .map(|catalogue| {
-                for rule in &catalogue.rules {
-                    println!(
-                        "{:<52} {:<11} {:<15} {}",
-                        rule.id,
-                        rule.level.as_str(),
-                        rule.operation.name(),
-                        rule.title
-                    );
-                }
+                options::quiet_on_closed_pipe();
+                let listing: String = catalogue.rules.iter().map(options::rule_line).collect();
+                print!("{listing}");
                 0
             }),
     };

@@ -6,6 +6,9 @@ pub mod client;
 pub mod lanes;
 pub mod redact;
 
-pub use client::{BUDGET_CUT, BUDGET_SPENT, Client, ClientSettings, DEFAULT_CONCURRENCY, Halt};
+pub use client::{
+    BUDGET_CUT, BUDGET_SPENT, Client, ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting,
+    looks_like_credential,
+};
 pub use lanes::ConnectionTally;
 pub use redact::Redactor;

@@ -30,8 +30,10 @@ pub fn render(report: &Report) -> String {
         // does not count (a recommended rule, a known failure) is a passing testcase with a
         // warning in <system-out>, never <skipped>, which dashboards hide as "not run"; a rule
         // that reached no verdict is <skipped> with the reason.
-        let warned = matches!(rule.verdict, VerdictKind::Failed | VerdictKind::KnownFailure)
-            && !rule.gated;
+        let warned = matches!(
+            rule.verdict,
+            VerdictKind::Failed | VerdictKind::KnownFailure
+        ) && !rule.gated;
         let mut status = match rule.verdict {
             VerdictKind::Passed => TestCaseStatus::success(),
             _ if warned => TestCaseStatus::success(),
@@ -46,7 +48,8 @@ pub fn render(report: &Report) -> String {
                     (false, Some(known)) if rule.verdict == VerdictKind::KnownFailure => {
                         format!("WARNING known failure, not gated ({}): ", known.reason)
                     }
-                    (false, _) => format!("WARNING {} rule failed, not gated: ", rule.level.as_str()),
+                    (false, _) =>
+                        format!("WARNING {} rule failed, not gated: ", rule.level.as_str()),
                 },
                 rule.id,
                 failure.message()

@@ -68,7 +68,7 @@ impl Gate {
         self == Gate::Certify && level == Level::Required
     }
 
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Gate::Required => "required",
             Gate::All => "all",
@@ -166,6 +166,8 @@ fn generation_budget(budget: Duration) -> Duration {
 /// Generated cases per property rule by default: enough to find the shallow mistakes, small
 /// enough that the whole suite against the reference takes about a second.
 pub const DEFAULT_CASES: u32 = 32;
+/// Cases per property rule under a time budget and no --cases: the budget decides.
+pub const UNBOUNDED_CASES: u32 = 1_000_000;
 
 /// Trials run at once by default: rules wait on the network (or on a fixture another rule is
 /// building), not on the CPU; the requests in flight are capped by `--concurrency` anyway.
@@ -706,26 +708,6 @@ pub fn exit_code(conformance: Conformance, signal: Option<u8>) -> u8 {
     conformance.exit_code()
 }
 
-/// The command that re-runs the same cases against the same target.
-fn rerun_command(config: &RunConfig) -> String {
-    match &config.target {
-        Target::Reference { faults, variants } => {
-            let mut command = format!("petstore-conformance run --seed {}", config.seed);
-            for fault in faults {
-                command.push_str(&format!(" --reference-fault {}", fault.name()));
-            }
-            for variant in variants {
-                command.push_str(&format!(" --reference-variant {}", variant.name()));
-            }
-            command
-        }
-        Target::External { base_url, .. } => format!(
-            "{}=... petstore-conformance run --base-url {base_url} --seed {}",
-            config.api_key_env, config.seed
-        ),
-    }
-}
-
 /// Stage 6: counterexamples found on a real target are kept for the next run; a reference
 /// with injected faults is a demonstration, not a target to remember.
 fn save_regressions(
@@ -984,7 +966,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         connections: run.client.connection_tally(),
         conformance,
         totals,
-        rerun: rerun_command(&config),
+        rerun: super::rerun::command(&config),
         rules,
         run_prefix: run.prefix.clone(),
         integrity: Default::default(),
