@@ -153,6 +153,10 @@ struct RunArgs {
     /// Write every request sent, one JSON line each (key redacted).
     #[arg(long, env = "PETSTORE_REQUEST_LOG")]
     request_log: Option<PathBuf>,
+    /// Write every exchange as HTTP Archive 1.2 (HAR, as browsers and Schemathesis write it),
+    /// key and credential headers redacted.
+    #[arg(long, env = "PETSTORE_HAR")]
+    har: Option<PathBuf>,
     /// Where report.json, junit.xml, summary.md and report.html are written.
     #[arg(long, env = "PETSTORE_REPORT_DIR", default_value = "reports")]
     report_dir: PathBuf,
@@ -526,6 +530,7 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
         },
         time_budget: args.time_budget.map(Duration::from_secs),
         request_log: args.request_log,
+        har: args.har,
         max_transport_failures: args.max_transport_failures,
         announce: !listing,
         progress: !args.no_progress && {

@@ -143,6 +143,8 @@ fn headers_go_out_through_an_explicit_proxy_and_credentials_are_redacted() {
             "X-Tenant: acme",
             "--header",
             &format!("X-Gateway-Token: {secret}"),
+            "--har",
+            dir.join("run.har").to_str().unwrap(),
             "list-pets/limit",
         ],
         &dir,
@@ -167,6 +169,34 @@ fn headers_go_out_through_an_explicit_proxy_and_credentials_are_redacted() {
     let all = written(&dir);
     assert!(!all.contains(secret), "the gateway token was written");
     assert!(!stderr(&output).contains(secret));
+    // The HAR export: HTTP Archive 1.2, one entry per request the proxy forwarded, with the
+    // headers sent, the key and the token redacted.
+    let har: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.har")).unwrap()).unwrap();
+    assert_eq!(har["log"]["version"], "1.2");
+    let entries = har["log"]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), heads.len(), "one entry per request sent");
+    for entry in entries {
+        let headers = entry["request"]["headers"].as_array().unwrap();
+        let value = |name: &str| {
+            headers
+                .iter()
+                .find(|h| h["name"].as_str().unwrap().eq_ignore_ascii_case(name))
+                .map(|h| h["value"].as_str().unwrap().to_string())
+        };
+        assert_eq!(value("X-Tenant").as_deref(), Some("acme"), "{entry}");
+        assert_eq!(
+            value("X-Gateway-Token").as_deref(),
+            Some("[REDACTED]"),
+            "{entry}"
+        );
+        assert!(
+            entry["response"]["status"].as_u64().unwrap() >= 200,
+            "{entry}"
+        );
+        assert!(entry["_rule"].is_string() && entry["startedDateTime"].is_string());
+    }
+    assert!(!all.contains(KEY), "the key was written");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     let rerun = report["rerun"].as_str().unwrap();

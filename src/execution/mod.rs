@@ -3,6 +3,7 @@
 
 pub mod bodies;
 pub mod client;
+pub mod har;
 pub mod lanes;
 pub mod redact;
 

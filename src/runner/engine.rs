@@ -99,6 +99,8 @@ pub struct RunConfig {
     pub time_budget: Option<Duration>,
     /// Every request sent, one JSON line each (key redacted), for comparing runs.
     pub request_log: Option<PathBuf>,
+    /// Every exchange as HTTP Archive 1.2 (`--har`), redacted.
+    pub har: Option<PathBuf>,
     /// Only rules that create nothing run; fixtures use what the store already holds.
     pub read_only: bool,
     /// The category ids the target accepts; empty: any.
@@ -141,6 +143,7 @@ impl RunConfig {
             regressions: None,
             time_budget: None,
             request_log: None,
+            har: None,
             read_only: false,
             category_ids: Vec::new(),
             max_transport_failures: DEFAULT_MAX_TRANSPORT_FAILURES,
@@ -859,6 +862,19 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             .ok()
             .map(|file| Mutex::new(std::io::BufWriter::new(file)))
     });
+    let har = config.har.as_ref().and_then(|path| {
+        crate::execution::har::Har::create(path)
+            .map_err(|e| {
+                eprintln!(
+                    "petstore-conformance: warning: --har {}: cannot create it ({e}); the run goes on without it",
+                    path.display()
+                );
+            })
+            .ok()
+    });
+    if let (Some(har), Some(first)) = (&har, &preflight) {
+        har.add("preflight", first, &redactor);
+    }
     let created = match &report_dir {
         Some(dir) => CreatedPets::streamed_to(dir.stage(CREATED_PETS_FILE)?),
         None => CreatedPets::default(),
@@ -881,6 +897,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         stops,
         regressions,
         request_log,
+        har,
         prefix: run_prefix(config.seed),
         fixtures: Fixtures::new(created),
         observations: Observations::default(),
@@ -978,6 +995,9 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     };
     if let Some(log) = &run.request_log {
         let _ = log.lock().unwrap_or_else(|e| e.into_inner()).flush();
+    }
+    if let Some(har) = &run.har {
+        har.finish();
     }
     run.fixtures.created.flush();
     if let Err(e) = save_regressions(&config, &report, &redactor) {
