@@ -39,18 +39,17 @@ enum Command {
     Run(Box<RunArgs>),
     /// Serve the built-in reference server on 127.0.0.1.
     ServeReference(ServeArgs),
-    /// Re-send the request a report recorded for a failed rule, and show the exchange.
+    /// Re-send the request a report recorded for a failed rule and show the exchange, then
+    /// judge the rule again on the target (the report's seed and cases) and print its verdict.
+    /// The target, key, TLS, header and proxy options are `run`'s (a profile's too): the base
+    /// URL comes from them, never from the report, which is not trusted with the key.
     Replay {
         /// A report.json written by `run`.
         report: PathBuf,
         /// The rule whose failing request to re-send.
         rule: String,
-        /// Send it here instead of the report's target.
-        #[arg(long, env = "PETSTORE_BASE_URL")]
-        base_url: Option<String>,
-        /// Environment variable that holds the API key.
-        #[arg(long, env = "PETSTORE_API_KEY_ENV", default_value = "PETSTORE_API_KEY")]
-        api_key_env: String,
+        #[command(flatten)]
+        run: Box<RunArgs>,
     },
     /// Recompute a report's digests: is it intact, and which suite, contract and rule
     /// catalogue did it come from? Exit 0 intact, 1 edited or without a digest, 2 unreadable.
@@ -412,18 +411,33 @@ fn check_limits(args: &RunArgs, test_threads: Option<usize>) -> Result<(), RunEr
     Ok(())
 }
 
-fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
+/// What the options of `run` come to: a configuration to run, or a command already answered
+/// (`--print-config`, `--list`).
+enum Configured {
+    Answered(u8),
+    Run(Box<RunConfig>),
+}
+
+fn run(args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
+    let config = match configure(args, matches)? {
+        Configured::Answered(code) => return Ok(code),
+        Configured::Run(config) => *config,
+    };
+    execute_and_tell(config)
+}
+
+fn configure(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<Configured, RunError> {
     let profile = config::load(args.config.as_deref(), args.profile.as_deref())?;
     let sources = config::apply(&mut args, matches, profile)?;
     if args.print_config {
         print!("{}", config::render(&sources));
-        return Ok(0);
+        return Ok(Configured::Answered(0));
     }
     if args.selection.list {
         options::quiet_on_closed_pipe();
         let catalogue = Catalogue::load(args.cases_dir.as_deref())?;
         print!("{}", args.selection.list(&catalogue));
-        return Ok(0);
+        return Ok(Configured::Answered(0));
     }
     check_limits(&args, args.selection.test_threads)?;
     let faults = parse_faults(&args.reference_faults)?;
@@ -543,6 +557,10 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
         product: args.product,
         product_version: args.product_version,
     };
+    Ok(Configured::Run(Box::new(config)))
+}
+
+fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {
     let outcome = engine::execute(config)?;
     if let Some(report) = &outcome.report {
         let t = &report.totals;
@@ -659,18 +677,103 @@ fn serve(args: ServeArgs) -> Result<u8, RunError> {
 }
 
 fn replay(
-    report: &Path,
+    report_path: &Path,
     rule: &str,
-    base_url: Option<String>,
-    api_key_env: &str,
+    args: RunArgs,
+    matches: &clap::ArgMatches,
 ) -> Result<u8, RunError> {
-    let api_key = std::env::var(api_key_env).unwrap_or_default();
-    engine::check_api_key(&api_key, api_key_env)?;
-    let exchange = petstore_conformance::runner::replay::replay(
-        report,
+    use petstore_conformance::runner::replay::{self, ReplayTarget};
+    let (_, report) = read_report(report_path)?;
+    let mut config = match configure(args, matches)? {
+        Configured::Answered(code) => return Ok(code),
+        Configured::Run(config) => *config,
+    };
+    let base_url = match &config.target {
+        Target::External { base_url, .. } => Some(base_url.clone()),
+        // The key goes only where the configuration says: a report may name any host.
+        Target::Reference { .. } if report.target.kind == "external" => {
+            return Err(RunError::Config(format!(
+                "the report's target is {}; the key is sent only to the target you configure: pass --base-url (or set PETSTORE_BASE_URL, or base_url in a profile) to replay there",
+                report.target.base_url
+            )));
+        }
+        Target::Reference { .. } => {
+            // The report's reference, with its faults and variants (a fresh, empty store).
+            config.target = Target::Reference {
+                faults: report
+                    .target
+                    .faults
+                    .iter()
+                    .filter_map(|f| Fault::parse(f))
+                    .collect(),
+                variants: report
+                    .target
+                    .variants
+                    .iter()
+                    .filter_map(|v| Variant::parse(v))
+                    .collect(),
+            };
+            None
+        }
+    };
+    let api_key = match &config.target {
+        Target::External { api_key, .. } => api_key.clone(),
+        Target::Reference { .. } => String::new(),
+    };
+    let exchange = replay::replay(
+        report_path,
         rule,
-        petstore_conformance::runner::replay::ReplayTarget { base_url, api_key },
+        ReplayTarget {
+            base_url,
+            api_key,
+            settings: config.client.clone(),
+        },
     )?;
+    show_exchange(&exchange);
+    // Judged again: the rule alone, with the report's seed and cases, on the same target.
+    config.seed = report.seed;
+    config.cases = if report.cases_per_property >= UNBOUNDED_CASES {
+        DEFAULT_CASES
+    } else {
+        report.cases_per_property
+    };
+    config.time_budget = None;
+    config.libtest = libtest_mimic::Arguments {
+        filter: Some(rule.to_string()),
+        exact: true,
+        ..libtest_mimic::Arguments::default()
+    };
+    config.report_dir = None;
+    config.regressions = None;
+    config.request_log = None;
+    config.har = None;
+    config.announce = false;
+    config.progress = false;
+    let outcome = engine::execute(config)?;
+    let judged = outcome
+        .report
+        .as_ref()
+        .and_then(|report| report.rules.iter().find(|r| r.id == rule));
+    match judged {
+        Some(judged) => {
+            let detail = match (&judged.failure, &judged.reason) {
+                (Some(failure), _) => format!(": {}", failure.message()),
+                (None, Some(reason)) => format!(": {reason}"),
+                (None, None) => String::new(),
+            };
+            println!(
+                "\nverdict: {rule} {} ({}, judged again with seed {}){detail}",
+                judged.verdict,
+                judged.level.as_str(),
+                report.seed
+            );
+        }
+        None => println!("\nverdict: {rule} was not judged again (not in this catalogue)"),
+    }
+    Ok(0)
+}
+
+fn show_exchange(exchange: &petstore_conformance::outcome::Exchange) {
     let request = &exchange.request;
     println!("> {} {}", request.method, request.url);
     for (name, value) in &request.headers {
@@ -690,7 +793,6 @@ fn replay(
     if let Some(error) = &exchange.transport_error {
         println!("! {error}");
     }
-    Ok(0)
 }
 
 fn bench(output: &Path, long_budget: u64) -> Result<u8, RunError> {
@@ -772,12 +874,10 @@ fn main() -> ExitCode {
             None => Err(RunError::Config("run: no arguments".into())),
         },
         Command::ServeReference(args) => serve(args),
-        Command::Replay {
-            report,
-            rule,
-            base_url,
-            api_key_env,
-        } => replay(&report, &rule, base_url, &api_key_env),
+        Command::Replay { report, rule, run } => match matches.subcommand_matches("replay") {
+            Some(replay_matches) => replay(&report, &rule, *run, replay_matches),
+            None => Err(RunError::Config("replay: no arguments".into())),
+        },
         Command::Bench {
             output,
             long_budget,

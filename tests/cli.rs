@@ -407,6 +407,13 @@ fn replay_resends_the_minimal_counterexample() {
         "{shown}"
     );
     assert!(shown.contains(&format!("{}\"", "a".repeat(100))), "{shown}");
+    // Judged again against its rule, on the report's reference with its fault.
+    assert!(
+        shown.contains(
+            "verdict: create-pet/valid/created failed (required, judged again with seed 3)"
+        ),
+        "{shown}"
+    );
 }
 
 #[test]

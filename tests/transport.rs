@@ -379,3 +379,42 @@ fn a_profile_inherits_the_default_and_print_config_says_from_where() {
         "{printed}"
     );
 }
+
+#[test]
+fn replay_takes_runs_key_header_and_proxy_options_and_prints_a_verdict() {
+    let (_server, base_url) = serve_reference(KEY, &["long-name-500"]);
+    let dir = common::temp_dir("transport", "replay");
+    let output = run(&["--base-url", &base_url, "--seed", "3"], &dir, &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let key_file = dir.join("key");
+    std::fs::write(&key_file, KEY).unwrap();
+    let proxy = Proxy::start();
+    let replay = Command::new(BIN)
+        .args(["replay", dir.join("report.json").to_str().unwrap()])
+        .arg("create-pet/valid/created")
+        .args(["--base-url", &base_url, "--proxy", &proxy.url])
+        .args(["--api-key-file", key_file.to_str().unwrap()])
+        .args(["-H", "X-Tenant: acme", "--no-regressions"])
+        .env_remove("PETSTORE_API_KEY")
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&replay.stdout).into_owned();
+    assert_eq!(replay.status.code(), Some(0), "{shown}{}", stderr(&replay));
+    assert!(shown.contains("< 500"), "{shown}");
+    assert!(
+        shown.contains("verdict: create-pet/valid/created failed (required"),
+        "{shown}"
+    );
+    assert!(!shown.contains(KEY), "{shown}");
+    let heads = proxy.heads();
+    assert!(!heads.is_empty());
+    assert!(
+        heads
+            .iter()
+            .all(|head| head.to_ascii_lowercase().contains("x-tenant: acme")),
+        "{} requests, not all with the header",
+        heads.len()
+    );
+}
