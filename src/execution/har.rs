@@ -117,9 +117,9 @@ impl Har {
     /// Starts the archive at `path`.
     pub fn create(path: &std::path::Path) -> std::io::Result<Har> {
         let mut writer = std::io::BufWriter::new(std::fs::File::create(path)?);
-        write!(
+        writeln!(
             writer,
-            "{{\"log\":{{\"version\":\"1.2\",\"creator\":{{\"name\":\"petstore-conformance\",\"version\":\"{}\"}},\"entries\":[\n",
+            "{{\"log\":{{\"version\":\"1.2\",\"creator\":{{\"name\":\"petstore-conformance\",\"version\":\"{}\"}},\"entries\":[",
             env!("CARGO_PKG_VERSION")
         )?;
         Ok(Har {
