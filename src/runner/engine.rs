@@ -563,7 +563,15 @@ fn run_trials(
                 verdict,
             };
             if let Some(progress) = progress.get() {
-                progress.rule_done(matches!(result.verdict, Verdict::Failed(_)));
+                progress.rule_done(match &result.verdict {
+                    Verdict::Failed(_) => Some(super::progress::failure_line(
+                        &rule_owned.id,
+                        rule_owned.level.as_str(),
+                        gates && excuse.is_none(),
+                        &result.verdict.message(),
+                    )),
+                    _ => None,
+                });
             }
             results.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(result);
             gate_for_trial.finished(phase);
@@ -602,6 +610,9 @@ fn run_trials(
     }
     let _conclusion = libtest_mimic::run(&args, trials);
     if let Some(progress) = progress.get() {
+        if !run.stops.interrupted() {
+            progress.complete();
+        }
         progress.finish();
     }
     if let Some(log) = libtest_log {
