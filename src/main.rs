@@ -8,14 +8,16 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 mod config;
+mod options;
 
 use petstore_conformance::catalogue::Catalogue;
-use petstore_conformance::execution::ClientSettings;
+use petstore_conformance::execution::{ClientSettings, ProxySetting};
 use petstore_conformance::reference::{
     FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,
 };
 use petstore_conformance::report::Report;
-use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError};
+use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
+use petstore_conformance::runner::regressions;
 use petstore_conformance::runner::{Gate, RunConfig, Target};
 use petstore_conformance::seed::random_seed;
 
@@ -37,18 +39,17 @@ enum Command {
     Run(Box<RunArgs>),
     /// Serve the built-in reference server on 127.0.0.1.
     ServeReference(ServeArgs),
-    /// Re-send the request a report recorded for a failed rule, and show the exchange.
+    /// Re-send the request a report recorded for a failed rule and show the exchange, then
+    /// judge the rule again on the target (the report's seed and cases) and print its verdict.
+    /// The target, key, TLS, header and proxy options are `run`'s (a profile's too): the base
+    /// URL comes from them, never from the report, which is not trusted with the key.
     Replay {
         /// A report.json written by `run`.
         report: PathBuf,
         /// The rule whose failing request to re-send.
         rule: String,
-        /// Send it here instead of the report's target.
-        #[arg(long, env = "PETSTORE_BASE_URL")]
-        base_url: Option<String>,
-        /// Environment variable that holds the API key.
-        #[arg(long, env = "PETSTORE_API_KEY_ENV", default_value = "PETSTORE_API_KEY")]
-        api_key_env: String,
+        #[command(flatten)]
+        run: Box<RunArgs>,
     },
     /// Recompute a report's digests: is it intact, and which suite, contract and rule
     /// catalogue did it come from? Exit 0 intact, 1 edited or without a digest, 2 unreadable.
@@ -60,9 +61,11 @@ enum Command {
         #[arg(long, env = "PETSTORE_CASES_DIR")]
         cases_dir: Option<PathBuf>,
     },
-    /// What changed between two runs: new failures, fixed, still failing, new and removed
-    /// rules. Exit 0 when no rule newly fails, 1 when one does (the nightly gate), 2 when a
-    /// report cannot be read.
+    /// What changed between two runs: new failures, fixed, still failing, passed then
+    /// inconclusive, inconclusive then failed, new and removed rules. Exit 0 when no gated rule
+    /// newly fails (under the gate the later run used), 1 when one does (the nightly gate), 2
+    /// when a report cannot be read or the runs are of different targets, contracts or
+    /// catalogues.
     Compare {
         /// The earlier report.json.
         old: PathBuf,
@@ -71,6 +74,9 @@ enum Command {
         /// Also write the comparison as Markdown here.
         #[arg(long)]
         markdown: Option<PathBuf>,
+        /// Compare runs of different targets, contracts or catalogues all the same.
+        #[arg(long)]
+        allow_different: bool,
     },
     /// Measure: the default suite at 0, 10 and 50 ms of latency (in round trips), time-budget
     /// throughput against a raw ceiling, peak RSS after a short and a long budget. Prints a
@@ -133,8 +139,8 @@ struct RunArgs {
     /// Generated cases per property rule [default: 32, or unbounded under --time-budget].
     #[arg(long, env = "PETSTORE_CASES")]
     cases: Option<u32>,
-    /// Seconds after which property rules stop generating new cases (for a nightly job).
-    #[arg(long, env = "PETSTORE_TIME_BUDGET")]
+    /// How long property rules generate new cases (for a nightly job): `20m`, `1h`, or seconds.
+    #[arg(long, env = "PETSTORE_TIME_BUDGET", value_parser = options::seconds)]
     time_budget: Option<u64>,
     /// Counterexamples found against an external target are saved here and replayed first next
     /// time [default: cases/regressions/counterexamples.json when ./cases exists].
@@ -146,6 +152,10 @@ struct RunArgs {
     /// Write every request sent, one JSON line each (key redacted).
     #[arg(long, env = "PETSTORE_REQUEST_LOG")]
     request_log: Option<PathBuf>,
+    /// Write every exchange as HTTP Archive 1.2 (HAR, as browsers and Schemathesis write it),
+    /// key and credential headers redacted.
+    #[arg(long, env = "PETSTORE_HAR")]
+    har: Option<PathBuf>,
     /// Where report.json, junit.xml, summary.md and report.html are written.
     #[arg(long, env = "PETSTORE_REPORT_DIR", default_value = "reports")]
     report_dir: PathBuf,
@@ -159,8 +169,8 @@ struct RunArgs {
     /// every one decided (a required rule not decidable on this store is undetermined).
     #[arg(long, env = "PETSTORE_GATE", value_enum, default_value = "required")]
     gate: Gate,
-    /// Seconds one exchange may take, connect to last byte (1 to 3600).
-    #[arg(long, env = "PETSTORE_TIMEOUT", default_value_t = 10)]
+    /// How long one exchange may take, connect to last byte (1s to 1h; `30s`, or seconds).
+    #[arg(long, env = "PETSTORE_TIMEOUT", default_value = "10", value_parser = options::seconds)]
     timeout: u64,
     /// Bytes of a response body kept, the rest dropped and the body marked truncated (1 KiB to
     /// 1 GiB).
@@ -177,9 +187,9 @@ struct RunArgs {
     /// Requests per second across the whole run (a staging gateway's limit).
     #[arg(long, env = "PETSTORE_RATE")]
     rate: Option<f64>,
-    /// Seconds one request may wait out throttling (429, or 503 with Retry-After) in all; past
-    /// them its rule is inconclusive ("target throttled").
-    #[arg(long, env = "PETSTORE_MAX_THROTTLE_WAIT", default_value_t = 30)]
+    /// How long one request may wait out throttling (429, or 503 with Retry-After) in all
+    /// (`1m`, or seconds); past it its rule is inconclusive ("target throttled").
+    #[arg(long, env = "PETSTORE_MAX_THROTTLE_WAIT", default_value = "30", value_parser = options::seconds)]
     max_throttle_wait: u64,
     /// Consecutive transport failures (no response at all) after which the run stops sending
     /// and the rules left are inconclusive.
@@ -216,8 +226,23 @@ struct RunArgs {
     /// behaves against a remote target.
     #[arg(long, env = "PETSTORE_REFERENCE_LATENCY", value_parser = humantime::parse_duration)]
     reference_latency: Option<Duration>,
+    /// A header sent with every request, `'Name: value'` (repeatable; a tenant or gateway
+    /// header). A value that looks like a credential is redacted everywhere, as the key is.
+    #[arg(short = 'H', long = "header", env = "PETSTORE_HEADERS", value_delimiter = '\n', value_parser = options::header)]
+    headers: Vec<(String, String)>,
+    /// PEM file of the client certificate (chain) to present to a target that asks for one
+    /// (mTLS); with --client-key.
+    #[arg(long, env = "PETSTORE_CLIENT_CERT", requires = "client_key")]
+    client_cert: Option<PathBuf>,
+    /// PEM file of the client certificate's private key.
+    #[arg(long, env = "PETSTORE_CLIENT_KEY", requires = "client_cert")]
+    client_key: Option<PathBuf>,
+    /// Send every request through this HTTP proxy (hosts in NO_PROXY excepted). Without it,
+    /// HTTPS_PROXY / HTTP_PROXY / NO_PROXY apply to a remote target; loopback goes direct.
+    #[arg(long, env = "PETSTORE_PROXY")]
+    proxy: Option<String>,
     #[command(flatten)]
-    libtest: libtest_mimic::Arguments,
+    selection: options::Selection,
 }
 
 #[derive(Args)]
@@ -273,24 +298,29 @@ fn parse_variants(names: &[String]) -> Result<BTreeSet<Variant>, RunError> {
     parse_names(names, Variant::parse, "variant")
 }
 
-/// Cases per property rule under a time budget and no --cases: the budget decides.
-const UNBOUNDED_CASES: u32 = 1_000_000;
+/// Whether a base URL names this machine: such a target is never reached through a proxy of
+/// the environment (the registry proxy of a CI runner), only through an explicit --proxy.
+fn is_loopback(base_url: &str) -> bool {
+    let host = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest)
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or_default();
+    let host = host.rsplit_once('@').map_or(host, |(_, host)| host);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.split(':').next().unwrap_or_default(),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
 
-/// libtest's flags have no environment variables of their own; these give them one each.
-fn libtest_from_env(args: &mut libtest_mimic::Arguments) {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    if args.filter.is_none() {
-        args.filter = var("PETSTORE_FILTER");
-    }
-    if args.skip.is_empty()
-        && let Some(skip) = var("PETSTORE_SKIP")
-    {
-        args.skip = skip.split(',').map(String::from).collect();
-    }
-    if args.test_threads.is_none() {
-        args.test_threads = var("PETSTORE_TEST_THREADS").and_then(|v| v.parse().ok());
-    }
-    args.exact |= var("PETSTORE_EXACT").is_some_and(|v| v == "1" || v == "true");
+fn read_file(option: &str, file: &Path) -> Result<Vec<u8>, RunError> {
+    std::fs::read(file)
+        .map_err(|e| RunError::Config(format!("{option} {}: cannot read: {e}", file.display())))
 }
 
 /// Bounds of the numeric options: past them a run would panic, hang, or judge nothing.
@@ -381,17 +411,35 @@ fn check_limits(args: &RunArgs, test_threads: Option<usize>) -> Result<(), RunEr
     Ok(())
 }
 
-fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
+/// What the options of `run` come to: a configuration to run, or a command already answered
+/// (`--print-config`, `--list`).
+enum Configured {
+    Answered(u8),
+    Run(Box<RunConfig>),
+}
+
+fn run(args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
+    let config = match configure(args, matches)? {
+        Configured::Answered(code) => return Ok(code),
+        Configured::Run(config) => *config,
+    };
+    execute_and_tell(config)
+}
+
+fn configure(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<Configured, RunError> {
     let profile = config::load(args.config.as_deref(), args.profile.as_deref())?;
     let sources = config::apply(&mut args, matches, profile)?;
     if args.print_config {
-        for (name, value, from) in &sources {
-            println!("{name:<26} {value:<40} {from}");
-        }
-        return Ok(0);
+        print!("{}", config::render(&sources));
+        return Ok(Configured::Answered(0));
     }
-    libtest_from_env(&mut args.libtest);
-    check_limits(&args, args.libtest.test_threads)?;
+    if args.selection.list {
+        options::quiet_on_closed_pipe();
+        let catalogue = Catalogue::load(args.cases_dir.as_deref())?;
+        print!("{}", args.selection.list(&catalogue));
+        return Ok(Configured::Answered(0));
+    }
+    check_limits(&args, args.selection.test_threads)?;
     let faults = parse_faults(&args.reference_faults)?;
     let variants = parse_variants(&args.reference_variants)?;
     let mut api_key_source = None;
@@ -428,8 +476,22 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
         None => Target::Reference { faults, variants },
     };
     let seed = args.seed.unwrap_or_else(random_seed);
-    let libtest = args.libtest;
+    let libtest = args.selection.to_libtest();
     let listing = libtest.list;
+    let proxy = match (&args.proxy, &target) {
+        (Some(url), _) => ProxySetting::Explicit(url.clone()),
+        (None, Target::External { base_url, .. }) if !is_loopback(base_url) => {
+            ProxySetting::Environment
+        }
+        _ => ProxySetting::Direct,
+    };
+    let client_identity = match (&args.client_cert, &args.client_key) {
+        (Some(cert), Some(key)) => Some((
+            read_file("--client-cert", cert)?,
+            read_file("--client-key", key)?,
+        )),
+        _ => None,
+    };
     if args.insecure {
         eprintln!(
             "petstore-conformance: --insecure: TLS certificates are NOT verified (recorded in the report)"
@@ -463,6 +525,9 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
             rate: args.rate,
             max_throttle_wait: Duration::from_secs(args.max_throttle_wait),
             concurrency: args.concurrency,
+            extra_headers: args.headers,
+            client_identity,
+            proxy,
             ..ClientSettings::default()
         },
         read_only: args.read_only,
@@ -474,11 +539,12 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
             args.regressions.or_else(|| {
                 Path::new("cases")
                     .is_dir()
-                    .then(|| PathBuf::from("cases/regressions/counterexamples.json"))
+                    .then(|| PathBuf::from(regressions::DEFAULT_FILE))
             })
         },
         time_budget: args.time_budget.map(Duration::from_secs),
         request_log: args.request_log,
+        har: args.har,
         max_transport_failures: args.max_transport_failures,
         announce: !listing,
         progress: !args.no_progress && {
@@ -491,6 +557,10 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
         product: args.product,
         product_version: args.product_version,
     };
+    Ok(Configured::Run(Box::new(config)))
+}
+
+fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {
     let outcome = engine::execute(config)?;
     if let Some(report) = &outcome.report {
         let t = &report.totals;
@@ -560,6 +630,9 @@ fn append_step_summary(written: &[PathBuf]) {
 }
 
 fn serve(args: ServeArgs) -> Result<u8, RunError> {
+    if args.list_faults || args.list_variants {
+        options::quiet_on_closed_pipe();
+    }
     if args.list_faults {
         for info in FAULTS {
             println!("{:<34} {}", info.name, info.description);
@@ -604,18 +677,103 @@ fn serve(args: ServeArgs) -> Result<u8, RunError> {
 }
 
 fn replay(
-    report: &Path,
+    report_path: &Path,
     rule: &str,
-    base_url: Option<String>,
-    api_key_env: &str,
+    args: RunArgs,
+    matches: &clap::ArgMatches,
 ) -> Result<u8, RunError> {
-    let api_key = std::env::var(api_key_env).unwrap_or_default();
-    engine::check_api_key(&api_key, api_key_env)?;
-    let exchange = petstore_conformance::runner::replay::replay(
-        report,
+    use petstore_conformance::runner::replay::{self, ReplayTarget};
+    let (_, report) = read_report(report_path)?;
+    let mut config = match configure(args, matches)? {
+        Configured::Answered(code) => return Ok(code),
+        Configured::Run(config) => *config,
+    };
+    let base_url = match &config.target {
+        Target::External { base_url, .. } => Some(base_url.clone()),
+        // The key goes only where the configuration says: a report may name any host.
+        Target::Reference { .. } if report.target.kind == "external" => {
+            return Err(RunError::Config(format!(
+                "the report's target is {}; the key is sent only to the target you configure: pass --base-url (or set PETSTORE_BASE_URL, or base_url in a profile) to replay there",
+                report.target.base_url
+            )));
+        }
+        Target::Reference { .. } => {
+            // The report's reference, with its faults and variants (a fresh, empty store).
+            config.target = Target::Reference {
+                faults: report
+                    .target
+                    .faults
+                    .iter()
+                    .filter_map(|f| Fault::parse(f))
+                    .collect(),
+                variants: report
+                    .target
+                    .variants
+                    .iter()
+                    .filter_map(|v| Variant::parse(v))
+                    .collect(),
+            };
+            None
+        }
+    };
+    let api_key = match &config.target {
+        Target::External { api_key, .. } => api_key.clone(),
+        Target::Reference { .. } => String::new(),
+    };
+    let exchange = replay::replay(
+        report_path,
         rule,
-        petstore_conformance::runner::replay::ReplayTarget { base_url, api_key },
+        ReplayTarget {
+            base_url,
+            api_key,
+            settings: config.client.clone(),
+        },
     )?;
+    show_exchange(&exchange);
+    // Judged again: the rule alone, with the report's seed and cases, on the same target.
+    config.seed = report.seed;
+    config.cases = if report.cases_per_property >= UNBOUNDED_CASES {
+        DEFAULT_CASES
+    } else {
+        report.cases_per_property
+    };
+    config.time_budget = None;
+    config.libtest = libtest_mimic::Arguments {
+        filter: Some(rule.to_string()),
+        exact: true,
+        ..libtest_mimic::Arguments::default()
+    };
+    config.report_dir = None;
+    config.regressions = None;
+    config.request_log = None;
+    config.har = None;
+    config.announce = false;
+    config.progress = false;
+    let outcome = engine::execute(config)?;
+    let judged = outcome
+        .report
+        .as_ref()
+        .and_then(|report| report.rules.iter().find(|r| r.id == rule));
+    match judged {
+        Some(judged) => {
+            let detail = match (&judged.failure, &judged.reason) {
+                (Some(failure), _) => format!(": {}", failure.message()),
+                (None, Some(reason)) => format!(": {reason}"),
+                (None, None) => String::new(),
+            };
+            println!(
+                "\nverdict: {rule} {} ({}, judged again with seed {}){detail}",
+                judged.verdict,
+                judged.level.as_str(),
+                report.seed
+            );
+        }
+        None => println!("\nverdict: {rule} was not judged again (not in this catalogue)"),
+    }
+    Ok(0)
+}
+
+fn show_exchange(exchange: &petstore_conformance::outcome::Exchange) {
     let request = &exchange.request;
     println!("> {} {}", request.method, request.url);
     for (name, value) in &request.headers {
@@ -635,7 +793,6 @@ fn replay(
     if let Some(error) = &exchange.transport_error {
         println!("! {error}");
     }
-    Ok(0)
 }
 
 fn bench(output: &Path, long_budget: u64) -> Result<u8, RunError> {
@@ -676,10 +833,23 @@ fn verify_report(path: &Path, cases_dir: Option<&Path>) -> Result<u8, RunError> 
     Ok(if verification.intact { 0 } else { 1 })
 }
 
-fn compare_reports(old: &Path, new: &Path, markdown: Option<&Path>) -> Result<u8, RunError> {
+fn compare_reports(
+    old: &Path,
+    new: &Path,
+    markdown: Option<&Path>,
+    allow_different: bool,
+) -> Result<u8, RunError> {
     use petstore_conformance::report::compare;
     let (_, old) = read_report(old)?;
     let (_, new) = read_report(new)?;
+    if let Some(why) = compare::mismatch(&old, &new) {
+        if !allow_different {
+            return Err(RunError::Config(format!(
+                "compare: not two runs of the same thing: {why} (--allow-different compares them all the same)"
+            )));
+        }
+        eprintln!("petstore-conformance: compare: {why} (--allow-different)");
+    }
     let comparison = compare::compare(&old, &new);
     print!("{}", compare::render_text(&comparison, &old, &new));
     if let Some(path) = markdown {
@@ -694,7 +864,9 @@ fn main() -> ExitCode {
     // First of all: a signal from here on ends in an interrupted report or none, never in
     // the previous run's report left looking current.
     petstore_conformance::runner::interrupts::install();
-    let matches = Cli::command().get_matches();
+    // --version says which suite, contract and rule catalogue: what a report is judged by.
+    let version: &'static str = Box::leak(options::version().into_boxed_str());
+    let matches = Cli::command().version(version).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result = match cli.command {
         Command::Run(args) => match matches.subcommand_matches("run") {
@@ -702,30 +874,27 @@ fn main() -> ExitCode {
             None => Err(RunError::Config("run: no arguments".into())),
         },
         Command::ServeReference(args) => serve(args),
-        Command::Replay {
-            report,
-            rule,
-            base_url,
-            api_key_env,
-        } => replay(&report, &rule, base_url, &api_key_env),
+        Command::Replay { report, rule, run } => match matches.subcommand_matches("replay") {
+            Some(replay_matches) => replay(&report, &rule, *run, replay_matches),
+            None => Err(RunError::Config("replay: no arguments".into())),
+        },
         Command::Bench {
             output,
             long_budget,
         } => bench(&output, long_budget),
         Command::VerifyReport { report, cases_dir } => verify_report(&report, cases_dir.as_deref()),
-        Command::Compare { old, new, markdown } => compare_reports(&old, &new, markdown.as_deref()),
+        Command::Compare {
+            old,
+            new,
+            markdown,
+            allow_different,
+        } => compare_reports(&old, &new, markdown.as_deref(), allow_different),
         Command::Rules { cases_dir } => Catalogue::load(cases_dir.as_deref())
             .map_err(RunError::from)
             .map(|catalogue| {
-                for rule in &catalogue.rules {
-                    println!(
-                        "{:<52} {:<11} {:<15} {}",
-                        rule.id,
-                        rule.level.as_str(),
-                        rule.operation.name(),
-                        rule.title
-                    );
-                }
+                options::quiet_on_closed_pipe();
+                let listing: String = catalogue.rules.iter().map(options::rule_line).collect();
+                print!("{listing}");
                 0
             }),
     };

@@ -125,3 +125,104 @@ fn certificates_are_verified_and_a_private_ca_can_be_trusted() {
     drop(reference);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The reference behind a TLS front that serves `tls`; returns the runtime that keeps it up
+/// and its base URL.
+fn tls_front(tls: ServerConfig) -> (tokio::runtime::Runtime, String) {
+    let acceptor = TlsAcceptor::from(Arc::new(tls));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let reference = runtime
+        .block_on(ReferenceServer::start(ReferenceConfig::new(KEY), 0))
+        .unwrap();
+    let backend = reference.addr;
+    // The reference lives as long as the runtime.
+    std::mem::forget(reference);
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let port = listener.local_addr().unwrap().port();
+    runtime.spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let Ok(mut plain) = tokio::net::TcpStream::connect(backend).await else {
+                    return;
+                };
+                let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
+            });
+        }
+    });
+    (runtime, format!("https://127.0.0.1:{port}/v1"))
+}
+
+#[test]
+fn a_client_certificate_is_presented_to_a_target_that_requires_one() {
+    use tokio_rustls::rustls::RootCertStore;
+    use tokio_rustls::rustls::server::WebPkiClientVerifier;
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let server_key = KeyPair::generate().unwrap();
+    let server_cert = CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .unwrap()
+        .signed_by(&server_key, &ca)
+        .unwrap();
+    let client_key = KeyPair::generate().unwrap();
+    let client_cert = CertificateParams::new(vec!["petstore-conformance".to_string()])
+        .unwrap()
+        .signed_by(&client_key, &ca)
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!("pc-mtls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca_file = dir.join("ca.pem");
+    let cert_file = dir.join("client.pem");
+    let key_file = dir.join("client.key");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    std::fs::write(&cert_file, client_cert.pem()).unwrap();
+    std::fs::write(&key_file, client_key.serialize_pem()).unwrap();
+
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let mut roots = RootCertStore::empty();
+    roots.add(ca.der().clone()).unwrap();
+    let verifier =
+        WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
+            .build()
+            .unwrap();
+    let tls = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(
+            vec![server_cert.der().clone()],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der())),
+        )
+        .unwrap();
+    let (_runtime, base_url) = tls_front(tls);
+    let ca_cert = ["--ca-cert", ca_file.to_str().unwrap(), "list-pets/limit"];
+
+    // Without a certificate the server ends the handshake: nothing could run.
+    let refused = run(&base_url, &ca_cert, &dir);
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let mut with_cert = ca_cert.to_vec();
+    with_cert.extend([
+        "--client-cert",
+        cert_file.to_str().unwrap(),
+        "--client-key",
+        key_file.to_str().unwrap(),
+    ]);
+    let accepted = run(&base_url, &with_cert, &dir);
+    assert_eq!(
+        accepted.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&accepted.stderr)
+    );
+}

@@ -33,6 +33,26 @@ pub struct ClientSettings {
     /// (`--concurrency`): the ceiling of the adaptive level. Against a remote target this, not
     /// the number of rule threads, sets how many round trips overlap.
     pub concurrency: usize,
+    /// Headers sent with every request (`-H 'Name: value'`: a tenant or a gateway header).
+    pub extra_headers: Vec<(String, String)>,
+    /// A client certificate chain and its private key (PEM), for a target that asks for one
+    /// (mTLS).
+    pub client_identity: Option<(Vec<u8>, Vec<u8>)>,
+    /// How requests reach the target: straight, through `--proxy`, or through the
+    /// `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY` of the environment.
+    pub proxy: ProxySetting,
+}
+
+/// Where requests go on their way to the target.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ProxySetting {
+    /// Straight to the target.
+    #[default]
+    Direct,
+    /// Through this proxy (`--proxy URL`), except for the hosts `NO_PROXY` names.
+    Explicit(String),
+    /// As the environment says (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`), reqwest's reading.
+    Environment,
 }
 
 /// When the client stops sending: at the end of the budget, or once the run has set a reason
@@ -79,6 +99,9 @@ impl Default for ClientSettings {
             rate: None,
             max_throttle_wait: Duration::from_secs(30),
             concurrency: DEFAULT_CONCURRENCY,
+            extra_headers: Vec::new(),
+            client_identity: None,
+            proxy: ProxySetting::Direct,
         }
     }
 }
@@ -229,13 +252,56 @@ fn tls_config(settings: &ClientSettings) -> Result<rustls::ClientConfig, ClientE
         .map_err(|e| ClientError::Certificate(e.to_string()))?;
         builder.with_custom_certificate_verifier(Arc::new(verifier))
     };
-    let mut config = builder.with_no_client_auth();
+    let mut config = match &settings.client_identity {
+        None => builder.with_no_client_auth(),
+        Some((chain, key)) => {
+            use rustls::pki_types::PrivateKeyDer;
+            let chain = CertificateDer::pem_slice_iter(chain)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| ClientError::Certificate(format!("--client-cert: {e}")))?;
+            if chain.is_empty() {
+                return Err(ClientError::Certificate(
+                    "--client-cert: no PEM certificate in the file".into(),
+                ));
+            }
+            let key = PrivateKeyDer::from_pem_slice(key)
+                .map_err(|e| ClientError::Certificate(format!("--client-key: {e}")))?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| ClientError::Certificate(format!("--client-cert/--client-key: {e}")))?
+        }
+    };
     config.alpn_protocols = if settings.http2_prior_knowledge {
         vec![b"h2".to_vec()]
     } else {
         vec![b"h2".to_vec(), b"http/1.1".to_vec()]
     };
     Ok(config)
+}
+
+/// Whether an extra header (`-H`) carries a credential, by its name or its value's scheme:
+/// its value is then redacted everywhere, as the key is.
+pub fn looks_like_credential(name: &str, value: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let value = value.trim_start().to_ascii_lowercase();
+    [
+        "auth",
+        "token",
+        "key",
+        "secret",
+        "cookie",
+        "session",
+        "password",
+        "passwd",
+        "signature",
+        "credential",
+        "jwt",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
+        || ["bearer ", "basic ", "digest ", "token "]
+            .iter()
+            .any(|scheme| value.starts_with(scheme))
 }
 
 /// `--insecure`: any certificate is accepted (said on stderr, recorded in the report).
@@ -290,12 +356,26 @@ impl Client {
         reqwest::Url::parse(&base)
             .map_err(|e| ClientError::BaseUrl(base_url.into(), e.to_string()))?;
         let tls = tls_config(&settings)?;
+        let proxy = match &settings.proxy {
+            ProxySetting::Explicit(url) => Some(
+                reqwest::Proxy::all(url.as_str())
+                    .map_err(|e| ClientError::Build(format!("--proxy {url}: {e}")))?
+                    .no_proxy(reqwest::NoProxy::from_env()),
+            ),
+            _ => None,
+        };
         let lane_settings = settings.clone();
         let build = move |count: CountConnectsHandle| {
             let mut builder = reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
-                .retry(reqwest::retry::never())
-                .no_proxy()
+                .retry(reqwest::retry::never());
+            // reqwest reads HTTPS_PROXY, HTTP_PROXY and NO_PROXY unless told not to.
+            builder = match (&proxy, &lane_settings.proxy) {
+                (Some(proxy), _) => builder.no_proxy().proxy(proxy.clone()),
+                (None, ProxySetting::Environment) => builder,
+                (None, _) => builder.no_proxy(),
+            };
+            let mut builder = builder
                 .tls_backend_preconfigured(tls.clone())
                 // One request at a time per lane: one connection to keep.
                 .pool_max_idle_per_host(1)
@@ -318,7 +398,13 @@ impl Client {
             lanes,
             base,
             key: key.to_string(),
-            redactor: Redactor::new(key),
+            redactor: settings
+                .extra_headers
+                .iter()
+                .filter(|(name, value)| looks_like_credential(name, value))
+                .fold(Redactor::new(key), |redactor, (_, value)| {
+                    redactor.also(value)
+                }),
             runtime,
             cancelled: None,
             next_slot: std::sync::Mutex::new(tokio::time::Instant::now()),
@@ -726,6 +812,7 @@ impl Client {
             }
         };
         headers.push(("Accept".into(), "application/json".into()));
+        headers.extend(self.settings.extra_headers.iter().cloned());
         for (name, value) in &headers {
             request = request.header(name, value);
         }

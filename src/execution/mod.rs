@@ -3,9 +3,13 @@
 
 pub mod bodies;
 pub mod client;
+pub mod har;
 pub mod lanes;
 pub mod redact;
 
-pub use client::{BUDGET_CUT, BUDGET_SPENT, Client, ClientSettings, DEFAULT_CONCURRENCY, Halt};
+pub use client::{
+    BUDGET_CUT, BUDGET_SPENT, Client, ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting,
+    looks_like_credential,
+};
 pub use lanes::ConnectionTally;
 pub use redact::Redactor;

@@ -103,6 +103,22 @@ impl Redactor {
         Redactor { forms }
     }
 
+    /// The same redactor, which also takes out every spelling of `secret` (an extra header's
+    /// value that looks like a credential, `-H 'X-Gateway-Token: ...'`).
+    pub fn also(mut self, secret: &str) -> Redactor {
+        if secret.trim().is_empty() {
+            return self;
+        }
+        self.forms.extend(
+            spellings(secret.trim())
+                .into_iter()
+                .map(|form| form.to_ascii_lowercase()),
+        );
+        self.forms.sort_by_key(|form| std::cmp::Reverse(form.len()));
+        self.forms.dedup();
+        self
+    }
+
     fn holds_secret(&self, text: &str) -> bool {
         let lower = text.to_ascii_lowercase();
         self.forms.iter().any(|form| lower.contains(form.as_str()))

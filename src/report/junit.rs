@@ -26,11 +26,18 @@ pub fn render(report: &Report) -> String {
         suite.add_property(Property::new("partial", note));
     }
     for rule in &report.rules {
+        // What CI dashboards render: a gated failure is red (<failure>); a failure the gate
+        // does not count (a recommended rule, a known failure) is a passing testcase with a
+        // warning in <system-out>, never <skipped>, which dashboards hide as "not run"; a rule
+        // that reached no verdict is <skipped> with the reason.
+        let warned = matches!(
+            rule.verdict,
+            VerdictKind::Failed | VerdictKind::KnownFailure
+        ) && !rule.gated;
         let mut status = match rule.verdict {
             VerdictKind::Passed => TestCaseStatus::success(),
-            VerdictKind::Failed if rule.gated => {
-                TestCaseStatus::non_success(NonSuccessKind::Failure)
-            }
+            _ if warned => TestCaseStatus::success(),
+            VerdictKind::Failed => TestCaseStatus::non_success(NonSuccessKind::Failure),
             _ => TestCaseStatus::skipped(),
         };
         let message = match (&rule.failure, &rule.reason) {
@@ -39,9 +46,10 @@ pub fn render(report: &Report) -> String {
                 match (rule.gated, &rule.known_failure) {
                     (true, _) => String::new(),
                     (false, Some(known)) if rule.verdict == VerdictKind::KnownFailure => {
-                        format!("known failure, not gated ({}): ", known.reason)
+                        format!("WARNING known failure, not gated ({}): ", known.reason)
                     }
-                    (false, _) => "not gated (recommended): ".into(),
+                    (false, _) =>
+                        format!("WARNING {} rule failed, not gated: ", rule.level.as_str()),
                 },
                 rule.id,
                 failure.message()
@@ -49,11 +57,9 @@ pub fn render(report: &Report) -> String {
             (None, Some(reason)) => Some(format!("{}: {reason}", rule.verdict)),
             (None, None) => None,
         };
-        if let Some(message) = message {
-            status.set_message(message);
-        }
+        let mut description = None;
         if let Some(failure) = &rule.failure {
-            let mut description = format!(
+            let mut text = format!(
                 "{} ({}) cites {}: \"{}\"\n",
                 rule.title,
                 rule.level.as_str(),
@@ -61,17 +67,36 @@ pub fn render(report: &Report) -> String {
                 rule.citation.quote
             );
             if let Some(curl) = &failure.curl {
-                description.push_str(&format!("reproduce: {curl}\n"));
+                text.push_str(&format!("reproduce: {curl}\n"));
             }
             for step in &failure.steps {
-                description.push_str(&format!("step {}: {}\n", step.what, step.curl));
+                text.push_str(&format!("step {}: {}\n", step.what, step.curl));
             }
-            status.set_description(description);
+            description = Some(text);
+        }
+        let mut system_out = None;
+        if warned {
+            system_out = Some(format!(
+                "{}\n{}",
+                message.clone().unwrap_or_default(),
+                description.take().unwrap_or_default()
+            ));
+        } else {
+            if let Some(message) = message {
+                status.set_message(message);
+            }
+            if let Some(description) = description {
+                status.set_description(description);
+            }
         }
         let mut case = TestCase::new(rule.id.clone(), status);
         case.set_classname(rule.id.split('/').next().unwrap_or("rules").to_string());
         case.set_time(Duration::from_millis(rule.duration_ms));
         case.add_property(Property::new("level", rule.level.as_str()));
+        case.add_property(Property::new("verdict", rule.verdict.as_str()));
+        if let Some(out) = system_out {
+            case.set_system_out(out);
+        }
         suite.add_test_case(case);
     }
     let mut junit = quick_junit::Report::new(report.suite.name.clone());

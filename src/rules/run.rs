@@ -120,6 +120,8 @@ pub struct Run {
     pub stops: Stops,
     pub(crate) regressions: BTreeMap<String, Vec<Value>>,
     pub(crate) request_log: Option<Mutex<std::io::BufWriter<std::fs::File>>>,
+    /// `--har FILE`: every exchange as HTTP Archive 1.2.
+    pub(crate) har: Option<crate::execution::har::Har>,
     pub(crate) prefix: String,
     pub fixtures: Fixtures,
     pub observations: Observations,
@@ -212,6 +214,9 @@ impl Run {
             let line = self.client.redactor().redact(&line.to_string());
             let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
             let _ = writeln!(log, "{line}");
+        }
+        if let Some(har) = &self.har {
+            har.add(rule_id, &exchange, self.client.redactor());
         }
         if spec.method == "POST"
             && spec.path == "/pets"

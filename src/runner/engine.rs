@@ -69,7 +69,7 @@ impl Gate {
         self == Gate::Certify && level == Level::Required
     }
 
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Gate::Required => "required",
             Gate::All => "all",
@@ -100,6 +100,8 @@ pub struct RunConfig {
     pub time_budget: Option<Duration>,
     /// Every request sent, one JSON line each (key redacted), for comparing runs.
     pub request_log: Option<PathBuf>,
+    /// Every exchange as HTTP Archive 1.2 (`--har`), redacted.
+    pub har: Option<PathBuf>,
     /// Only rules that create nothing run; fixtures use what the store already holds.
     pub read_only: bool,
     /// The category ids the target accepts; empty: any.
@@ -142,6 +144,7 @@ impl RunConfig {
             regressions: None,
             time_budget: None,
             request_log: None,
+            har: None,
             read_only: false,
             category_ids: Vec::new(),
             max_transport_failures: DEFAULT_MAX_TRANSPORT_FAILURES,
@@ -167,6 +170,8 @@ fn generation_budget(budget: Duration) -> Duration {
 /// Generated cases per property rule by default: enough to find the shallow mistakes, small
 /// enough that the whole suite against the reference takes about a second.
 pub const DEFAULT_CASES: u32 = 32;
+/// Cases per property rule under a time budget and no --cases: the budget decides.
+pub const UNBOUNDED_CASES: u32 = 1_000_000;
 
 /// Trials run at once by default: rules wait on the network (or on a fixture another rule is
 /// building), not on the CPU; the requests in flight are capped by `--concurrency` anyway.
@@ -510,7 +515,15 @@ fn run_trials(
                 verdict,
             };
             if let Some(progress) = progress.get() {
-                progress.rule_done(matches!(result.verdict, Verdict::Failed(_)));
+                progress.rule_done(match &result.verdict {
+                    Verdict::Failed(_) => Some(super::progress::failure_line(
+                        &rule_owned.id,
+                        rule_owned.level.as_str(),
+                        gates && excuse.is_none(),
+                        &result.verdict.message(),
+                    )),
+                    _ => None,
+                });
             }
             results.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(result);
             gate_for_trial.finished(phase);
@@ -549,6 +562,9 @@ fn run_trials(
     }
     let _conclusion = libtest_mimic::run(&args, trials);
     if let Some(progress) = progress.get() {
+        if !run.stops.interrupted() {
+            progress.complete();
+        }
         progress.finish();
     }
     if let Some(log) = libtest_log {
@@ -648,26 +664,6 @@ fn tally(
         Conformance::Conforms
     };
     (reports, totals, conformance)
-}
-
-/// The command that re-runs the same cases against the same target.
-fn rerun_command(config: &RunConfig) -> String {
-    match &config.target {
-        Target::Reference { faults, variants } => {
-            let mut command = format!("petstore-conformance run --seed {}", config.seed);
-            for fault in faults {
-                command.push_str(&format!(" --reference-fault {}", fault.name()));
-            }
-            for variant in variants {
-                command.push_str(&format!(" --reference-variant {}", variant.name()));
-            }
-            command
-        }
-        Target::External { base_url, .. } => format!(
-            "{}=... petstore-conformance run --base-url {base_url} --seed {}",
-            config.api_key_env, config.seed
-        ),
-    }
 }
 
 /// Stage 6: counterexamples found on a real target are kept for the next run; a reference
@@ -821,6 +817,19 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             .ok()
             .map(|file| Mutex::new(std::io::BufWriter::new(file)))
     });
+    let har = config.har.as_ref().and_then(|path| {
+        crate::execution::har::Har::create(path)
+            .map_err(|e| {
+                eprintln!(
+                    "petstore-conformance: warning: --har {}: cannot create it ({e}); the run goes on without it",
+                    path.display()
+                );
+            })
+            .ok()
+    });
+    if let (Some(har), Some(first)) = (&har, &preflight) {
+        har.add("preflight", first, &redactor);
+    }
     let created = match &report_dir {
         Some(dir) => CreatedPets::streamed_to(dir.stage(CREATED_PETS_FILE)?),
         None => CreatedPets::default(),
@@ -843,6 +852,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         stops,
         regressions,
         request_log,
+        har,
         prefix: run_prefix(config.seed),
         fixtures: Fixtures::new(created),
         observations: Observations::default(),
@@ -928,7 +938,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         connections: run.client.connection_tally(),
         conformance,
         totals,
-        rerun: rerun_command(&config),
+        rerun: super::rerun::command(&config),
         rules,
         run_prefix: run.prefix.clone(),
         integrity: Default::default(),
@@ -940,6 +950,9 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     };
     if let Some(log) = &run.request_log {
         let _ = log.lock().unwrap_or_else(|e| e.into_inner()).flush();
+    }
+    if let Some(har) = &run.har {
+        har.finish();
     }
     run.fixtures.created.flush();
     if let Err(e) = save_regressions(&config, &report, &redactor) {

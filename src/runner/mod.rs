@@ -10,6 +10,7 @@ pub mod known;
 pub mod progress;
 pub mod regressions;
 pub mod replay;
+pub mod rerun;
 
 pub use engine::{Gate, RunConfig, RunOutcome, Target};
 pub use error::RunError;

@@ -50,15 +50,25 @@ impl Progress {
         }
     }
 
-    /// One rule finished, failed or not.
-    pub fn rule_done(&self, failed: bool) {
-        if failed {
+    /// One rule finished; a failure is printed above the bar as it happens (the rule and one
+    /// line of reason), so the terminal shows what broke before the run ends.
+    pub fn rule_done(&self, failure: Option<String>) {
+        if let Some(line) = failure {
             self.failures.fetch_add(1, Ordering::Relaxed);
+            self.bar.println(line);
         }
         self.bar.inc(1);
     }
 
-    /// Clears the bar, before the summary is printed.
+    /// The run ended with every selected rule judged: the bar shows its total, whatever
+    /// drawing it skipped (it is redrawn at most a few times a second).
+    pub fn complete(&self) {
+        if let Some(total) = self.bar.length() {
+            self.bar.set_position(total);
+        }
+    }
+
+    /// Stops refreshing and leaves the bar's last state on the terminal, before the summary.
     pub fn finish(&self) {
         self.done.store(true, Ordering::Relaxed);
         let refresher = self
@@ -69,7 +79,7 @@ impl Progress {
         if let Some(refresher) = refresher {
             let _ = refresher.join();
         }
-        self.bar.finish_and_clear();
+        self.bar.finish();
     }
 }
 
@@ -77,6 +87,22 @@ impl Drop for Progress {
     fn drop(&mut self) {
         self.finish();
     }
+}
+
+/// One failure as the terminal lists it while the run goes on: verdict, level, rule, and the
+/// first line of what was expected and observed, cut to a terminal's width.
+pub fn failure_line(rule: &str, level: &str, gated: bool, message: &str) -> String {
+    let first = message.lines().next().unwrap_or_default();
+    let mut reason: String = first.chars().take(140).collect();
+    if first.chars().count() > 140 {
+        reason.push('…');
+    }
+    let tag = if gated {
+        "FAILED"
+    } else {
+        "failed (not gated)"
+    };
+    format!("{tag} {rule} [{level}]: {reason}")
 }
 
 /// "1234 requests, 2 failures, 41 s left": what the bar says beside the count of rules.
@@ -91,4 +117,33 @@ fn status_line(run: &Run, failures: u64) -> String {
         line.push_str(&format!(", {} s left in the budget", left.as_secs()));
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::failure_line;
+
+    #[test]
+    fn a_failure_is_one_line_naming_the_rule_and_why() {
+        let line = failure_line(
+            "list-pets/limit/default-at-most-20",
+            "required",
+            true,
+            &format!(
+                "expected at most 20 pets; observed {}\nmore",
+                "x".repeat(200)
+            ),
+        );
+        assert!(line.starts_with(
+            "FAILED list-pets/limit/default-at-most-20 [required]: expected at most 20"
+        ));
+        assert!(!line.contains('\n') && line.ends_with('…'), "{line}");
+        let quiet = failure_line(
+            "deprecation/get-pet/deprecation-syntax",
+            "recommended",
+            false,
+            "x",
+        );
+        assert!(quiet.starts_with("failed (not gated) "), "{quiet}");
+    }
 }

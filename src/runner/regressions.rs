@@ -7,6 +7,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Where counterexamples go when `./cases` exists and no `--regressions` is given.
+pub const DEFAULT_FILE: &str = "cases/regressions/counterexamples.json";
+
 /// One saved counterexample: the input a property rule failed on, as data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Regression {

@@ -16,6 +16,8 @@ use crate::reference::{Fault, Variant};
 pub struct ReplayTarget {
     pub base_url: Option<String>,
     pub api_key: String,
+    /// The same TLS, header and proxy settings as `run` (`--ca-cert`, `-H`, `--proxy`, ...).
+    pub settings: ClientSettings,
 }
 
 fn method(name: &str) -> Option<&'static str> {
@@ -128,7 +130,7 @@ pub fn replay(
     let client = Client::new(
         &base_url,
         &api_key,
-        ClientSettings::default(),
+        target.settings,
         runtime.handle().clone(),
     )?;
     let exchange = client.send(&spec);

@@ -1,0 +1,188 @@
+//! The "Re-run" line of a report: one command that sends and judges what this run did. Every
+//! option that changes what is sent or judged is on it (the seed, the cases, the budget, the
+//! gate, the filters, the known failures, the store's categories, the limits an answer is
+//! judged under, the target and how it is reached); options that change only where the files
+//! go or how fast requests overlap are left out. Values are quoted for a POSIX shell.
+
+use super::engine::{DEFAULT_CASES, RunConfig, Target, UNBOUNDED_CASES};
+use crate::execution::{ClientSettings, ProxySetting};
+
+/// `value` as one word of a POSIX shell command.
+pub fn shell_word(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,@%+".contains(c));
+    if plain {
+        value.to_string()
+    } else {
+        format!("'{}'", value.replace('\'', "'\\''"))
+    }
+}
+
+pub fn command(config: &RunConfig) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut option = |name: &str, value: Option<String>| {
+        words.push(name.to_string());
+        if let Some(value) = value {
+            words.push(shell_word(&value));
+        }
+    };
+    let prefix = match &config.target {
+        Target::Reference { faults, variants } => {
+            for fault in faults {
+                option("--reference-fault", Some(fault.name().to_string()));
+            }
+            for variant in variants {
+                option("--reference-variant", Some(variant.name().to_string()));
+            }
+            if !config.reference_latency.is_zero() {
+                option(
+                    "--reference-latency",
+                    Some(humantime::format_duration(config.reference_latency).to_string()),
+                );
+            }
+            String::new()
+        }
+        Target::External { base_url, .. } => {
+            option("--base-url", Some(base_url.clone()));
+            match &config.api_key_source {
+                // The file is named; the key is not.
+                Some(_) => String::new(),
+                None => format!("{}=... ", config.api_key_env),
+            }
+        }
+    };
+    if let Some(source) = &config.api_key_source
+        && let Some(path) = source.strip_prefix("--api-key-file ")
+    {
+        option("--api-key-file", Some(path.to_string()));
+    } else if config.api_key_env != "PETSTORE_API_KEY" {
+        option("--api-key-env", Some(config.api_key_env.clone()));
+    }
+    option("--seed", Some(config.seed.to_string()));
+    // Under a budget with no --cases, the budget decides: no case count to repeat.
+    let budget_decides = config.time_budget.is_some() && config.cases == UNBOUNDED_CASES;
+    if config.cases != DEFAULT_CASES && !budget_decides {
+        option("--cases", Some(config.cases.to_string()));
+    }
+    if let Some(budget) = config.time_budget {
+        option(
+            "--time-budget",
+            Some(humantime::format_duration(budget).to_string()),
+        );
+    }
+    if config.gate != super::Gate::Required {
+        option("--gate", Some(config.gate.as_str().to_string()));
+    }
+    if config.read_only {
+        option("--read-only", None);
+    }
+    if !config.category_ids.is_empty() {
+        let ids: Vec<String> = config.category_ids.iter().map(i64::to_string).collect();
+        option("--category-ids", Some(ids.join(",")));
+    }
+    if let Some(path) = &config.known_failures {
+        option("--known-failures", Some(path.display().to_string()));
+    }
+    if !config.known_failures_listed.is_empty() {
+        // Listed in a profile: the line cannot carry them; say where they came from.
+        option("--known-failures", Some("<the profile's list>".into()));
+    }
+    match &config.regressions {
+        None => option("--no-regressions", None),
+        Some(path) if path.as_path() != std::path::Path::new(super::regressions::DEFAULT_FILE) => {
+            option("--regressions", Some(path.display().to_string()))
+        }
+        Some(_) => {}
+    }
+    if let Some(dir) = &config.schemas {
+        option("--schemas", Some(dir.display().to_string()));
+    }
+    if let Some(dir) = &config.cases_dir {
+        option("--cases-dir", Some(dir.display().to_string()));
+    }
+    if config.max_transport_failures != crate::rules::run::DEFAULT_MAX_TRANSPORT_FAILURES {
+        option(
+            "--max-transport-failures",
+            Some(config.max_transport_failures.to_string()),
+        );
+    }
+    client_options(&config.client, &mut option);
+    let libtest = &config.libtest;
+    for skip in &libtest.skip {
+        option("--skip", Some(skip.clone()));
+    }
+    if libtest.exact {
+        option("--exact", None);
+    }
+    if let Some(filter) = &libtest.filter {
+        words.push(shell_word(filter));
+    }
+    format!("{prefix}petstore-conformance run {}", words.join(" "))
+}
+
+/// The client's settings that change what is sent or how an answer is judged.
+fn client_options(client: &ClientSettings, option: &mut impl FnMut(&str, Option<String>)) {
+    let defaults = ClientSettings::default();
+    if client.timeout != defaults.timeout {
+        option(
+            "--timeout",
+            Some(humantime::format_duration(client.timeout).to_string()),
+        );
+    }
+    if client.body_cap != defaults.body_cap {
+        option("--body-cap", Some(client.body_cap.to_string()));
+    }
+    if client.insecure {
+        option("--insecure", None);
+    }
+    if client.http2_prior_knowledge {
+        option("--http2-prior-knowledge", None);
+    }
+    if let Some(rate) = client.rate {
+        option("--rate", Some(rate.to_string()));
+    }
+    if client.max_throttle_wait != defaults.max_throttle_wait {
+        option(
+            "--max-throttle-wait",
+            Some(humantime::format_duration(client.max_throttle_wait).to_string()),
+        );
+    }
+    for (name, value) in &client.extra_headers {
+        // A credential's value is redacted with the report; the line names the header.
+        option("--header", Some(format!("{name}: {value}")));
+    }
+    if let ProxySetting::Explicit(url) = &client.proxy {
+        option("--proxy", Some(url.clone()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_with_spaces_or_quotes_are_quoted_for_a_shell() {
+        assert_eq!(shell_word("list-pets/limit"), "list-pets/limit");
+        assert_eq!(shell_word("X-Tenant: a b"), "'X-Tenant: a b'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn a_run_under_a_budget_does_not_repeat_the_unbounded_case_count() {
+        let mut config = RunConfig::reference(7);
+        config.time_budget = Some(std::time::Duration::from_secs(20));
+        config.cases = UNBOUNDED_CASES;
+        config.gate = super::super::Gate::All;
+        config.category_ids = vec![1, 2];
+        config.libtest.filter = Some("list-pets/limit".into());
+        config.libtest.skip = vec!["deprecation".into()];
+        let line = command(&config);
+        assert_eq!(
+            line,
+            "petstore-conformance run --seed 7 --time-budget 20s --gate all --category-ids 1,2 --no-regressions --skip deprecation list-pets/limit"
+        );
+    }
+}
