@@ -9,6 +9,7 @@ pub mod known;
 pub mod progress;
 pub mod regressions;
 pub mod replay;
+pub mod shards;
 
 pub use engine::{Gate, RunConfig, RunError, RunOutcome, Target};
 
