@@ -3,6 +3,7 @@
 //! counterexamples found on real targets. The floor above the report: it uses every other.
 
 pub mod bench;
+pub mod bench_shards;
 pub mod engine;
 pub mod interrupts;
 pub mod known;
