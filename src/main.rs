@@ -89,6 +89,25 @@ enum Command {
         #[arg(long, default_value_t = 60)]
         long_budget: u64,
     },
+    /// Merge the reports of the shards of one split run (`run --partition K/N`, one report
+    /// directory each) into the report of the whole run, in every format. Exit codes as
+    /// `run`'s; 2 when the shards are not of one run (seed, catalogue, contract, target) or
+    /// overlap; a shard not given leaves the answer undetermined and is named.
+    Merge {
+        /// The shards' report directories (each holding a report.json).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where the merged reports are written.
+        #[arg(long, env = "PETSTORE_REPORT_DIR", default_value = "reports")]
+        report_dir: PathBuf,
+        /// Directory of the rule catalogue, naming the rules of a missing shard (default:
+        /// ./cases, else the built-in copy).
+        #[arg(long, env = "PETSTORE_CASES_DIR")]
+        cases_dir: Option<PathBuf>,
+        /// Environment variable of the API key, redacted again from what is written.
+        #[arg(long, env = "PETSTORE_API_KEY_ENV", default_value = "PETSTORE_API_KEY")]
+        api_key_env: String,
+    },
     /// List the rules of the catalogue: id, level, operation, title.
     Rules {
         /// Directory of the case files (default: ./cases, else the built-in copy).
@@ -241,6 +260,10 @@ struct RunArgs {
     /// HTTPS_PROXY / HTTP_PROXY / NO_PROXY apply to a remote target; loopback goes direct.
     #[arg(long, env = "PETSTORE_PROXY")]
     proxy: Option<String>,
+    /// Run one shard of a split run: `hash:K/N` (rules dealt by a fixed hash of their id) or
+    /// `slice:K/N` (round robin); `merge` joins the shards' reports.
+    #[arg(long, env = "PETSTORE_PARTITION")]
+    partition: Option<petstore_conformance::catalogue::partition::Partition>,
     #[command(flatten)]
     selection: options::Selection,
 }
@@ -556,6 +579,7 @@ fn configure(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<Configured
         known_failures_listed: args.known_failures_listed,
         product: args.product,
         product_version: args.product_version,
+        partition: args.partition,
     };
     Ok(Configured::Run(Box::new(config)))
 }
@@ -859,6 +883,47 @@ fn compare_reports(
     Ok(if comparison.regressed() { 1 } else { 0 })
 }
 
+fn merge(
+    dirs: &[PathBuf],
+    report_dir: &Path,
+    cases_dir: Option<&Path>,
+    api_key_env: &str,
+) -> Result<u8, RunError> {
+    use petstore_conformance::runner::shards;
+    let merged = shards::merge_dirs(dirs, report_dir, cases_dir, api_key_env)?;
+    let report = &merged.report;
+    if let Some(from) = &report.merged {
+        let given: Vec<&str> = from.shards.iter().map(|s| s.shard.as_str()).collect();
+        eprintln!("merged shards {} of {}", given.join(", "), from.split);
+        if !from.missing.is_empty() {
+            eprintln!(
+                "  missing shards {}: their {} rules not run",
+                from.missing.join(", "),
+                from.not_run.len()
+            );
+        }
+    }
+    let t = &report.totals;
+    eprintln!(
+        "{}: {} (seed {}): {} passed, {} failed required, {} failed recommended, {} known failures, {} inconclusive, {} skipped",
+        report.suite.name,
+        report.conformance.as_str().to_uppercase(),
+        report.seed,
+        t.passed,
+        t.failed_required,
+        t.failed_recommended,
+        t.known_failures,
+        t.inconclusive,
+        t.skipped
+    );
+    eprintln!("  the answer: {}", report.answer_line());
+    for path in &merged.written {
+        eprintln!("  wrote {}", path.display());
+    }
+    append_step_summary(&merged.written);
+    Ok(report.conformance.exit_code())
+}
+
 fn main() -> ExitCode {
     use clap::{CommandFactory, FromArgMatches};
     // First of all: a signal from here on ends in an interrupted report or none, never in
@@ -889,6 +954,12 @@ fn main() -> ExitCode {
             markdown,
             allow_different,
         } => compare_reports(&old, &new, markdown.as_deref(), allow_different),
+        Command::Merge {
+            dirs,
+            report_dir,
+            cases_dir,
+            api_key_env,
+        } => merge(&dirs, &report_dir, cases_dir.as_deref(), &api_key_env),
         Command::Rules { cases_dir } => Catalogue::load(cases_dir.as_deref())
             .map_err(RunError::from)
             .map(|catalogue| {

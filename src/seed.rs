@@ -13,13 +13,17 @@ pub fn splitmix64(mut x: u64) -> u64 {
 /// The seed of one rule: from the run seed and the rule id only, so that selecting a subset of
 /// rules does not change their cases.
 pub fn rule_seed(run_seed: u64, rule_id: &str) -> u64 {
-    // FNV-1a: stable across Rust versions, unlike the std hasher.
+    splitmix64(run_seed ^ fnv1a(rule_id))
+}
+
+/// FNV-1a of a text: stable across Rust versions and platforms, unlike the std hasher.
+pub fn fnv1a(text: &str) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in rule_id.bytes() {
+    for byte in text.bytes() {
         hash ^= u64::from(byte);
         hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    splitmix64(run_seed ^ hash)
+    hash
 }
 
 /// The prefix of every pet name of a run: from the seed, so a run can be found again.

@@ -6,6 +6,7 @@
 //! is checked whole when it loads.
 
 pub mod check;
+pub mod partition;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -5,6 +5,7 @@ mod html;
 mod json;
 mod junit;
 mod markdown;
+pub mod merge;
 pub mod verify;
 
 use std::path::{Path, PathBuf};
@@ -59,6 +60,12 @@ pub struct Report {
     /// JSON rendering: `verify-report` recomputes it.
     #[serde(default)]
     pub integrity: Integrity,
+    /// The shard of a split run this report is (`run --partition`); absent for a whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<crate::catalogue::partition::ShardRecord>,
+    /// The shards a merged report was put together from (`merge`); absent for one run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<merge::Merged>,
 }
 
 /// The digest that shows a report was not edited.
@@ -380,6 +387,9 @@ impl Report {
 
     /// One sentence on a partial run, or `None` when every rule of the catalogue ran.
     pub fn partial_note(&self) -> Option<String> {
+        if let Some(note) = merge::split_note(self) {
+            return Some(note);
+        }
         let (not_selected, read_only) = self.left_out();
         let mut parts = Vec::new();
         if not_selected > 0 {

@@ -268,10 +268,12 @@ where
     }
 
     let total = ctx.run.cases;
-    // Under a budget: a first batch as large as a default run's, then large batches (a rule
-    // spawns its workers once per batch), once every rule has had its first pass.
+    // Under a budget: a first batch as large as a default run's, then batches of one value per
+    // worker, once every rule has had its first pass. A rule holds no more generated values
+    // (and their shrink trees) than it can send at once: at eight per worker, a 5 s budget
+    // peaked at 146 MB resident, at one 63 MB, for a tenth fewer requests.
     let budget = ctx.run.deadline.is_some();
-    let large_batch = BATCH.max(u32::try_from(ctx.run.concurrency * 8).unwrap_or(u32::MAX));
+    let large_batch = BATCH.max(u32::try_from(ctx.run.concurrency).unwrap_or(u32::MAX));
     let mut batch = if budget { FIRST_BATCH } else { total.max(1) };
     // Undecided cases (the target gave nothing to check) are replaced by new ones, up to a
     // point: a target that leaves most cases undecided gets an inconclusive verdict.

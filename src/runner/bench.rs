@@ -7,6 +7,9 @@
 //!    log, over again) to a fresh reference with nothing judged, as a ratio.
 //! 3. Peak RSS and report size after 5 s and 60 s budgets (the harness alone: the reference
 //!    runs in a process of its own).
+//! 5. Three shards of the default run (`--partition hash:K/3`), three processes at once as a
+//!    simulation of three CI runners, against a reference 50 ms away: the slowest shard's wall
+//!    time beside the single run's, and whether the merged verdicts equal the single run's.
 //! 4. Peak RSS against targets that send much: 1 MiB of `[{},{},...]` to every request, and a
 //!    17,000-pet listing for every listPets (memory is bounded by bytes, not by what the target
 //!    sends: at most 256 MB).
@@ -47,7 +50,8 @@ pub struct Throughput {
 
 #[derive(Debug, Serialize)]
 pub struct Memory {
-    pub budget_s: u64,
+    /// `None`: the default run, no budget.
+    pub budget_s: Option<u64>,
     pub peak_rss_kb: u64,
     pub report_bytes: u64,
     pub pets_created: u64,
@@ -69,9 +73,10 @@ pub struct Bench {
     pub throughput: Throughput,
     pub memory: Vec<Memory>,
     pub heavy_answers: Vec<HeavyMemory>,
+    pub shards: super::bench_shards::Shards,
 }
 
-fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("pc-bench-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::create_dir_all(&dir);
@@ -199,11 +204,12 @@ pub fn throughput(budget: Duration) -> Result<Throughput, String> {
     })
 }
 
-/// Peak RSS (VmHWM) of `run --time-budget` in a process of its own, against a reference in
-/// another.
-pub fn memory(budget: Duration) -> Result<Memory, String> {
+/// Peak RSS (VmHWM) of `run` (with `--time-budget` when `budget` is given) in a process of
+/// its own, against a reference in another.
+pub fn memory(budget: Option<Duration>) -> Result<Memory, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let dir = scratch(&format!("memory-{}", budget.as_secs()));
+    let budget_s = budget.map(|b| b.as_secs());
+    let dir = scratch(&format!("memory-{}", budget_s.unwrap_or(0)));
     let key = format!("bench-{}", crate::seed::random_seed());
     let runtime = super::runtime().map_err(|e| e.to_string())?;
     let server = runtime
@@ -211,7 +217,11 @@ pub fn memory(budget: Duration) -> Result<Memory, String> {
         .map_err(|e| e.to_string())?;
     let mut child = std::process::Command::new(exe)
         .args(["run", "--no-regressions", "--base-url", &server.base_url])
-        .args(["--time-budget", &budget.as_secs().to_string()])
+        .args(
+            budget_s
+                .map(|b| vec!["--time-budget".to_string(), b.to_string()])
+                .unwrap_or_default(),
+        )
         .arg("--report-dir")
         .arg(dir.join("reports"))
         .env("PETSTORE_API_KEY", &key)
@@ -226,7 +236,7 @@ pub fn memory(budget: Duration) -> Result<Memory, String> {
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .unwrap_or_default();
     Ok(Memory {
-        budget_s: budget.as_secs(),
+        budget_s,
         peak_rss_kb: peak,
         report_bytes: std::fs::metadata(&report_path).map_or(0, |m| m.len()),
         pets_created: report["created_pets"]["count"].as_u64().unwrap_or(0),
@@ -422,11 +432,16 @@ pub fn run_all(long: Duration) -> Result<Bench, String> {
         ),
         suite,
         throughput: throughput(Duration::from_secs(5))?,
-        memory: vec![memory(Duration::from_secs(5))?, memory(long)?],
+        memory: vec![
+            memory(None)?,
+            memory(Some(Duration::from_secs(5)))?,
+            memory(Some(long))?,
+        ],
         heavy_answers: vec![
             heavy_memory(Heavy::TinyItems)?,
             heavy_memory(Heavy::Listing)?,
         ],
+        shards: super::bench_shards::shards(Duration::from_millis(50))?,
     })
 }
 
@@ -456,8 +471,9 @@ pub fn render(bench: &Bench) -> String {
     out.push_str("\n| budget | peak RSS | report.json | pets created |\n|---|---|---|---|\n");
     for m in &bench.memory {
         out.push_str(&format!(
-            "| {} s | {} MB | {} kB | {} |\n",
-            m.budget_s,
+            "| {} | {} MB | {} kB | {} |\n",
+            m.budget_s
+                .map_or("none (default run)".into(), |b| format!("{b} s")),
             m.peak_rss_kb / 1024,
             m.report_bytes / 1024,
             m.pets_created
@@ -473,5 +489,19 @@ pub fn render(bench: &Bench) -> String {
             h.exit_code.map_or("-".into(), |c| c.to_string())
         ));
     }
+    let sh = &bench.shards;
+    let walls: Vec<String> = sh
+        .shard_wall_ms
+        .iter()
+        .map(|ms| format!("{:.2} s", *ms as f64 / 1000.0))
+        .collect();
+    out.push_str(&format!(
+        "\n3 shards at {} ms, three processes at once: {:.2} s (each {}) against {:.2} s for the single run; merged verdicts {} the single run's\n",
+        sh.latency_ms,
+        sh.shards_wall_ms as f64 / 1000.0,
+        walls.join(", "),
+        sh.single_wall_ms as f64 / 1000.0,
+        if sh.merged_equals_single { "equal" } else { "DIFFER FROM" }
+    ));
     out
 }

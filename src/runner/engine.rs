@@ -121,6 +121,9 @@ pub struct RunConfig {
     /// The product under test, as the user names it, recorded in the report.
     pub product: Option<String>,
     pub product_version: Option<String>,
+    /// This run is one shard of a split run (`--partition hash:K/N`): it runs its part of the
+    /// selected rules, and the response oracles over its own responses.
+    pub partition: Option<crate::catalogue::partition::Partition>,
 }
 
 impl RunConfig {
@@ -155,6 +158,7 @@ impl RunConfig {
             known_failures_listed: Vec::new(),
             product: None,
             product_version: None,
+            partition: None,
         }
     }
 }
@@ -435,6 +439,7 @@ fn run_trials(
     catalogue: &Catalogue,
     run: &Arc<Run>,
     known: &KnownFailures,
+    shard: Option<&crate::catalogue::partition::ShardRecord>,
 ) -> Result<Option<Results>, RunError> {
     let today = super::known::today();
     let mut args = config.libtest.clone();
@@ -463,6 +468,10 @@ fn run_trials(
     let mut trials = Vec::new();
     let mut remaining = [0usize; 3];
     for (index, rule, phase) in ordered {
+        // Another shard's rule is not this run's: not selected, as a filter leaves it.
+        if shard.is_some_and(|shard| !super::shards::takes(shard, &rule.id)) {
+            continue;
+        }
         let run = Arc::clone(run);
         let gate_for_trial = Arc::clone(&gate);
         let results = Arc::clone(&results);
@@ -540,7 +549,11 @@ fn run_trials(
         remaining[phase_index(Phase::QuietStore)] + remaining[phase_index(Phase::Main)],
         Ordering::Relaxed,
     );
-    if remaining.iter().sum::<usize>() == 0 && !args.list {
+    // A shard may be dealt nothing of a small selection; the selection is what must match.
+    if remaining.iter().sum::<usize>() == 0
+        && !args.list
+        && shard.is_none_or(|s| s.selected.is_empty())
+    {
         return Err(RunError::Config(format!(
             "no rule matches the filter {:?} (skip {:?}); `petstore-conformance run --list` lists the rule ids",
             args.filter.as_deref().unwrap_or(""),
@@ -875,7 +888,10 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         );
     }
 
-    let Some(results) = run_trials(&config, &catalogue, &run, &known)? else {
+    let shard = config
+        .partition
+        .map(|partition| super::shards::record(&config.libtest, &catalogue, partition));
+    let Some(results) = run_trials(&config, &catalogue, &run, &known, shard.as_ref())? else {
         return Ok(RunOutcome {
             report: None,
             exit_code: 0,
@@ -942,6 +958,8 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         rules,
         run_prefix: run.prefix.clone(),
         integrity: Default::default(),
+        partition: shard,
+        merged: None,
         created_pets: CreatedPetsInfo {
             count: run.fixtures.created.count(),
             file: report_dir.as_ref().map(|_| CREATED_PETS_FILE.to_string()),

@@ -3,6 +3,7 @@
 //! counterexamples found on real targets. The floor above the report: it uses every other.
 
 pub mod bench;
+pub mod bench_shards;
 pub mod engine;
 pub mod error;
 pub mod interrupts;
@@ -11,6 +12,7 @@ pub mod progress;
 pub mod regressions;
 pub mod replay;
 pub mod rerun;
+pub mod shards;
 
 pub use engine::{Gate, RunConfig, RunOutcome, Target};
 pub use error::RunError;

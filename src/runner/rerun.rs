@@ -108,6 +108,9 @@ pub fn command(config: &RunConfig) -> String {
             Some(config.max_transport_failures.to_string()),
         );
     }
+    if let Some(partition) = config.partition {
+        option("--partition", Some(partition.to_string()));
+    }
     client_options(&config.client, &mut option);
     let libtest = &config.libtest;
     for skip in &libtest.skip {

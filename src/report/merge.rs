@@ -1,0 +1,365 @@
+//! `merge`: the reports of the shards of one split run (`run --partition`) put together into
+//! the report the whole run would have written: each dealt rule's verdict from the shard that
+//! ran it, each response oracle's from all of them (the oracles judge every response of the
+//! run, and each shard judged its own), and the answer tallied again as `run` tallies it.
+//!
+//! Shards of different runs (seed, catalogue, contract, target, suite, gate, cases, split) are
+//! refused; two reports of one shard too. A shard not given leaves its rules skipped and the
+//! answer undetermined, and the report names it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Conformance, READ_ONLY_SKIP, Report, RuleReport, Totals};
+use crate::catalogue::partition::{Partition, ShardRecord};
+use crate::catalogue::{Catalogue, Level};
+use crate::outcome::{Verdict, VerdictKind};
+
+/// What a merged report was put together from.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Merged {
+    /// The split, without a shard (`hash:*/3`).
+    pub split: String,
+    /// The shards given, in shard order.
+    pub shards: Vec<MergedShard>,
+    /// The shards not given (`hash:2/3`): their rules are skipped and the answer undetermined.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    /// The rules of the missing shards, which no report judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_run: Vec<String>,
+}
+
+/// One shard's report as the merge read it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MergedShard {
+    /// `hash:1/3`.
+    pub shard: String,
+    /// The shard report's own digest (`integrity.sha256`): which report exactly was merged,
+    /// for an attestation over the merged files to name.
+    pub report_sha256: String,
+    pub duration_ms: u64,
+    pub rules: usize,
+}
+
+/// Why shards cannot be merged: exit code 2, one line.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct MergeError(pub String);
+
+/// A shard's report and where it was read from (named in refusals).
+pub struct Shard {
+    pub source: String,
+    pub report: Report,
+}
+
+/// What must be equal for reports to be shards of one run: the name and how to show a value.
+fn identity(report: &Report) -> [(&'static str, String); 8] {
+    let target = if report.target.kind == "external" {
+        report.target.base_url.clone()
+    } else {
+        // Each shard starts its own reference, on its own port: the faults and variants
+        // name the target.
+        format!(
+            "{} (faults [{}], variants [{}])",
+            report.target.kind,
+            report.target.faults.join(", "),
+            report.target.variants.join(", ")
+        )
+    };
+    [
+        ("seed", report.seed.to_string()),
+        ("contract", report.contract.sha256.clone()),
+        ("catalogue", report.contract.catalogue_sha256.clone()),
+        ("target", target),
+        ("suite version", report.suite.version.clone()),
+        ("gate", report.gate.clone()),
+        (
+            "cases per property rule",
+            report.cases_per_property.to_string(),
+        ),
+        ("schemas", report.contract.schemas.clone()),
+    ]
+}
+
+/// The split of a shard's report, or a refusal naming the report.
+fn record(shard: &Shard) -> Result<&ShardRecord, MergeError> {
+    shard.report.partition.as_ref().ok_or_else(|| {
+        MergeError(format!(
+            "{}: not a shard (run without --partition); merge takes the reports of `run --partition K/N`",
+            shard.source
+        ))
+    })
+}
+
+fn split_name(partition: &Partition) -> String {
+    partition
+        .to_string()
+        .replacen(&format!(":{}/", partition.shard), ":*/", 1)
+}
+
+/// Checks that `shards` are parts of one run, then merges them. `catalogue` (when it is the
+/// shards' own) gives the rules of a missing shard their titles and citations.
+pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, MergeError> {
+    let first = shards
+        .first()
+        .ok_or_else(|| MergeError("merge: no shard reports given".into()))?;
+    let split = record(first)?;
+    let mut by_shard: BTreeMap<u32, &Shard> = BTreeMap::new();
+    for shard in shards {
+        let this = record(shard)?;
+        for ((what, expected), (_, found)) in identity(&first.report)
+            .into_iter()
+            .zip(identity(&shard.report))
+        {
+            if expected != found {
+                return Err(MergeError(format!(
+                    "{} and {} are not shards of one run: {what} {expected} vs {found}",
+                    first.source, shard.source
+                )));
+            }
+        }
+        if this.partition.scheme != split.partition.scheme
+            || this.partition.of != split.partition.of
+            || this.selected != split.selected
+            || this.every_shard != split.every_shard
+        {
+            return Err(MergeError(format!(
+                "{} and {} are not shards of one split: {} vs {}{}",
+                first.source,
+                shard.source,
+                split.name,
+                this.name,
+                if this.selected != split.selected {
+                    " (a different selection of rules)"
+                } else {
+                    ""
+                }
+            )));
+        }
+        if let Some(other) = by_shard.insert(this.partition.shard, shard) {
+            return Err(MergeError(format!(
+                "{} and {} are the same shard {}: shards overlap",
+                other.source, shard.source, this.name
+            )));
+        }
+    }
+    let missing: Vec<u32> = (1..=split.partition.of)
+        .filter(|k| !by_shard.contains_key(k))
+        .collect();
+    let missing_names: Vec<String> = missing
+        .iter()
+        .map(|k| split.partition.with_shard(*k).to_string())
+        .collect();
+    let catalogue = catalogue.filter(|c| c.sha256() == first.report.contract.catalogue_sha256);
+
+    // Every rule of every shard, by id, in shard order.
+    let mut reported: BTreeMap<&str, Vec<&RuleReport>> = BTreeMap::new();
+    for shard in by_shard.values() {
+        for rule in &shard.report.rules {
+            reported.entry(rule.id.as_str()).or_default().push(rule);
+        }
+    }
+    let dealt: BTreeMap<String, u32> = split.deal().into_iter().collect();
+    let mut rules = Vec::new();
+    let mut not_run = Vec::new();
+    for id in &split.selected {
+        match reported.get(id.as_str()) {
+            Some(reports) if split.every_shard.contains(id) => rules.push(joined(reports)),
+            Some(reports) => rules.push(reports[0].clone()),
+            None => {
+                let shard = dealt.get(id).copied().unwrap_or(0);
+                if !missing.contains(&shard) && !split.every_shard.contains(id) {
+                    return Err(MergeError(format!(
+                        "rule {id}: shard {} holds no verdict for it",
+                        split.partition.with_shard(shard)
+                    )));
+                }
+                not_run.push(id.clone());
+                let reason = format!(
+                    "shard {} missing: not run",
+                    split.partition.with_shard(shard)
+                );
+                if let Some(rule) = catalogue.and_then(|c| c.rules.iter().find(|r| &r.id == id)) {
+                    let verdict = Verdict::skipped(reason);
+                    rules.push(RuleReport::new(rule, &verdict, false, 0, 0, ""));
+                }
+            }
+        }
+    }
+
+    let reports: Vec<&Report> = by_shard.values().map(|s| &s.report).collect();
+    let mut merged = first.report.clone();
+    merged.partition = None;
+    merged.integrity = Default::default();
+    merged.started_at = reports
+        .iter()
+        .map(|r| r.started_at.clone())
+        .min()
+        .unwrap_or_default();
+    merged.finished_at = reports
+        .iter()
+        .map(|r| r.finished_at.clone())
+        .max()
+        .unwrap_or_default();
+    // The shards run side by side: the run takes as long as the longest.
+    merged.duration_ms = reports.iter().map(|r| r.duration_ms).max().unwrap_or(0);
+    merged.interrupted = reports.iter().any(|r| r.interrupted);
+    merged.target.stopped_answering = reports
+        .iter()
+        .find_map(|r| r.target.stopped_answering.clone());
+    merged.throttling = Default::default();
+    merged.connections = Default::default();
+    merged.created_pets.count = 0;
+    for report in &reports {
+        let (t, c) = (&report.throttling, &report.connections);
+        merged.throttling.waits += t.waits;
+        merged.throttling.waited_ms += t.waited_ms;
+        merged.throttling.gave_up += t.gave_up;
+        let m = &mut merged.connections;
+        m.opened += c.opened;
+        m.most_open += c.most_open;
+        m.backoffs += c.backoffs;
+        m.resent += c.resent;
+        m.concurrency_ceiling = m.concurrency_ceiling.max(c.concurrency_ceiling);
+        m.concurrency_reached = m.concurrency_reached.max(c.concurrency_reached);
+        m.concurrency_final = m.concurrency_final.max(c.concurrency_final);
+        merged.created_pets.count += report.created_pets.count;
+        if report.created_pets.file.is_some() {
+            merged.created_pets.file = report.created_pets.file.clone();
+        }
+    }
+    merged.rerun = without_partition(&merged.rerun);
+    let catalogue_size = first.report.totals.rules + first.report.totals.not_selected;
+    let (totals, conformance) = tally(
+        &rules,
+        &merged.gate,
+        catalogue_size.saturating_sub(split.selected.len()),
+        !missing.is_empty() || merged.target.stopped_answering.is_some(),
+    );
+    merged.rules = rules;
+    merged.totals = totals;
+    merged.conformance = conformance;
+    merged.merged = Some(Merged {
+        split: split_name(&split.partition),
+        shards: by_shard
+            .values()
+            .map(|shard| MergedShard {
+                shard: record(shard).map(|r| r.name.clone()).unwrap_or_default(),
+                report_sha256: shard.report.integrity.sha256.clone(),
+                duration_ms: shard.report.duration_ms,
+                rules: shard.report.rules.len(),
+            })
+            .collect(),
+        missing: missing_names,
+        not_run,
+    });
+    Ok(merged)
+}
+
+/// A response oracle's verdicts, one per shard, as one: over all the run's responses a
+/// statement is broken when any shard saw it broken, and has evidence when any shard had some.
+fn joined(reports: &[&RuleReport]) -> RuleReport {
+    let rank = |rule: &RuleReport| match (rule.verdict, rule.gated) {
+        (VerdictKind::Failed, true) => 0,
+        (VerdictKind::Failed, false) => 1,
+        (VerdictKind::KnownFailure, _) => 2,
+        (VerdictKind::Inconclusive, _) => 3,
+        (VerdictKind::NotDecidable, _) => 4,
+        (VerdictKind::Passed, _) => 5,
+        (VerdictKind::Skipped, _) => 6,
+    };
+    let mut joined = reports
+        .iter()
+        .min_by_key(|rule| rank(rule))
+        .map(|rule| (*rule).clone())
+        .unwrap_or_else(|| reports[0].clone());
+    joined.cases_run = reports.iter().map(|r| r.cases_run).sum();
+    joined.transport_cuts = reports.iter().map(|r| r.transport_cuts).sum();
+    joined.round_trips = reports.iter().map(|r| r.round_trips).max().unwrap_or(0);
+    joined.duration_ms = reports.iter().map(|r| r.duration_ms).max().unwrap_or(0);
+    joined
+}
+
+/// The totals and the answer of the merged rules, as `run` tallies its own (runner::engine).
+fn tally(
+    rules: &[RuleReport],
+    gate: &str,
+    not_selected: usize,
+    undecided: bool,
+) -> (Totals, Conformance) {
+    let mut totals = Totals {
+        rules: rules.len(),
+        not_selected,
+        ..Totals::default()
+    };
+    let mut required_undecided = undecided;
+    let mut required_known = false;
+    for rule in rules {
+        let required = rule.level == Level::Required;
+        match rule.verdict {
+            VerdictKind::Passed => totals.passed += 1,
+            VerdictKind::Failed if required => totals.failed_required += 1,
+            VerdictKind::Failed => totals.failed_recommended += 1,
+            VerdictKind::KnownFailure => {
+                totals.known_failures += 1;
+                required_known |= required;
+            }
+            VerdictKind::Inconclusive => {
+                totals.inconclusive += 1;
+                required_undecided |= required;
+            }
+            VerdictKind::Skipped => {
+                totals.skipped += 1;
+                required_undecided |= required && rule.reason.as_deref() != Some(READ_ONLY_SKIP);
+            }
+            VerdictKind::NotDecidable => {
+                totals.not_decidable += 1;
+                required_undecided |= required && gate == "certify";
+            }
+        }
+    }
+    let conformance = if rules.iter().any(|r| r.gated) {
+        Conformance::DoesNotConform
+    } else if required_undecided {
+        Conformance::Undetermined
+    } else if required_known {
+        Conformance::KnownFailuresOnly
+    } else {
+        Conformance::Conforms
+    };
+    (totals, conformance)
+}
+
+/// A shard's re-run line without its `--partition`: the whole run's.
+fn without_partition(rerun: &str) -> String {
+    let mut words = rerun.split(' ').peekable();
+    let mut kept = Vec::new();
+    while let Some(word) = words.next() {
+        if word == "--partition" {
+            words.next();
+            continue;
+        }
+        kept.push(word);
+    }
+    kept.join(" ")
+}
+
+/// What a shard's report, or a merge missing shards, answers for, in one sentence; `None` for
+/// a whole run or a whole merge.
+pub fn split_note(report: &Report) -> Option<String> {
+    if let Some(shard) = &report.partition {
+        return Some(format!(
+            "Shard {} of a split run: the answer covers its {} rules (the response oracles over its own responses); `merge` the shards' reports for the whole run's.",
+            shard.name, report.totals.rules
+        ));
+    }
+    let merged = report.merged.as_ref().filter(|m| !m.missing.is_empty())?;
+    Some(format!(
+        "Partial run: shards {} of {} missing, their {} rules not run: the answer is undetermined.",
+        merged.missing.join(", "),
+        merged.split,
+        merged.not_run.len()
+    ))
+}

@@ -1,0 +1,101 @@
+//! Which rules a shard of a split run (`run --partition`) runs, and what its report records
+//! of the split (see `catalogue::partition`).
+
+use std::path::{Path, PathBuf};
+
+use libtest_mimic::{Arguments, Trial};
+
+use super::RunError;
+use crate::catalogue::Catalogue;
+use crate::catalogue::partition::{Partition, ShardRecord};
+use crate::execution::Redactor;
+use crate::report::merge::{self, Shard};
+use crate::report::{CREATED_PETS_FILE, REPORT_FILES, Report, ReportDir};
+use crate::rules::{self, Phase};
+
+/// The split as this shard sees it: the rules the user's filter selects (the whole run's),
+/// the oracles every shard runs, and this shard's part of the rest.
+pub fn record(args: &Arguments, catalogue: &Catalogue, partition: Partition) -> ShardRecord {
+    let selected: Vec<&crate::catalogue::Rule> = catalogue
+        .rules
+        .iter()
+        .filter(|rule| {
+            // libtest's own filter, asked of a trial that only carries the name and kind.
+            let probe = Trial::test(rule.id.clone(), || Ok(())).with_kind(rule.level.as_str());
+            !args.is_filtered_out(&probe)
+        })
+        .collect();
+    ShardRecord {
+        partition,
+        name: partition.to_string(),
+        selected: selected.iter().map(|rule| rule.id.clone()).collect(),
+        // They judge every response of the run: each shard judges its own.
+        every_shard: selected
+            .iter()
+            .filter(|rule| rules::phase(&rule.check) == Phase::Last)
+            .map(|rule| rule.id.clone())
+            .collect(),
+    }
+}
+
+/// Whether the shard runs the rule `id`.
+pub fn takes(record: &ShardRecord, id: &str) -> bool {
+    record.every_shard.iter().any(|shared| shared == id)
+        || record
+            .deal()
+            .iter()
+            .any(|(dealt, shard)| dealt == id && *shard == record.partition.shard)
+}
+
+/// What `merge` wrote.
+pub struct MergeOutcome {
+    pub report: Report,
+    pub written: Vec<PathBuf>,
+}
+
+/// `merge DIR… --report-dir OUT`: reads each shard's `report.json`, merges them (refusing
+/// shards of different runs, exit 2), and writes the merged report in every format into
+/// `out`, with the shards' lists of created pets joined into one. `api_key_env` names a key
+/// to redact once more, as every file written passes the redactor.
+pub fn merge_dirs(
+    dirs: &[PathBuf],
+    out: &Path,
+    cases_dir: Option<&Path>,
+    api_key_env: &str,
+) -> Result<MergeOutcome, RunError> {
+    let mut shards = Vec::new();
+    for dir in dirs {
+        let path = dir.join(REPORT_FILES[0]);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| RunError::Config(format!("{}: cannot read: {e}", path.display())))?;
+        let report = serde_json::from_str(&text)
+            .map_err(|e| RunError::Config(format!("{}: not a report: {e}", path.display())))?;
+        shards.push(Shard {
+            source: path.display().to_string(),
+            report,
+        });
+    }
+    // The catalogue names the rules of a missing shard; one that is not the shards' is not used.
+    let catalogue = Catalogue::load(cases_dir).ok();
+    let report = merge::merge(&shards, catalogue.as_ref()).map_err(|e| RunError::Config(e.0))?;
+    let redactor = Redactor::new(&std::env::var(api_key_env).unwrap_or_default());
+    let report_dir = ReportDir::prepare(out)
+        .map_err(|e| RunError::Config(format!("{e}; choose another with --report-dir")))?;
+    let mut staged = Vec::new();
+    if report.created_pets.file.is_some() {
+        let mut joined = report_dir.stage(CREATED_PETS_FILE)?;
+        for dir in dirs {
+            // A shard that created nothing may have left no list.
+            if let Ok(mut file) = std::fs::File::open(dir.join(CREATED_PETS_FILE)) {
+                std::io::copy(&mut file, &mut joined).map_err(|e| {
+                    RunError::Config(format!("{}: {e}", dir.join(CREATED_PETS_FILE).display()))
+                })?;
+            }
+        }
+        staged.push(CREATED_PETS_FILE);
+    }
+    // Here one attestation over the merged files would be signed, when every shard was
+    // (each shard's report digest is in `merged.shards`).
+    let written = report_dir.commit(&report, &redactor, &staged)?;
+    Ok(MergeOutcome { report, written })
+}
