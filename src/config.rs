@@ -12,6 +12,7 @@ use clap::parser::ValueSource;
 use serde::Deserialize;
 
 use petstore_conformance::report::KnownFailure;
+use petstore_conformance::runner::known::toml_error;
 use petstore_conformance::runner::{Gate, RunError};
 
 use crate::RunArgs;
@@ -85,7 +86,7 @@ pub fn load(
     let text =
         std::fs::read_to_string(&file).map_err(|e| fail(&file, format!("cannot read: {e}")))?;
     // The key is refused by name before anything else, with a message that says what to do.
-    let raw: toml::Table = toml::from_str(&text).map_err(|e| fail(&file, one_line(&e)))?;
+    let raw: toml::Table = toml::from_str(&text).map_err(|e| fail(&file, toml_error(&text, &e)))?;
     if let Some(toml::Value::Table(profiles)) = raw.get("profile") {
         for (profile, fields) in profiles {
             if fields.as_table().is_some_and(|f| f.contains_key("api_key")) {
@@ -98,7 +99,8 @@ pub fn load(
             }
         }
     }
-    let mut config: ConfigFile = toml::from_str(&text).map_err(|e| fail(&file, one_line(&e)))?;
+    let mut config: ConfigFile =
+        toml::from_str(&text).map_err(|e| fail(&file, toml_error(&text, &e)))?;
     let chosen = name.unwrap_or("default");
     match config.profile.remove(chosen) {
         Some(profile) => Ok(Some((file, chosen.to_string(), profile))),
@@ -111,19 +113,6 @@ pub fn load(
             ))
         }
     }
-}
-
-/// toml's errors span lines (a caret under the place); one line keeps "line N, column M".
-fn one_line(error: &toml::de::Error) -> String {
-    error
-        .to_string()
-        .lines()
-        .map(str::trim)
-        .filter(|line| {
-            !line.is_empty() && !line.starts_with('|') && !line.chars().all(|c| c == '^')
-        })
-        .collect::<Vec<_>>()
-        .join(": ")
 }
 
 /// Whether the user gave this option on the command line or in the environment.

@@ -8,6 +8,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 mod config;
+#[path = "cli/evidence.rs"]
+mod evidence;
 
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::execution::ClientSettings;
@@ -50,11 +52,20 @@ enum Command {
         #[arg(long, env = "PETSTORE_API_KEY_ENV", default_value = "PETSTORE_API_KEY")]
         api_key_env: String,
     },
-    /// Recompute a report's digests: is it intact, and which suite, contract and rule
-    /// catalogue did it come from? Exit 0 intact, 1 edited or without a digest, 2 unreadable.
+    /// Check a report directory: the attestation's signature (--public-key), every file's
+    /// SHA-256, and that its contract, catalogue and schemas are this verifier's own. Exit 0
+    /// when all hold, 1 when one does not (one line each), 2 when nothing can be read.
     VerifyReport {
-        /// A report.json written by `run`.
+        /// The report directory (or a report.json in it) written by `run`.
         report: PathBuf,
+        /// The Ed25519 public key (PEM, as `openssl pkey -pubout` writes it) the attestation
+        /// must be signed with. Without it, only integrity is shown.
+        #[arg(long, env = "PETSTORE_PUBLIC_KEY_FILE")]
+        public_key: Option<PathBuf>,
+        /// Directory of the JSON Schemas to compare with (default: ./schemas, else the
+        /// built-in copy).
+        #[arg(long, env = "PETSTORE_SCHEMAS")]
+        schemas: Option<PathBuf>,
         /// Directory of the case files to compare the catalogue with (default: ./cases, else
         /// the built-in copy).
         #[arg(long, env = "PETSTORE_CASES_DIR")]
@@ -112,6 +123,14 @@ struct RunArgs {
     /// Environment variable that holds the API key.
     #[arg(long, env = "PETSTORE_API_KEY_ENV", default_value = "PETSTORE_API_KEY")]
     api_key_env: String,
+    /// Accept a key shorter than 12 characters (the reports then say their evidence may be
+    /// over-redacted: so short a key cannot be told apart from ordinary text).
+    #[arg(long, env = "PETSTORE_ALLOW_SHORT_KEY")]
+    allow_short_key: bool,
+    /// Sign the reports: an Ed25519 private key (PKCS#8 PEM, as `openssl genpkey -algorithm
+    /// ed25519` writes it); attestation.intoto.json is written beside the reports.
+    #[arg(long, env = "PETSTORE_SIGN_KEY_FILE")]
+    sign_key: Option<PathBuf>,
     /// File that holds the API key (instead of the environment variable).
     #[arg(long, env = "PETSTORE_API_KEY_FILE")]
     api_key_file: Option<PathBuf>,
@@ -386,10 +405,13 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
     let sources = config::apply(&mut args, matches, profile)?;
     if args.print_config {
         for (name, value, from) in &sources {
+            let value = evidence::shown_config_value(name, value);
             println!("{name:<26} {value:<40} {from}");
         }
         return Ok(0);
     }
+    evidence::check_api_key_env(&args.api_key_env)?;
+    let sign_key = evidence::load_sign_key(args.sign_key.as_deref())?;
     libtest_from_env(&mut args.libtest);
     check_limits(&args, args.libtest.test_threads)?;
     let faults = parse_faults(&args.reference_faults)?;
@@ -419,6 +441,7 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
                 None => args.api_key_env.clone(),
             };
             engine::check_api_key(&api_key, &source)?;
+            engine::check_key_length(&api_key, &source, args.allow_short_key)?;
             api_key_source = args
                 .api_key_file
                 .as_ref()
@@ -490,6 +513,8 @@ fn run(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
         known_failures_listed: args.known_failures_listed,
         product: args.product,
         product_version: args.product_version,
+        sign_key,
+        short_key_allowed: args.allow_short_key,
     };
     let outcome = engine::execute(config)?;
     if let Some(report) = &outcome.report {
@@ -548,10 +573,7 @@ fn append_step_summary(written: &[PathBuf]) {
     };
     let appended = std::fs::read_to_string(summary).and_then(|text| {
         use std::io::Write;
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&target)?;
+        let mut file = petstore_conformance::execution::files::append(Path::new(&target))?;
         writeln!(file, "{text}")
     });
     if let Err(e) = appended {
@@ -651,7 +673,7 @@ fn bench(output: &Path, long_budget: u64) -> Result<u8, RunError> {
         let _ = std::fs::create_dir_all(dir);
     }
     let json = serde_json::to_string_pretty(&figures).unwrap_or_default();
-    std::fs::write(output, json)
+    petstore_conformance::execution::files::replace(output, json.as_bytes())
         .map_err(|e| RunError::Config(format!("{}: {e}", output.display())))?;
     eprintln!("wrote {}", output.display());
     Ok(0)
@@ -665,17 +687,6 @@ fn read_report(path: &Path) -> Result<(String, Report), RunError> {
     Ok((text, report))
 }
 
-fn verify_report(path: &Path, cases_dir: Option<&Path>) -> Result<u8, RunError> {
-    let (text, _) = read_report(path)?;
-    let catalogue = Catalogue::load(cases_dir)?;
-    let verification = petstore_conformance::report::verify::verify(&text, &catalogue)
-        .map_err(|e| RunError::Config(format!("{}: {e}", path.display())))?;
-    for line in &verification.lines {
-        println!("{line}");
-    }
-    Ok(if verification.intact { 0 } else { 1 })
-}
-
 fn compare_reports(old: &Path, new: &Path, markdown: Option<&Path>) -> Result<u8, RunError> {
     use petstore_conformance::report::compare;
     let (_, old) = read_report(old)?;
@@ -683,7 +694,8 @@ fn compare_reports(old: &Path, new: &Path, markdown: Option<&Path>) -> Result<u8
     let comparison = compare::compare(&old, &new);
     print!("{}", compare::render_text(&comparison, &old, &new));
     if let Some(path) = markdown {
-        std::fs::write(path, compare::render_markdown(&comparison, &old, &new))
+        let markdown = compare::render_markdown(&comparison, &old, &new);
+        petstore_conformance::execution::files::replace(path, markdown.as_bytes())
             .map_err(|e| RunError::Config(format!("--markdown {}: {e}", path.display())))?;
     }
     Ok(if comparison.regressed() { 1 } else { 0 })
@@ -696,6 +708,8 @@ fn main() -> ExitCode {
     petstore_conformance::runner::interrupts::install();
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // Every error passes through the key's redactor before it is printed.
+    let redactor = evidence::error_redactor(&matches);
     let result = match cli.command {
         Command::Run(args) => match matches.subcommand_matches("run") {
             Some(run_matches) => run(*args, run_matches),
@@ -712,7 +726,17 @@ fn main() -> ExitCode {
             output,
             long_budget,
         } => bench(&output, long_budget),
-        Command::VerifyReport { report, cases_dir } => verify_report(&report, cases_dir.as_deref()),
+        Command::VerifyReport {
+            report,
+            public_key,
+            schemas,
+            cases_dir,
+        } => evidence::verify_report(
+            &report,
+            public_key.as_deref(),
+            schemas.as_deref(),
+            cases_dir.as_deref(),
+        ),
         Command::Compare { old, new, markdown } => compare_reports(&old, &new, markdown.as_deref()),
         Command::Rules { cases_dir } => Catalogue::load(cases_dir.as_deref())
             .map_err(RunError::from)
@@ -732,7 +756,10 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!("petstore-conformance: {error}");
+            eprintln!(
+                "petstore-conformance: {}",
+                redactor.redact(&error.to_string())
+            );
             ExitCode::from(error.exit_code())
         }
     }
