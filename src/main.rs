@@ -636,27 +636,35 @@ fn replay(
     let exchange = petstore_conformance::runner::replay::replay(
         report,
         rule,
-        petstore_conformance::runner::replay::ReplayTarget { base_url, api_key },
+        petstore_conformance::runner::replay::ReplayTarget {
+            base_url,
+            api_key: api_key.clone(),
+        },
     )?;
     let request = &exchange.request;
-    println!("> {} {}", request.method, request.url);
+    let mut shown = format!("> {} {}\n", request.method, request.url);
     for (name, value) in &request.headers {
-        println!("> {name}: {value}");
+        shown.push_str(&format!("> {name}: {value}\n"));
     }
     if let Some(body) = &request.body {
-        println!(">\n> {body}");
+        shown.push_str(&format!(">\n> {body}\n"));
     }
     if let Some(response) = &exchange.response {
-        println!("< {}", response.status);
+        shown.push_str(&format!("< {}\n", response.status));
         for (name, value) in &response.headers {
-            println!("< {name}: {value}");
+            shown.push_str(&format!("< {name}: {value}\n"));
         }
         let body: String = response.body.chars().take(4096).collect();
-        println!("<\n{body}");
+        shown.push_str(&format!("<\n{body}\n"));
     }
     if let Some(error) = &exchange.transport_error {
-        println!("! {error}");
+        shown.push_str(&format!("! {error}\n"));
     }
+    // What the target sent back is shown as the reports show it: redacted.
+    print!(
+        "{}",
+        petstore_conformance::execution::Redactor::new(&api_key).redact(&shown)
+    );
     Ok(0)
 }
 

@@ -9,6 +9,7 @@ use petstore_conformance::contract::Contract;
 use petstore_conformance::execution::Redactor;
 use petstore_conformance::report::attestation::SigningKey;
 use petstore_conformance::runner::RunError;
+use petstore_conformance::runner::engine;
 
 /// `--sign-key FILE`, loaded before anything is sent: a key that cannot sign is exit 2 now,
 /// not a run without an attestation. The file's content is never echoed.
@@ -92,7 +93,22 @@ pub fn error_redactor(matches: &clap::ArgMatches) -> Redactor {
             add(std::fs::read_to_string(file).ok());
         }
     }
-    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    // A short key is refused (its refusal names no key) unless allowed: redacting it from
+    // the refusal would only garble the sentence.
+    let short_allowed = matches
+        .subcommand()
+        .and_then(|(_, sub)| {
+            sub.try_get_one::<bool>("allow_short_key")
+                .ok()
+                .flatten()
+                .copied()
+        })
+        .unwrap_or(false);
+    let keys: Vec<&str> = keys
+        .iter()
+        .map(String::as_str)
+        .filter(|key| short_allowed || key.chars().count() >= engine::MIN_KEY_LENGTH)
+        .collect();
     Redactor::for_keys(&keys)
 }
 

@@ -532,4 +532,58 @@ mod tests {
             "{redacted}"
         );
     }
+
+    fn escaped(text: &str, upper: bool) -> String {
+        text.chars()
+            .map(|c| match upper {
+                true => format!("\\u{:04X}", c as u32),
+                false => format!("\\u{:04x}", c as u32),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn what_a_careless_target_echoes_is_redacted() {
+        use base64::Engine;
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+        let key = "zq9XkW-echo/KEY|7Hc2Lm";
+        let redactor = Redactor::new(key);
+        let every_byte: String = key.bytes().map(|b| format!("%{b:02x}")).collect();
+        for text in [
+            format!("{{\"m\":\"seen {}", escaped(key, false)),
+            format!("{{\"m\":\"seen {} and more", escaped(key, true)),
+            serde_json::to_string(&format!("{{\"inner\":\"{}\"}}", escaped(key, true))).unwrap(),
+            every_byte.clone(),
+            every_byte.to_uppercase(),
+            STANDARD.encode(key),
+            STANDARD.encode(format!("u:{key}")),
+            URL_SAFE.encode(format!("us:{key}")),
+        ] {
+            let redacted = redactor.redact(&text);
+            assert!(redacted.contains(REDACTED), "{text} -> {redacted}");
+            assert!(!redacted.contains("zq9"), "{text} -> {redacted}");
+        }
+        // \u-escaped, cut after the key's seventh character (and inside the eighth's escape).
+        let cut = format!("{{\"m\":\"{}\\u00", escaped(&key[..7], false));
+        let redacted = redactor.redact_cut(&cut);
+        assert!(!redacted.contains("\\u007a"), "{cut} -> {redacted}");
+        assert!(redacted.ends_with(REDACTED), "{cut} -> {redacted}");
+        // Text without the key is left as it was, escapes and all.
+        let clean = "{\"m\":\"caf\\u00e9 \\u00";
+        assert_eq!(redactor.redact_cut(clean), clean);
+        assert_eq!(redactor.redact(clean), clean);
+    }
+
+    #[test]
+    fn a_url_is_shown_without_userinfo_or_query_values() {
+        assert_eq!(
+            url_for_display("https://u:secret@h.example/v1?api_key=secret&x#frag"),
+            "https://[REDACTED]@h.example/v1?api_key=[REDACTED]&[REDACTED]#[REDACTED]"
+        );
+        assert_eq!(
+            url_for_display("h.example/v1?k=s"),
+            "h.example/v1?k=[REDACTED]"
+        );
+        assert_eq!(url_for_display("http://h/v1"), "http://h/v1");
+    }
 }

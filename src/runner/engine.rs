@@ -905,7 +905,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             .map(|file| Mutex::new(std::io::BufWriter::new(file)))
     });
     let created = match &report_dir {
-        Some(dir) => CreatedPets::streamed_to(dir.stage(CREATED_PETS_FILE)?),
+        Some(dir) => CreatedPets::streamed_to(dir.stage(CREATED_PETS_FILE)?, redactor.clone()),
         None => CreatedPets::default(),
     };
     let Loaded {
