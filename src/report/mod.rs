@@ -6,6 +6,7 @@ mod html;
 mod json;
 mod junit;
 mod markdown;
+pub mod statements;
 pub mod verify;
 
 use std::path::{Path, PathBuf};
@@ -61,6 +62,10 @@ pub struct Report {
     /// JSON rendering: `verify-report` recomputes it.
     #[serde(default)]
     pub integrity: Integrity,
+    /// The contract coverage matrix: each statement, the rules that check it and their
+    /// verdicts, or why it cannot be checked through this interface.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statements: Vec<statements::StatementCoverage>,
     /// Why the evidence may be over-redacted (a key shorter than 12 characters allowed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redaction: Option<String>,

@@ -964,6 +964,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         stopped_answering.is_some(),
     );
     let interrupted = run.stops.interrupted();
+    let statements = crate::report::statements::matrix(&catalogue.rules, &rules);
     let report = Report {
         suite: Named {
             name: crate::SUITE_NAME.into(),
@@ -1016,6 +1017,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         rules,
         run_prefix: run.prefix.clone(),
         integrity: Default::default(),
+        statements,
         redaction: config.short_key_allowed.then(|| SHORT_KEY_NOTE.to_string()),
         created_pets: CreatedPetsInfo {
             count: run.fixtures.created.count(),
