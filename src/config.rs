@@ -27,6 +27,8 @@ pub struct Profile {
     base_url: Option<String>,
     api_key_env: Option<String>,
     api_key_file: Option<PathBuf>,
+    allow_short_key: Option<bool>,
+    sign_key: Option<PathBuf>,
     ca_cert: Option<PathBuf>,
     insecure: Option<bool>,
     http2_prior_knowledge: Option<bool>,
@@ -167,6 +169,8 @@ pub fn apply(
     take!("base_url", base_url, some);
     take!("api_key_env", api_key_env, same);
     take!("api_key_file", api_key_file, some);
+    take!("allow_short_key", allow_short_key, same);
+    take!("sign_key", sign_key, some);
     take!("ca_cert", ca_cert, some);
     take!("insecure", insecure, same);
     take!("http2_prior_knowledge", http2_prior_knowledge, same);
