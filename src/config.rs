@@ -12,6 +12,7 @@ use clap::parser::ValueSource;
 use serde::Deserialize;
 
 use petstore_conformance::report::KnownFailure;
+use petstore_conformance::runner::known::toml_error;
 use petstore_conformance::runner::{Gate, RunError};
 
 use crate::RunArgs;
@@ -26,6 +27,8 @@ pub struct Profile {
     base_url: Option<String>,
     api_key_env: Option<String>,
     api_key_file: Option<PathBuf>,
+    allow_short_key: Option<bool>,
+    sign_key: Option<PathBuf>,
     ca_cert: Option<PathBuf>,
     client_cert: Option<PathBuf>,
     client_key: Option<PathBuf>,
@@ -115,6 +118,8 @@ impl Profile {
             product,
             product_version,
             known_failures,
+            allow_short_key,
+            sign_key,
         )
     }
 
@@ -249,7 +254,7 @@ pub fn load(file: Option<&Path>, name: Option<&str>) -> Result<Option<Loaded>, R
     let text =
         std::fs::read_to_string(&file).map_err(|e| fail(&file, format!("cannot read: {e}")))?;
     // The key is refused by name before anything else, with a message that says what to do.
-    let raw: toml::Table = toml::from_str(&text).map_err(|e| fail(&file, one_line(&e)))?;
+    let raw: toml::Table = toml::from_str(&text).map_err(|e| fail(&file, toml_error(&text, &e)))?;
     if let Some(toml::Value::Table(profiles)) = raw.get("profile") {
         for (profile, fields) in profiles {
             if fields.as_table().is_some_and(|f| f.contains_key("api_key")) {
@@ -262,7 +267,8 @@ pub fn load(file: Option<&Path>, name: Option<&str>) -> Result<Option<Loaded>, R
             }
         }
     }
-    let mut config: ConfigFile = toml::from_str(&text).map_err(|e| fail(&file, one_line(&e)))?;
+    let mut config: ConfigFile =
+        toml::from_str(&text).map_err(|e| fail(&file, toml_error(&text, &e)))?;
     let chosen = name.unwrap_or("default");
     let default = config.profile.remove("default");
     let own_keys = Profile::keys(&text, chosen);
@@ -294,19 +300,6 @@ pub fn load(file: Option<&Path>, name: Option<&str>) -> Result<Option<Loaded>, R
             ))
         }
     }
-}
-
-/// toml's errors span lines (a caret under the place); one line keeps "line N, column M".
-fn one_line(error: &toml::de::Error) -> String {
-    error
-        .to_string()
-        .lines()
-        .map(str::trim)
-        .filter(|line| {
-            !line.is_empty() && !line.starts_with('|') && !line.chars().all(|c| c == '^')
-        })
-        .collect::<Vec<_>>()
-        .join(": ")
 }
 
 /// Whether the user gave this option on the command line or in the environment.
@@ -385,6 +378,8 @@ pub fn apply(
     take!("base_url", base_url, some);
     take!("api_key_env", api_key_env, same);
     take!("api_key_file", api_key_file, some);
+    take!("allow_short_key", allow_short_key, same);
+    take!("sign_key", sign_key, some);
     take!("ca_cert", ca_cert, some);
     take!("client_cert", client_cert, some);
     take!("client_key", client_key, some);

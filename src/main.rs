@@ -8,6 +8,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 mod config;
+#[path = "cli/evidence.rs"]
+mod evidence;
 mod options;
 
 use petstore_conformance::catalogue::Catalogue;
@@ -51,11 +53,20 @@ enum Command {
         #[command(flatten)]
         run: Box<RunArgs>,
     },
-    /// Recompute a report's digests: is it intact, and which suite, contract and rule
-    /// catalogue did it come from? Exit 0 intact, 1 edited or without a digest, 2 unreadable.
+    /// Check a report directory: the attestation's signature (--public-key), every file's
+    /// SHA-256, and that its contract, catalogue and schemas are this verifier's own. Exit 0
+    /// when all hold, 1 when one does not (one line each), 2 when nothing can be read.
     VerifyReport {
-        /// A report.json written by `run`.
+        /// The report directory (or a report.json in it) written by `run`.
         report: PathBuf,
+        /// The Ed25519 public key (PEM, as `openssl pkey -pubout` writes it) the attestation
+        /// must be signed with. Without it, only integrity is shown.
+        #[arg(long, env = "PETSTORE_PUBLIC_KEY_FILE")]
+        public_key: Option<PathBuf>,
+        /// Directory of the JSON Schemas to compare with (default: ./schemas, else the
+        /// built-in copy).
+        #[arg(long, env = "PETSTORE_SCHEMAS")]
+        schemas: Option<PathBuf>,
         /// Directory of the case files to compare the catalogue with (default: ./cases, else
         /// the built-in copy).
         #[arg(long, env = "PETSTORE_CASES_DIR")]
@@ -107,6 +118,10 @@ enum Command {
         /// Environment variable of the API key, redacted again from what is written.
         #[arg(long, env = "PETSTORE_API_KEY_ENV", default_value = "PETSTORE_API_KEY")]
         api_key_env: String,
+        /// Sign the merged reports as `run --sign-key` signs a run's: one attestation over
+        /// every merged file (Ed25519, PKCS#8 PEM).
+        #[arg(long, env = "PETSTORE_SIGN_KEY_FILE")]
+        sign_key: Option<PathBuf>,
     },
     /// List the rules of the catalogue: id, level, operation, title.
     Rules {
@@ -137,6 +152,14 @@ struct RunArgs {
     /// Environment variable that holds the API key.
     #[arg(long, env = "PETSTORE_API_KEY_ENV", default_value = "PETSTORE_API_KEY")]
     api_key_env: String,
+    /// Accept a key shorter than 12 characters (the reports then say their evidence may be
+    /// over-redacted: so short a key cannot be told apart from ordinary text).
+    #[arg(long, env = "PETSTORE_ALLOW_SHORT_KEY")]
+    allow_short_key: bool,
+    /// Sign the reports: an Ed25519 private key (PKCS#8 PEM, as `openssl genpkey -algorithm
+    /// ed25519` writes it); attestation.intoto.json is written beside the reports.
+    #[arg(long, env = "PETSTORE_SIGN_KEY_FILE")]
+    sign_key: Option<PathBuf>,
     /// File that holds the API key (instead of the environment variable).
     #[arg(long, env = "PETSTORE_API_KEY_FILE")]
     api_key_file: Option<PathBuf>,
@@ -453,7 +476,16 @@ fn configure(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<Configured
     let profile = config::load(args.config.as_deref(), args.profile.as_deref())?;
     let sources = config::apply(&mut args, matches, profile)?;
     if args.print_config {
-        print!("{}", config::render(&sources));
+        // Values pass the redaction of evidence: a URL's userinfo and query, a key given
+        // where a variable's name belongs.
+        let shown: config::Sources = sources
+            .into_iter()
+            .map(|(name, value, from)| {
+                let value = value.map(|value| evidence::shown_config_value(&name, &value));
+                (name, value, from)
+            })
+            .collect();
+        print!("{}", config::render(&shown));
         return Ok(Configured::Answered(0));
     }
     if args.selection.list {
@@ -462,6 +494,8 @@ fn configure(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<Configured
         print!("{}", args.selection.list(&catalogue));
         return Ok(Configured::Answered(0));
     }
+    evidence::check_api_key_env(&args.api_key_env)?;
+    let sign_key = evidence::load_sign_key(args.sign_key.as_deref())?;
     check_limits(&args, args.selection.test_threads)?;
     let faults = parse_faults(&args.reference_faults)?;
     let variants = parse_variants(&args.reference_variants)?;
@@ -490,6 +524,7 @@ fn configure(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<Configured
                 None => args.api_key_env.clone(),
             };
             engine::check_api_key(&api_key, &source)?;
+            engine::check_key_length(&api_key, &source, args.allow_short_key)?;
             api_key_source = args
                 .api_key_file
                 .as_ref()
@@ -580,6 +615,8 @@ fn configure(mut args: RunArgs, matches: &clap::ArgMatches) -> Result<Configured
         product: args.product,
         product_version: args.product_version,
         partition: args.partition,
+        sign_key,
+        short_key_allowed: args.allow_short_key,
     };
     Ok(Configured::Run(Box::new(config)))
 }
@@ -642,10 +679,7 @@ fn append_step_summary(written: &[PathBuf]) {
     };
     let appended = std::fs::read_to_string(summary).and_then(|text| {
         use std::io::Write;
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&target)?;
+        let mut file = petstore_conformance::execution::files::append(Path::new(&target))?;
         writeln!(file, "{text}")
     });
     if let Err(e) = appended {
@@ -749,11 +783,11 @@ fn replay(
         rule,
         ReplayTarget {
             base_url,
-            api_key,
+            api_key: api_key.clone(),
             settings: config.client.clone(),
         },
     )?;
-    show_exchange(&exchange);
+    show_exchange(&exchange, &api_key);
     // Judged again: the rule alone, with the report's seed and cases, on the same target.
     config.seed = report.seed;
     config.cases = if report.cases_per_property >= UNBOUNDED_CASES {
@@ -797,26 +831,31 @@ fn replay(
     Ok(0)
 }
 
-fn show_exchange(exchange: &petstore_conformance::outcome::Exchange) {
+fn show_exchange(exchange: &petstore_conformance::outcome::Exchange, api_key: &str) {
     let request = &exchange.request;
-    println!("> {} {}", request.method, request.url);
+    let mut shown = format!("> {} {}\n", request.method, request.url);
     for (name, value) in &request.headers {
-        println!("> {name}: {value}");
+        shown.push_str(&format!("> {name}: {value}\n"));
     }
     if let Some(body) = &request.body {
-        println!(">\n> {body}");
+        shown.push_str(&format!(">\n> {body}\n"));
     }
     if let Some(response) = &exchange.response {
-        println!("< {}", response.status);
+        shown.push_str(&format!("< {}\n", response.status));
         for (name, value) in &response.headers {
-            println!("< {name}: {value}");
+            shown.push_str(&format!("< {name}: {value}\n"));
         }
         let body: String = response.body.chars().take(4096).collect();
-        println!("<\n{body}");
+        shown.push_str(&format!("<\n{body}\n"));
     }
     if let Some(error) = &exchange.transport_error {
-        println!("! {error}");
+        shown.push_str(&format!("! {error}\n"));
     }
+    // What the target sent back is shown as the reports show it: redacted.
+    print!(
+        "{}",
+        petstore_conformance::execution::Redactor::new(api_key).redact(&shown)
+    );
 }
 
 fn bench(output: &Path, long_budget: u64) -> Result<u8, RunError> {
@@ -832,7 +871,7 @@ fn bench(output: &Path, long_budget: u64) -> Result<u8, RunError> {
         let _ = std::fs::create_dir_all(dir);
     }
     let json = serde_json::to_string_pretty(&figures).unwrap_or_default();
-    std::fs::write(output, json)
+    petstore_conformance::execution::files::replace(output, json.as_bytes())
         .map_err(|e| RunError::Config(format!("{}: {e}", output.display())))?;
     eprintln!("wrote {}", output.display());
     Ok(0)
@@ -844,17 +883,6 @@ fn read_report(path: &Path) -> Result<(String, Report), RunError> {
     let report = serde_json::from_str(&text)
         .map_err(|e| RunError::Config(format!("{}: not a report: {e}", path.display())))?;
     Ok((text, report))
-}
-
-fn verify_report(path: &Path, cases_dir: Option<&Path>) -> Result<u8, RunError> {
-    let (text, _) = read_report(path)?;
-    let catalogue = Catalogue::load(cases_dir)?;
-    let verification = petstore_conformance::report::verify::verify(&text, &catalogue)
-        .map_err(|e| RunError::Config(format!("{}: {e}", path.display())))?;
-    for line in &verification.lines {
-        println!("{line}");
-    }
-    Ok(if verification.intact { 0 } else { 1 })
 }
 
 fn compare_reports(
@@ -877,7 +905,8 @@ fn compare_reports(
     let comparison = compare::compare(&old, &new);
     print!("{}", compare::render_text(&comparison, &old, &new));
     if let Some(path) = markdown {
-        std::fs::write(path, compare::render_markdown(&comparison, &old, &new))
+        let markdown = compare::render_markdown(&comparison, &old, &new);
+        petstore_conformance::execution::files::replace(path, markdown.as_bytes())
             .map_err(|e| RunError::Config(format!("--markdown {}: {e}", path.display())))?;
     }
     Ok(if comparison.regressed() { 1 } else { 0 })
@@ -888,9 +917,17 @@ fn merge(
     report_dir: &Path,
     cases_dir: Option<&Path>,
     api_key_env: &str,
+    sign_key: Option<&Path>,
 ) -> Result<u8, RunError> {
     use petstore_conformance::runner::shards;
-    let merged = shards::merge_dirs(dirs, report_dir, cases_dir, api_key_env)?;
+    let sign_key = evidence::load_sign_key(sign_key)?;
+    let merged = shards::merge_dirs(
+        dirs,
+        report_dir,
+        cases_dir,
+        api_key_env,
+        sign_key.as_deref(),
+    )?;
     let report = &merged.report;
     if let Some(from) = &report.merged {
         let given: Vec<&str> = from.shards.iter().map(|s| s.shard.as_str()).collect();
@@ -933,6 +970,8 @@ fn main() -> ExitCode {
     let version: &'static str = Box::leak(options::version().into_boxed_str());
     let matches = Cli::command().version(version).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // Every error passes through the key's redactor before it is printed.
+    let redactor = evidence::error_redactor(&matches);
     let result = match cli.command {
         Command::Run(args) => match matches.subcommand_matches("run") {
             Some(run_matches) => run(*args, run_matches),
@@ -947,7 +986,17 @@ fn main() -> ExitCode {
             output,
             long_budget,
         } => bench(&output, long_budget),
-        Command::VerifyReport { report, cases_dir } => verify_report(&report, cases_dir.as_deref()),
+        Command::VerifyReport {
+            report,
+            public_key,
+            schemas,
+            cases_dir,
+        } => evidence::verify_report(
+            &report,
+            public_key.as_deref(),
+            schemas.as_deref(),
+            cases_dir.as_deref(),
+        ),
         Command::Compare {
             old,
             new,
@@ -959,7 +1008,14 @@ fn main() -> ExitCode {
             report_dir,
             cases_dir,
             api_key_env,
-        } => merge(&dirs, &report_dir, cases_dir.as_deref(), &api_key_env),
+            sign_key,
+        } => merge(
+            &dirs,
+            &report_dir,
+            cases_dir.as_deref(),
+            &api_key_env,
+            sign_key.as_deref(),
+        ),
         Command::Rules { cases_dir } => Catalogue::load(cases_dir.as_deref())
             .map_err(RunError::from)
             .map(|catalogue| {
@@ -972,7 +1028,10 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!("petstore-conformance: {error}");
+            eprintln!(
+                "petstore-conformance: {}",
+                redactor.redact(&error.to_string())
+            );
             ExitCode::from(error.exit_code())
         }
     }

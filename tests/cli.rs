@@ -192,10 +192,14 @@ fn configuration_errors_exit_2_with_one_line_naming_the_problem() {
     let cases: [(&[&str], Option<&str>, &str); 7] = [
         (
             &["--base-url", "staging.example/v1"],
-            Some("k"),
+            Some("cli-test-key-long"),
             "not a URL",
         ),
-        (&["--base-url", "http://127.0.0.1:1/api"], Some("k"), "/v1"),
+        (
+            &["--base-url", "http://127.0.0.1:1/api"],
+            Some("cli-test-key-long"),
+            "/v1",
+        ),
         (
             &["--base-url", "http://127.0.0.1:1/v1"],
             None,
@@ -250,7 +254,7 @@ fn an_unreachable_target_exits_2() {
         .port();
     let dir = temp_dir("unreachable");
     let url = format!("http://127.0.0.1:{port}/v1");
-    let output = run(&["--base-url", &url], Some("k"), &dir);
+    let output = run(&["--base-url", &url], Some("cli-test-key-long"), &dir);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("could not be reached"));
     assert!(!dir.join("report.json").exists());
@@ -816,8 +820,9 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
     let said = String::from_utf8_lossy(&intact.stdout).into_owned();
     assert_eq!(intact.status.code(), Some(0), "{said}");
     assert!(said.starts_with("intact"), "{said}");
-    assert!(said.contains("the text this suite carries"), "{said}");
-    assert!(said.contains("the one this suite runs"), "{said}");
+    assert!(said.contains("contract: SHA-256"), "{said}");
+    assert!(said.contains("this verifier's own"), "{said}");
+    assert!(said.contains("integrity is all this shows"), "{said}");
     // One verdict changed by hand: the digest no longer matches.
     let text = std::fs::read_to_string(&report).unwrap();
     let edited = before.join("edited.json");

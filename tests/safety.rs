@@ -709,7 +709,7 @@ fn credentials_in_the_base_url_are_refused() {
         format!("http://user:s3cretpass@localhost:{port}/v1/"),
     ] {
         let finished = run_to_end(
-            &mut run_command(&["--base-url", &url], Some("key-1234"), &dir),
+            &mut run_command(&["--base-url", &url], Some("key-1234-long-enough"), &dir),
             LIMIT,
         );
         let line = assert_refused(&finished, &url);
@@ -730,7 +730,7 @@ fn a_base_url_with_a_query_or_fragment_is_refused() {
     for suffix in ["?token=abc", "?", "#fragment", "#", "/?a=1"] {
         let url = format!("http://127.0.0.1:{port}/v1{suffix}");
         let finished = run_to_end(
-            &mut run_command(&["--base-url", &url], Some("key-1234"), &dir),
+            &mut run_command(&["--base-url", &url], Some("key-1234-long-enough"), &dir),
             LIMIT,
         );
         let line = assert_refused(&finished, &url);
@@ -1626,4 +1626,179 @@ fn memory_stays_flat_over_a_long_budget() {
     for dir in dirs {
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The key as a careless target echoes it: \u-escaped (either case) in a string never closed,
+// nested as JSON inside a JSON string, \u-escaped across the body-cap cut, percent-encoded
+// (either case), base64 (standard and URL-safe, at any alignment).
+
+/// Every character of `text` as `\uXXXX`.
+fn every_char_escaped(text: &str, upper_hex: bool) -> String {
+    text.chars()
+        .map(|c| {
+            if upper_hex {
+                format!("\\u{:04X}", c as u32)
+            } else {
+                format!("\\u{:04x}", c as u32)
+            }
+        })
+        .collect()
+}
+
+/// Spellings that the renderers never give but a target may: each must be gone too.
+fn echoed_spellings(key: &str) -> Vec<(&'static str, String)> {
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    let every_byte: String = key.bytes().map(|b| format!("%{b:02x}")).collect();
+    vec![
+        (
+            "\\u-escaped, every character",
+            every_char_escaped(key, false),
+        ),
+        ("percent-encoded, every byte", every_byte),
+        ("base64", STANDARD_NO_PAD.encode(key)),
+        ("base64url", URL_SAFE_NO_PAD.encode(key)),
+        // `user:` puts the key at the third alignment of base64's groups.
+        (
+            "base64 of user:KEY",
+            STANDARD_NO_PAD.encode(format!("usr:{key}"))[8..].to_string(),
+        ),
+    ]
+}
+
+/// `text` with `\\` unescaped repeatedly and every `\uXXXX` decoded: what a reader of the
+/// file, decoding as often as it likes, would see.
+fn decoded_fully(text: &str) -> String {
+    let mut text = text.to_string();
+    for _ in 0..4 {
+        text = text.replace("\\\\", "\\");
+    }
+    let mut out = String::new();
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("\\u") {
+        out.push_str(&rest[..at]);
+        let hex = rest.get(at + 2..at + 6).unwrap_or("");
+        match u32::from_str_radix(hex, 16).ok().and_then(char::from_u32) {
+            Some(c) if hex.len() == 4 => {
+                out.push(c);
+                rest = &rest[at + 6..];
+            }
+            _ => {
+                out.push_str("\\u");
+                rest = &rest[at + 2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn a_target_echoing_the_key_in_any_encoding_leaks_nothing() {
+    use base64::Engine;
+    let key = "zq9XkW-echo/KEY|7Hc2Lm-e&x";
+    let prefix = "zq9XkW";
+    let bodies: Vec<String> = vec![
+        // \u-escaped, lower and upper hex, in a string never closed.
+        format!("{{\"message\":\"seen {}", every_char_escaped(key, false)),
+        format!("{{\"message\":\"seen {}", every_char_escaped(key, true)),
+        // Nested: a JSON text inside a JSON string, the key \u-escaped in the inner one.
+        format!(
+            "{{\"message\":{}}}",
+            serde_json::to_string(&format!(
+                "{{\"inner\":\"{}\"}}",
+                every_char_escaped(key, true)
+            ))
+            .unwrap()
+        ),
+        // Percent-encoded, every byte, lower and upper hex.
+        format!(
+            "{{\"link\":\"/v1/pets?k={}\"}}",
+            key.bytes().map(|b| format!("%{b:02x}")).collect::<String>()
+        ),
+        format!("{{\"link\":\"/v1/pets?k={}\"}}", percent_encoded(key)),
+        // base64 and base64url, alone and after `usr:`.
+        format!(
+            "{{\"basic\":\"{}\",\"url\":\"{}\",\"b\":\"{}\"}}",
+            base64::engine::general_purpose::STANDARD.encode(format!("usr:{key}")),
+            base64::engine::general_purpose::URL_SAFE.encode(key),
+            base64::engine::general_purpose::STANDARD.encode(format!("u:{key}")),
+        ),
+        // \u-escaped across the cut at 1024 bytes: the key's first 7 characters before it.
+        {
+            let head = format!("{{\"pad\":\"{}\",\"echo\":\"", "a".repeat(964));
+            assert_eq!(head.len(), 1024 - 7 * 6);
+            format!("{head}{}\"}}", every_char_escaped(key, false))
+        },
+    ];
+    let counter = Arc::new(AtomicUsize::new(0));
+    let port = serve(move |_request, stream| {
+        let n = counter.fetch_add(1, Ordering::SeqCst);
+        // 500 to everything: every rule fails and shows the body it got.
+        json_response(stream, 500, &[], &bodies[n % bodies.len()]);
+        Next::KeepAlive
+    });
+    let dir = temp_dir("echoed-encodings");
+    let report_dir = dir.join("reports");
+    let log = dir.join("requests.jsonl");
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let finished = run_to_end(
+        &mut run_command(
+            &[
+                "--base-url",
+                &url,
+                "--gate",
+                "all",
+                "--body-cap",
+                "1024",
+                "--cases",
+                "8",
+                "--timeout",
+                "2",
+                "--request-log",
+                log.to_str().unwrap(),
+            ],
+            Some(key),
+            &report_dir,
+        ),
+        Duration::from_secs(90),
+    );
+    finished.assert_no_panic();
+    assert!(
+        matches!(finished.code, Some(1)),
+        "exit {:?}: {}",
+        finished.code,
+        finished.stderr()
+    );
+    let mut written = vec![
+        ("stdout".to_string(), finished.stdout.clone()),
+        ("stderr".to_string(), finished.stderr.clone()),
+    ];
+    if let Ok(bytes) = std::fs::read(&log) {
+        written.push((log.display().to_string(), bytes));
+    }
+    written.extend(files_in(&report_dir));
+    assert_absent(key, &written);
+    for (form_name, form) in echoed_spellings(key) {
+        let form = form.to_ascii_lowercase();
+        for (file, bytes) in &written {
+            let text = String::from_utf8_lossy(bytes).to_ascii_lowercase();
+            assert!(!text.contains(&form), "{form_name} of the key in {file}");
+        }
+    }
+    for (file, bytes) in &written {
+        let decoded = decoded_fully(&String::from_utf8_lossy(bytes));
+        assert!(
+            !decoded.contains(prefix),
+            "the key's first characters, decoded, in {file}"
+        );
+    }
+    // The echoes reached the reports, redacted.
+    let report = std::fs::read_to_string(report_dir.join("report.json")).unwrap_or_default();
+    assert!(
+        report.contains("[REDACTED]"),
+        "no redacted echo in report.json"
+    );
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -3,6 +3,7 @@
 
 pub mod bodies;
 pub mod client;
+pub mod files;
 pub mod har;
 pub mod lanes;
 pub mod redact;

@@ -78,14 +78,104 @@ fn spellings(secret: &str) -> Vec<String> {
             .collect::<String>()
             .replace('+', "%20"),
     ];
+    forms.extend(percent_encodings(secret));
+    forms.extend(base64_spellings(secret));
     forms.retain(|form| !form.is_empty());
     forms
 }
 
+/// RFC 3986 percent-encodings a target may give the key besides the form one: every byte
+/// encoded, or all but the unreserved characters (hex digits of either case are matched, as
+/// matching ignores ASCII case).
+fn percent_encodings(secret: &str) -> Vec<String> {
+    let every: String = secret.bytes().map(|b| format!("%{b:02X}")).collect();
+    let unreserved: String = secret
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    vec![every, unreserved]
+}
+
+/// The key base64-encoded (standard and URL-safe alphabets) at each of the three alignments
+/// it can have inside a longer encoded text (`Basic base64(user:KEY)`): the characters
+/// that depend on the key's bytes alone.
+fn base64_spellings(secret: &str) -> Vec<String> {
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    let mut forms = Vec::new();
+    // A short key's few encoded characters are too common a substring to take out.
+    if secret.len() < MIN_NEAR_MISS {
+        return forms;
+    }
+    for offset in 0..3usize {
+        let mut bytes = vec![0u8; offset];
+        bytes.extend_from_slice(secret.as_bytes());
+        let first = (8 * offset).div_ceil(6);
+        let last = 8 * bytes.len() / 6;
+        for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
+            let encoded = engine.encode(&bytes);
+            if let Some(part) = encoded.get(first..last) {
+                forms.push(part.to_string());
+            }
+        }
+    }
+    forms
+}
+
+/// `url` as an error or `--print-config` may show it: userinfo and every query value
+/// replaced with [`REDACTED`] (a key may be there), whether the URL parses or not.
+pub fn url_for_display(url: &str) -> String {
+    let (rest, fragment) = match url.split_once('#') {
+        Some((rest, fragment)) => (rest, Some(fragment)),
+        None => (url, None),
+    };
+    let (address, query) = match rest.split_once('?') {
+        Some((address, query)) => (address, Some(query)),
+        None => (rest, None),
+    };
+    let mut shown = match address.split_once("://") {
+        Some((scheme, after)) => {
+            let authority_end = after.find('/').unwrap_or(after.len());
+            match after[..authority_end].rfind('@') {
+                Some(at) => format!("{scheme}://{REDACTED}@{}", &after[at + 1..]),
+                None => address.to_string(),
+            }
+        }
+        None => address.to_string(),
+    };
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((name, _)) => format!("{name}={REDACTED}"),
+                None if pair.is_empty() => String::new(),
+                None => REDACTED.to_string(),
+            })
+            .collect();
+        shown.push('?');
+        shown.push_str(&pairs.join("&"));
+    }
+    if fragment.is_some() {
+        shown.push_str(&format!("#{REDACTED}"));
+    }
+    shown
+}
+
 impl Redactor {
     pub fn new(key: &str) -> Redactor {
+        Redactor::for_keys(&[key])
+    }
+
+    /// One redactor for several keys (the error path, before it is known which one a run
+    /// uses): every spelling of each is taken out.
+    pub fn for_keys(keys: &[&str]) -> Redactor {
         let mut secrets = Vec::new();
-        if !key.is_empty() {
+        for key in keys.iter().copied().filter(|key| !key.is_empty()) {
             secrets.push(key.to_string());
             let chars: Vec<char> = key.chars().collect();
             if chars.len() > MIN_NEAR_MISS {
@@ -163,6 +253,9 @@ impl Redactor {
     /// the end is taken out too.
     pub fn redact_cut(&self, text: &str) -> String {
         let mut text = self.redact(text);
+        if let Some(cut) = self.redact_unclosed_literal(&text, true) {
+            text = cut;
+        }
         let lower = text.to_ascii_lowercase();
         let longest = self
             .forms
@@ -222,6 +315,46 @@ impl Redactor {
         }
     }
 
+    /// The last JSON string literal of `text` when it is never closed, decoded and redacted
+    /// (with a key prefix at its end taken out too when `cut`), re-escaped and left unclosed;
+    /// `None` when there is no such literal, or nothing in it to redact.
+    fn redact_unclosed_literal(&self, text: &str, cut: bool) -> Option<String> {
+        let start = last_open_quote(text)?;
+        let literal = &text[start..];
+        if !literal.contains('\\') {
+            return None;
+        }
+        // An escape the end cuts in two is dropped: it spells no whole character.
+        let mut whole = literal;
+        if let Some(at) = whole.rfind('\\') {
+            let escape = &whole[at..];
+            let complete = match escape.as_bytes().get(1) {
+                Some(b'u') => escape.len() >= 6,
+                Some(_) => true,
+                None => false,
+            };
+            if !complete {
+                whole = &whole[..at];
+            }
+        }
+        let decoded = serde_json::from_str::<String>(&format!("{whole}\""))
+            .or_else(|_| {
+                serde_json::from_str::<String>(&format!("{}\"", whole.trim_end_matches('\\')))
+            })
+            .ok()?;
+        let redacted = if cut {
+            self.redact_cut(&decoded)
+        } else {
+            self.redact(&decoded)
+        };
+        if redacted == decoded {
+            return None;
+        }
+        let quoted = serde_json::to_string(&redacted).ok()?;
+        let unclosed = quoted.strip_suffix('"').unwrap_or(&quoted);
+        Some(format!("{}{unclosed}", &text[..start]))
+    }
+
     /// Redacts inside every JSON string literal of `text` (valid JSON or not) whose decoded
     /// value holds the key, whatever escapes spell it (`\/`, `\u0041`, ...).
     fn redact_json_literals(&self, text: &str) -> String {
@@ -240,12 +373,18 @@ impl Redactor {
                 end += if bytes[end] == b'\\' { 2 } else { 1 };
             }
             if end >= bytes.len() {
+                // A string never closed (a body cut short, or a target's broken JSON).
+                if let Some(redacted) = self.redact_unclosed_literal(&text[start..], false) {
+                    out.push_str(&text[last..start]);
+                    out.push_str(&redacted);
+                    last = text.len();
+                }
                 break;
             }
             let literal = &text[start..=end];
             if literal.contains('\\')
                 && let Ok(decoded) = serde_json::from_str::<String>(literal)
-                && self.holds_secret(&decoded)
+                && (self.holds_secret(&decoded) || self.redact(&decoded) != decoded)
             {
                 out.push_str(&text[last..start]);
                 let redacted = self.redact(&decoded);
@@ -257,6 +396,22 @@ impl Redactor {
         out.push_str(&text[last..]);
         out
     }
+}
+
+/// Where the last string literal of `text` opens when it is never closed.
+fn last_open_quote(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut open = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if open.is_some() => i += 1,
+            b'"' => open = if open.is_some() { None } else { Some(i) },
+            _ => {}
+        }
+        i += 1;
+    }
+    open
 }
 
 #[cfg(test)]
@@ -392,5 +547,59 @@ mod tests {
             !redacted.to_lowercase().contains("s3cret-key"),
             "{redacted}"
         );
+    }
+
+    fn escaped(text: &str, upper: bool) -> String {
+        text.chars()
+            .map(|c| match upper {
+                true => format!("\\u{:04X}", c as u32),
+                false => format!("\\u{:04x}", c as u32),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn what_a_careless_target_echoes_is_redacted() {
+        use base64::Engine;
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+        let key = "zq9XkW-echo/KEY|7Hc2Lm";
+        let redactor = Redactor::new(key);
+        let every_byte: String = key.bytes().map(|b| format!("%{b:02x}")).collect();
+        for text in [
+            format!("{{\"m\":\"seen {}", escaped(key, false)),
+            format!("{{\"m\":\"seen {} and more", escaped(key, true)),
+            serde_json::to_string(&format!("{{\"inner\":\"{}\"}}", escaped(key, true))).unwrap(),
+            every_byte.clone(),
+            every_byte.to_uppercase(),
+            STANDARD.encode(key),
+            STANDARD.encode(format!("u:{key}")),
+            URL_SAFE.encode(format!("us:{key}")),
+        ] {
+            let redacted = redactor.redact(&text);
+            assert!(redacted.contains(REDACTED), "{text} -> {redacted}");
+            assert!(!redacted.contains("zq9"), "{text} -> {redacted}");
+        }
+        // \u-escaped, cut after the key's seventh character (and inside the eighth's escape).
+        let cut = format!("{{\"m\":\"{}\\u00", escaped(&key[..7], false));
+        let redacted = redactor.redact_cut(&cut);
+        assert!(!redacted.contains("\\u007a"), "{cut} -> {redacted}");
+        assert!(redacted.ends_with(REDACTED), "{cut} -> {redacted}");
+        // Text without the key is left as it was, escapes and all.
+        let clean = "{\"m\":\"caf\\u00e9 \\u00";
+        assert_eq!(redactor.redact_cut(clean), clean);
+        assert_eq!(redactor.redact(clean), clean);
+    }
+
+    #[test]
+    fn a_url_is_shown_without_userinfo_or_query_values() {
+        assert_eq!(
+            url_for_display("https://u:secret@h.example/v1?api_key=secret&x#frag"),
+            "https://[REDACTED]@h.example/v1?api_key=[REDACTED]&[REDACTED]#[REDACTED]"
+        );
+        assert_eq!(
+            url_for_display("h.example/v1?k=s"),
+            "h.example/v1?k=[REDACTED]"
+        );
+        assert_eq!(url_for_display("http://h/v1"), "http://h/v1");
     }
 }

@@ -181,6 +181,7 @@ pub fn render(report: &Report) -> String {
         rule_section(&mut out, rule);
     }
     let _ = writeln!(out, "</main>");
+    out.push_str(&super::statements::html_section(&report.statements));
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     out
 }

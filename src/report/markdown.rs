@@ -135,6 +135,10 @@ pub fn render(report: &Report) -> String {
             cell(&seen)
         );
     }
+    out.push_str(&super::statements::markdown_section(&report.statements));
+    if let Some(note) = &report.redaction {
+        let _ = writeln!(out, "\n> Redaction: {note}");
+    }
     let failures: Vec<_> = report
         .rules
         .iter()

@@ -1,11 +1,13 @@
 //! One report model, rendered as JSON, JUnit XML, Markdown and HTML, each in its own module.
 
+pub mod attestation;
 pub mod compare;
 mod html;
 mod json;
 mod junit;
 mod markdown;
 pub mod merge;
+pub mod statements;
 pub mod verify;
 
 use std::path::{Path, PathBuf};
@@ -15,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::catalogue::{Citation, Level, Rule};
 use crate::contract::Operation;
 use crate::execution::Redactor;
+use crate::execution::files;
 use crate::outcome::{Counterexample, Verdict, VerdictKind};
 use crate::outcome::{RecordedRequest, RecordedResponse};
 
@@ -66,6 +69,13 @@ pub struct Report {
     /// The shards a merged report was put together from (`merge`); absent for one run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<merge::Merged>,
+    /// The contract coverage matrix: each statement, the rules that check it and their
+    /// verdicts, or why it cannot be checked through this interface.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statements: Vec<statements::StatementCoverage>,
+    /// Why the evidence may be over-redacted (a key shorter than 12 characters allowed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redaction: Option<String>,
 }
 
 /// The digest that shows a report was not edited.
@@ -121,6 +131,9 @@ pub struct ContractInfo {
     /// SHA-256 of the rule catalogue as loaded (canonical JSON of its rules).
     #[serde(default)]
     pub catalogue_sha256: String,
+    /// SHA-256 of the JSON Schemas as loaded (canonical JSON of the documents by `$id`).
+    #[serde(default)]
+    pub schemas_sha256: String,
     pub schemas: String,
     pub cases: String,
 }
@@ -479,7 +492,7 @@ impl ReportDir {
         std::fs::create_dir_all(dir)
             .map_err(|e| report_dir.fail(format!("cannot create it: {e}")))?;
         let probe = report_dir.partial(".write-probe");
-        std::fs::write(&probe, b"")
+        files::create_new(&probe)
             .map_err(|e| report_dir.fail(format!("cannot write in it: {e}")))?;
         let _ = std::fs::remove_file(probe);
         Ok(report_dir)
@@ -499,17 +512,19 @@ impl ReportDir {
 
     /// A file the run fills as it goes (created pets), renamed into place by [`Self::commit`].
     pub fn stage(&self, name: &str) -> Result<std::fs::File, ReportWriteError> {
-        std::fs::File::create(self.partial(name)).map_err(|e| self.fail(format!("{name}: {e}")))
+        files::create_new(&self.partial(name)).map_err(|e| self.fail(format!("{name}: {e}")))
     }
 
     /// Renders every format, writes each under this run's temporary name, then renames them
     /// and the `staged` files into place under the directory's lock. Everything rendered
-    /// passes through the redactor.
+    /// passes through the redactor. With `signing`, `attestation.intoto.json` covers every
+    /// file as written; without, an earlier run's attestation is taken away.
     pub fn commit(
         &self,
         report: &Report,
         redactor: &Redactor,
         staged: &[&str],
+        signing: Option<(&attestation::SigningKey, &attestation::Configuration)>,
     ) -> Result<Vec<PathBuf>, ReportWriteError> {
         let rendered = [
             (REPORT_FILES[0], render_json(report)),
@@ -518,20 +533,37 @@ impl ReportDir {
             (REPORT_FILES[3], render_html(report)),
         ];
         let mut names = Vec::new();
+        let mut contents: Vec<(&str, Vec<u8>)> = Vec::new();
         for (name, text) in rendered {
-            std::fs::write(self.partial(name), redactor.redact(&text))
-                .map_err(|e| self.fail(format!("{name}: {e}")))?;
+            let text = redactor.redact(&text).into_bytes();
+            self.write_partial(name, &text)?;
             names.push(name);
+            contents.push((name, text));
         }
-        names.extend(
-            staged
+        for name in staged.iter().copied() {
+            if let Ok(bytes) = std::fs::read(self.partial(name)) {
+                names.push(name);
+                contents.push((name, bytes));
+            }
+        }
+        if let Some((key, configuration)) = signing {
+            let files: Vec<(&str, &[u8])> = contents
                 .iter()
-                .copied()
-                .filter(|name| self.partial(name).exists()),
-        );
-        let lock = std::fs::File::create(self.dir.join(".lock"))
+                .map(|(name, bytes)| (*name, bytes.as_slice()))
+                .collect();
+            let statement = attestation::statement(report, &files, configuration);
+            // Names, digests, rule ids and the base URL already redacted: nothing to redact here
+            // (redacting a digest would break it).
+            let envelope = key.envelope(&statement);
+            self.write_partial(attestation::ATTESTATION_FILE, envelope.as_bytes())?;
+            names.push(attestation::ATTESTATION_FILE);
+        }
+        let lock = files::open_lock(&self.dir.join(".lock"))
             .map_err(|e| self.fail(format!(".lock: {e}")))?;
         lock.lock().map_err(|e| self.fail(format!(".lock: {e}")))?;
+        if signing.is_none() {
+            let _ = std::fs::remove_file(self.dir.join(attestation::ATTESTATION_FILE));
+        }
         let mut written = Vec::new();
         for name in names {
             let path = self.dir.join(name);
@@ -544,11 +576,21 @@ impl ReportDir {
     }
 }
 
+impl ReportDir {
+    fn write_partial(&self, name: &str, bytes: &[u8]) -> Result<(), ReportWriteError> {
+        use std::io::Write;
+        files::create_new(&self.partial(name))
+            .and_then(|mut file| file.write_all(bytes))
+            .map_err(|e| self.fail(format!("{name}: {e}")))
+    }
+}
+
 impl Drop for ReportDir {
     /// What a run that ends early leaves: no half-written report; a list of created pets only
     /// when it holds any (they must be findable).
     fn drop(&mut self) {
-        for name in REPORT_FILES.into_iter().chain([CREATED_PETS_FILE]) {
+        let names = [CREATED_PETS_FILE, attestation::ATTESTATION_FILE];
+        for name in REPORT_FILES.into_iter().chain(names) {
             let partial = self.partial(name);
             let keep =
                 name == CREATED_PETS_FILE && std::fs::metadata(&partial).is_ok_and(|m| m.len() > 0);
@@ -563,7 +605,10 @@ impl Drop for ReportDir {
 /// must stay findable): a run that quits before writing its own leaves no report that could
 /// be taken for its.
 pub fn withdraw(dir: &Path) {
-    for name in REPORT_FILES {
+    for name in REPORT_FILES
+        .into_iter()
+        .chain([attestation::ATTESTATION_FILE])
+    {
         let _ = std::fs::remove_file(dir.join(name));
     }
 }
@@ -574,5 +619,5 @@ pub fn write_all(
     dir: &Path,
     redactor: &Redactor,
 ) -> Result<Vec<PathBuf>, ReportWriteError> {
-    ReportDir::prepare(dir)?.commit(report, redactor, &[])
+    ReportDir::prepare(dir)?.commit(report, redactor, &[], None)
 }

@@ -1,67 +1,132 @@
-//! `verify-report report.json`: recomputes a report's digests and says whether it is intact,
-//! and which suite, contract text and rule catalogue it came from.
+//! `verify-report DIR --public-key FILE`: checks the attestation's signature, every report
+//! file's SHA-256 against it, and that the contract, rule catalogue and schemas it names are
+//! this verifier's own; one line per failure. Without a signature, report.json's own digest
+//! shows only that its content matches its digest: anyone who edits it can recompute that.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Report, canonical_digest};
+use super::attestation::{self, Configuration};
+use super::{CREATED_PETS_FILE, REPORT_FILES, Report, canonical_digest};
 use crate::catalogue::Catalogue;
-use crate::contract::{CONTRACT_SHA256, CONTRACT_VERSION};
+use crate::contract::{CONTRACT_SHA256, Contract, sha256_hex};
 
 /// What `verify-report` found.
 #[derive(Debug)]
 pub struct Verification {
-    /// The report's own digest matches its content.
-    pub intact: bool,
-    /// One line per finding, for the terminal.
+    /// Every check held.
+    pub holds: bool,
+    /// One line per finding, failures first word `FAILED`.
     pub lines: Vec<String>,
 }
 
-/// Checks the report's digest, and names its suite, contract and catalogue against the ones
-/// this binary carries (`catalogue`: the rules it would run).
-pub fn verify(text: &str, catalogue: &Catalogue) -> Result<Verification, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    let report: Report =
-        serde_json::from_value(value.clone()).map_err(|e| format!("not a report: {e}"))?;
-    let recorded = report.integrity.sha256.clone();
-    let recomputed = canonical_digest(&value);
-    let intact = !recorded.is_empty() && recorded == recomputed;
-    let mut lines = vec![if intact {
-        format!("intact: the content matches its SHA-256 {recorded}")
-    } else if recorded.is_empty() {
-        "NOT VERIFIABLE: the report carries no digest (integrity.sha256)".to_string()
+/// The report directory and report.json of `path` (either of them).
+fn locate(path: &Path) -> (PathBuf, PathBuf) {
+    if path.is_dir() {
+        (path.to_path_buf(), path.join(REPORT_FILES[0]))
     } else {
-        format!("EDITED: the content's SHA-256 is {recomputed}, the report says {recorded}")
-    }];
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        (dir.to_path_buf(), path.to_path_buf())
+    }
+}
+
+/// Checks `path` (a report directory, or a report.json in one) with `public_key` (PEM), against
+/// the catalogue and contract this verifier carries.
+pub fn verify(
+    path: &Path,
+    public_key: Option<&[u8]>,
+    catalogue: &Catalogue,
+    contract: &Contract,
+) -> Result<Verification, String> {
+    let (dir, report_path) = locate(path);
+    let own = Configuration {
+        contract_sha256: CONTRACT_SHA256.to_string(),
+        catalogue_sha256: catalogue.sha256(),
+        schemas_sha256: attestation::schemas_sha256(contract),
+        tool_version: crate::SUITE_VERSION.to_string(),
+    };
+    let raw_key = match public_key {
+        Some(pem) => {
+            Some(attestation::public_key_from_pem(pem).map_err(|e| format!("--public-key: {e}"))?)
+        }
+        None => None,
+    };
+    let mut lines = Vec::new();
+    let mut failures = Vec::new();
+    let text = std::fs::read_to_string(&report_path)
+        .map_err(|e| format!("{}: cannot read: {e}", report_path.display()))?;
+    let (report, digest_line) = own_digest(&text)?;
+    match digest_line {
+        Ok(line) => lines.push(line),
+        Err(line) => failures.push(line),
+    }
+    let envelope_path = dir.join(attestation::ATTESTATION_FILE);
+    match (std::fs::read_to_string(&envelope_path), &raw_key) {
+        (Err(_), None) => lines.push(format!(
+            "NOT SIGNED: no {} here; integrity is all this shows (the content matches its own digest, which anyone who edits it can recompute): it is not evidence that this tool wrote it",
+            attestation::ATTESTATION_FILE
+        )),
+        (Err(e), Some(_)) => failures.push(format!(
+            "FAILED signature: {}: cannot read: {e}",
+            attestation::ATTESTATION_FILE
+        )),
+        (Ok(envelope), key) => match attestation::open_envelope(&envelope, key.as_deref()) {
+            Err(reason) => failures.push(format!(
+                "FAILED signature: {}: {reason}",
+                attestation::ATTESTATION_FILE
+            )),
+            Ok(statement) => {
+                lines.push(match key {
+                    Some(key) => format!(
+                        "signature: {} is signed by this public key (keyid {})",
+                        attestation::ATTESTATION_FILE,
+                        attestation::key_id(key)
+                    ),
+                    None => format!(
+                        "NOT CHECKED: {} is there, but without --public-key its signature is not checked; the digests below show integrity only",
+                        attestation::ATTESTATION_FILE
+                    ),
+                });
+                check_subjects(&dir, &statement, &mut lines, &mut failures);
+                for difference in own.differences(&statement) {
+                    failures.push(format!("FAILED configuration: {difference}"));
+                }
+            }
+        },
+    }
     lines.push(format!(
-        "suite: {} {} (this binary: {} {})",
+        "suite: {} {} (this verifier: {} {})",
         report.suite.name,
         report.suite.version,
         crate::SUITE_NAME,
         crate::SUITE_VERSION
     ));
-    lines.push(if report.contract.sha256 == CONTRACT_SHA256 {
-        format!(
-            "contract: {} {}, SHA-256 {} (the text this suite carries)",
-            report.contract.title, report.contract.version, report.contract.sha256
-        )
-    } else {
-        format!(
-            "contract: {} {}, SHA-256 {}: NOT the text this suite carries ({CONTRACT_VERSION}, {CONTRACT_SHA256})",
-            report.contract.title, report.contract.version, report.contract.sha256
-        )
-    });
-    lines.push(if report.contract.catalogue_sha256 == catalogue.sha256() {
-        format!(
-            "rule catalogue: SHA-256 {} (the one this suite runs, from {})",
-            report.contract.catalogue_sha256, catalogue.source
-        )
-    } else {
-        format!(
-            "rule catalogue: SHA-256 {}: not the one this suite runs ({})",
-            report.contract.catalogue_sha256,
-            catalogue.sha256()
-        )
-    });
+    for (what, theirs, ours) in [
+        ("contract", &report.contract.sha256, &own.contract_sha256),
+        (
+            "rule catalogue",
+            &report.contract.catalogue_sha256,
+            &own.catalogue_sha256,
+        ),
+        (
+            "schemas",
+            &report.contract.schemas_sha256,
+            &own.schemas_sha256,
+        ),
+    ] {
+        if theirs == ours {
+            lines.push(format!("{what}: SHA-256 {theirs} (this verifier's own)"));
+        } else {
+            failures.push(format!(
+                "FAILED {what}: the report's SHA-256 {} is not this verifier's own {ours}",
+                if theirs.is_empty() { "(none)" } else { theirs }
+            ));
+        }
+    }
     lines.push(format!(
         "target: {} ({}), seed {}, {}",
         report.target.base_url,
@@ -69,5 +134,71 @@ pub fn verify(text: &str, catalogue: &Catalogue) -> Result<Verification, String>
         report.seed,
         report.conformance.as_str()
     ));
-    Ok(Verification { intact, lines })
+    let holds = failures.is_empty();
+    failures.extend(lines);
+    Ok(Verification {
+        holds,
+        lines: failures,
+    })
+}
+
+/// report.json parsed, and the line its own digest gives (`Err`: edited or none).
+fn own_digest(text: &str) -> Result<(Report, Result<String, String>), String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let report: Report =
+        serde_json::from_value(value.clone()).map_err(|e| format!("not a report: {e}"))?;
+    let recorded = report.integrity.sha256.clone();
+    let recomputed = canonical_digest(&value);
+    let line = if recorded.is_empty() {
+        Err("FAILED report.json: it carries no digest (integrity.sha256)".to_string())
+    } else if recorded == recomputed {
+        Ok(format!(
+            "intact: report.json's content matches its SHA-256 {recorded}"
+        ))
+    } else {
+        Err(format!(
+            "EDITED: report.json's content has SHA-256 {recomputed}, it says {recorded}"
+        ))
+    };
+    Ok((report, line))
+}
+
+/// Every subject's digest against the file, and every report file present a subject.
+fn check_subjects(
+    dir: &Path,
+    statement: &Value,
+    lines: &mut Vec<String>,
+    failures: &mut Vec<String>,
+) {
+    let subjects = statement["subject"].as_array().cloned().unwrap_or_default();
+    let mut named = Vec::new();
+    for subject in &subjects {
+        let name = subject["name"].as_str().unwrap_or_default();
+        let recorded = subject["digest"]["sha256"].as_str().unwrap_or_default();
+        named.push(name.to_string());
+        // A subject names a file of this directory, never a path elsewhere.
+        if name.is_empty() || name.contains('/') || name.contains('\\') || name.starts_with('.') {
+            failures.push(format!(
+                "FAILED subject {name:?}: not a file name of this directory"
+            ));
+            continue;
+        }
+        match std::fs::read(dir.join(name)) {
+            Ok(bytes) if sha256_hex(&bytes) == recorded => {
+                lines.push(format!("digest: {name} matches the attestation"))
+            }
+            Ok(bytes) => failures.push(format!(
+                "FAILED digest: {name} has SHA-256 {}, the attestation says {recorded}",
+                sha256_hex(&bytes)
+            )),
+            Err(e) => failures.push(format!("FAILED digest: {name}: cannot read: {e}")),
+        }
+    }
+    for name in REPORT_FILES.into_iter().chain([CREATED_PETS_FILE]) {
+        if !named.iter().any(|n| n == name) && dir.join(name).exists() {
+            failures.push(format!(
+                "FAILED coverage: {name} is here but the attestation does not cover it"
+            ));
+        }
+    }
 }

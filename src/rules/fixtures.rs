@@ -67,13 +67,16 @@ pub struct CreatedPets {
     /// gave it again.
     duplicate: Mutex<Option<Duplicate>>,
     sink: Option<Mutex<std::io::BufWriter<std::fs::File>>>,
+    /// The names come from the target's answers, which may echo the key.
+    redactor: Option<crate::execution::Redactor>,
 }
 
 impl CreatedPets {
     /// Streams every created pet, one JSON line each, to `file`.
-    pub fn streamed_to(file: std::fs::File) -> CreatedPets {
+    pub fn streamed_to(file: std::fs::File, redactor: crate::execution::Redactor) -> CreatedPets {
         CreatedPets {
             sink: Some(Mutex::new(std::io::BufWriter::new(file))),
+            redactor: Some(redactor),
             ..CreatedPets::default()
         }
     }
@@ -83,6 +86,10 @@ impl CreatedPets {
         if let Some(sink) = &self.sink
             && let Ok(line) = serde_json::to_string(&pet)
         {
+            let line = match &self.redactor {
+                Some(redactor) => redactor.redact(&line),
+                None => line,
+            };
             let mut sink = sink.lock().unwrap_or_else(|e| e.into_inner());
             let _ = writeln!(sink, "{line}");
         }

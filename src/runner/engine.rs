@@ -124,6 +124,11 @@ pub struct RunConfig {
     /// This run is one shard of a split run (`--partition hash:K/N`): it runs its part of the
     /// selected rules, and the response oracles over its own responses.
     pub partition: Option<crate::catalogue::partition::Partition>,
+    /// Signs the reports: `attestation.intoto.json` beside them (`--sign-key`).
+    pub sign_key: Option<Arc<crate::report::attestation::SigningKey>>,
+    /// A key shorter than [`MIN_KEY_LENGTH`] was allowed (`--allow-short-key`): the reports
+    /// say their evidence may be over-redacted.
+    pub short_key_allowed: bool,
 }
 
 impl RunConfig {
@@ -159,6 +164,8 @@ impl RunConfig {
             product: None,
             product_version: None,
             partition: None,
+            sign_key: None,
+            short_key_allowed: false,
         }
     }
 }
@@ -236,9 +243,11 @@ struct RuleResult {
 }
 
 pub fn check_base_url(base_url: &str) -> Result<(), RunError> {
+    // Refused URLs are named without their userinfo and query values (a key may sit there).
+    let shown = crate::execution::redact::url_for_display(base_url);
     let url = reqwest::Url::parse(base_url).map_err(|e| {
         RunError::Config(format!(
-            "--base-url {base_url:?}: not a URL ({e}); give the whole base address, e.g. https://staging.example/v1"
+            "--base-url {shown:?}: not a URL ({e}); give the whole base address, e.g. https://staging.example/v1"
         ))
     })?;
     if !url.username().is_empty() || url.password().is_some() {
@@ -249,17 +258,17 @@ pub fn check_base_url(base_url: &str) -> Result<(), RunError> {
     }
     if !matches!(url.scheme(), "http" | "https") {
         return Err(RunError::Config(format!(
-            "--base-url {base_url:?}: the scheme must be http or https"
+            "--base-url {shown:?}: the scheme must be http or https"
         )));
     }
     if url.query().is_some() || url.fragment().is_some() {
         return Err(RunError::Config(format!(
-            "--base-url {base_url:?}: a base address has no query string or fragment (paths are appended to it)"
+            "--base-url {shown:?}: a base address has no query string or fragment (paths are appended to it)"
         )));
     }
     if !url.path().trim_end_matches('/').ends_with("/v1") {
         return Err(RunError::Config(format!(
-            "--base-url {base_url:?}: the base address must end in the version segment /v1 (the contract's {{base_url}})"
+            "--base-url {shown:?}: the base address must end in the version segment /v1 (the contract's {{base_url}})"
         )));
     }
     Ok(())
@@ -275,6 +284,24 @@ pub fn check_api_key(key: &str, source: &str) -> Result<(), RunError> {
     }
     Ok(())
 }
+
+/// Keys shorter than this cannot be told apart from ordinary text: redacting one takes words
+/// out of the evidence (`json`, `pets`).
+pub const MIN_KEY_LENGTH: usize = 12;
+
+/// A key shorter than [`MIN_KEY_LENGTH`] is refused unless `allowed` (`--allow-short-key`).
+pub fn check_key_length(key: &str, source: &str, allowed: bool) -> Result<(), RunError> {
+    let length = key.chars().count();
+    if length < MIN_KEY_LENGTH && !allowed {
+        return Err(RunError::Config(format!(
+            "{source}: the API key has {length} characters, fewer than {MIN_KEY_LENGTH}: so short a key cannot be told apart from ordinary text, and redacting it would take words out of the evidence; use a longer key, or --allow-short-key (the reports then say their evidence may be over-redacted)"
+        )));
+    }
+    Ok(())
+}
+
+/// What the reports say under `--allow-short-key`.
+pub const SHORT_KEY_NOTE: &str = "the API key is shorter than 12 characters (--allow-short-key): the evidence may be over-redacted, ordinary text that spells the key shown as [REDACTED]";
 
 /// What a run loads before it sends anything.
 struct Loaded {
@@ -563,13 +590,13 @@ fn run_trials(
     // On a terminal, a bar instead of libtest's lines (which go to a file, then away).
     let mut libtest_log = None;
     if config.progress && !args.list && args.logfile.is_none() {
-        let log = std::env::temp_dir().join(format!(
-            "petstore-conformance-{}-{}.log",
-            std::process::id(),
-            run.seed
-        ));
-        args.logfile = Some(log.display().to_string());
-        libtest_log = Some(log);
+        // libtest opens the log itself, following links: inside a new directory only this
+        // user can enter, no link can be planted where it goes.
+        if let Ok(dir) = crate::execution::files::private_dir("petstore-conformance-log") {
+            let log = dir.join(format!("run-{}.log", run.seed));
+            args.logfile = Some(log.display().to_string());
+            libtest_log = Some(dir);
+        }
         let rules = remaining.iter().sum::<usize>() as u64;
         let _ = progress.set(Progress::start(rules, run));
     }
@@ -580,8 +607,8 @@ fn run_trials(
         }
         progress.finish();
     }
-    if let Some(log) = libtest_log {
-        let _ = std::fs::remove_file(log);
+    if let Some(dir) = libtest_log {
+        let _ = std::fs::remove_dir_all(dir);
     }
     if args.list {
         return Ok(None);
@@ -820,7 +847,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
 
     // Side files never cost the run: one that cannot be written is a warning.
     let request_log = config.request_log.as_ref().and_then(|path| {
-        std::fs::File::create(path)
+        crate::execution::files::create(path)
             .map_err(|e| {
                 eprintln!(
                     "petstore-conformance: warning: --request-log {}: cannot create it ({e}); the run goes on without a request log",
@@ -844,7 +871,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         har.add("preflight", first, &redactor);
     }
     let created = match &report_dir {
-        Some(dir) => CreatedPets::streamed_to(dir.stage(CREATED_PETS_FILE)?),
+        Some(dir) => CreatedPets::streamed_to(dir.stage(CREATED_PETS_FILE)?, redactor.clone()),
         None => CreatedPets::default(),
     };
     let Loaded {
@@ -907,6 +934,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         stopped_answering.is_some(),
     );
     let interrupted = run.stops.interrupted();
+    let statements = crate::report::statements::matrix(&catalogue.rules, &rules);
     let report = Report {
         suite: Named {
             name: crate::SUITE_NAME.into(),
@@ -918,6 +946,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             document: CONTRACT_DOCUMENT.into(),
             sha256: sha256_hex(CONTRACT_TEXT.as_bytes()),
             catalogue_sha256: catalogue.sha256(),
+            schemas_sha256: crate::report::attestation::schemas_sha256(&run.contract),
             schemas: run.contract.source().to_string(),
             cases: catalogue.source.clone(),
         },
@@ -960,6 +989,8 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         integrity: Default::default(),
         partition: shard,
         merged: None,
+        statements,
+        redaction: config.short_key_allowed.then(|| SHORT_KEY_NOTE.to_string()),
         created_pets: CreatedPetsInfo {
             count: run.fixtures.created.count(),
             file: report_dir.as_ref().map(|_| CREATED_PETS_FILE.to_string()),
@@ -980,7 +1011,16 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     }
     commit.store(COMMITTING, Ordering::SeqCst);
     let written = match &report_dir {
-        Some(dir) => dir.commit(&report, &redactor, &[CREATED_PETS_FILE]),
+        Some(dir) => {
+            let configuration = crate::report::attestation::Configuration {
+                contract_sha256: report.contract.sha256.clone(),
+                catalogue_sha256: report.contract.catalogue_sha256.clone(),
+                schemas_sha256: report.contract.schemas_sha256.clone(),
+                tool_version: crate::SUITE_VERSION.to_string(),
+            };
+            let signing = config.sign_key.as_deref().map(|key| (key, &configuration));
+            dir.commit(&report, &redactor, &[CREATED_PETS_FILE], signing)
+        }
         None => Ok(Vec::new()),
     };
     commit.store(COMMITTED, Ordering::SeqCst);

@@ -20,14 +20,49 @@ struct KnownFailuresFile {
 /// The known failures by rule id.
 pub type KnownFailures = BTreeMap<String, KnownFailure>;
 
+/// A TOML error in one line that names the line and what is wrong, never echoing the file:
+/// a line (or a value quoted in the message) may hold a secret someone put there by mistake.
+pub fn toml_error(text: &str, error: &toml::de::Error) -> String {
+    let mut message = String::new();
+    let mut quoted = false;
+    for c in error.message().chars() {
+        match c {
+            '"' if quoted => {
+                quoted = false;
+                message.push_str("(value not shown)\"");
+            }
+            '"' => {
+                quoted = true;
+                message.push('"');
+            }
+            _ if quoted => {}
+            '\n' => message.push(' '),
+            c => message.push(c),
+        }
+    }
+    if quoted {
+        message.push_str("(value not shown)");
+    }
+    let message = message.trim().to_string();
+    match error.span() {
+        Some(span) => {
+            let line = text
+                .get(..span.start)
+                .map_or(0, |before| before.matches('\n').count())
+                + 1;
+            format!("line {line}: {message}")
+        }
+        None => message,
+    }
+}
+
 /// Reads `known_failures = [{ rule, reason, link, expires }, ...]` from a TOML file; every rule
 /// must be in the catalogue and every date a `YYYY-MM-DD`.
 pub fn load(path: &Path, catalogue: &Catalogue) -> Result<KnownFailures, RunError> {
     let fail =
         |reason: String| RunError::Config(format!("--known-failures {}: {reason}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read: {e}")))?;
-    let file: KnownFailuresFile =
-        toml::from_str(&text).map_err(|e| fail(e.to_string().replace('\n', " ")))?;
+    let file: KnownFailuresFile = toml::from_str(&text).map_err(|e| fail(toml_error(&text, &e)))?;
     checked(file.known_failures, catalogue).map_err(fail)
 }
 

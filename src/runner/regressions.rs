@@ -79,9 +79,9 @@ pub fn save(path: &Path, found: Vec<Regression>) -> Result<usize, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     let text = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())? + "\n";
-    let temporary = path.with_extension("json.partial");
-    std::fs::write(&temporary, text).map_err(|e| format!("{}: {e}", temporary.display()))?;
-    std::fs::rename(&temporary, path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // A new temporary renamed into place: a link planted at either name is never followed.
+    crate::execution::files::replace(path, text.as_bytes())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(added)
 }
 

@@ -62,6 +62,7 @@ pub fn merge_dirs(
     out: &Path,
     cases_dir: Option<&Path>,
     api_key_env: &str,
+    sign_key: Option<&crate::report::attestation::SigningKey>,
 ) -> Result<MergeOutcome, RunError> {
     let mut shards = Vec::new();
     for dir in dirs {
@@ -94,8 +95,15 @@ pub fn merge_dirs(
         }
         staged.push(CREATED_PETS_FILE);
     }
-    // Here one attestation over the merged files would be signed, when every shard was
-    // (each shard's report digest is in `merged.shards`).
-    let written = report_dir.commit(&report, &redactor, &staged)?;
+    // One attestation over the merged files, as a single run's (each shard's report digest is
+    // in `merged.shards`).
+    let configuration = crate::report::attestation::Configuration {
+        contract_sha256: report.contract.sha256.clone(),
+        catalogue_sha256: report.contract.catalogue_sha256.clone(),
+        schemas_sha256: report.contract.schemas_sha256.clone(),
+        tool_version: crate::SUITE_VERSION.to_string(),
+    };
+    let signing = sign_key.map(|key| (key, &configuration));
+    let written = report_dir.commit(&report, &redactor, &staged, signing)?;
     Ok(MergeOutcome { report, written })
 }
