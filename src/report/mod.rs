@@ -1,6 +1,7 @@
 //! One report model, rendered as JSON, JUnit XML, Markdown and HTML, each in its own module.
 
 pub mod compare;
+pub mod coverage;
 mod html;
 mod json;
 mod junit;
@@ -55,6 +56,10 @@ pub struct Report {
     /// Every pet the run created names start with this.
     pub run_prefix: String,
     pub created_pets: CreatedPetsInfo,
+    /// The request-coverage table: per operation and input, each class of values, tried or
+    /// not, with its cases and failures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub request_coverage: Vec<coverage::InputCoverage>,
     /// The SHA-256 of the report's own canonical content (this field empty), written by the
     /// JSON rendering: `verify-report` recomputes it.
     #[serde(default)]

@@ -321,6 +321,7 @@ struct Loaded {
     catalogue: Catalogue,
     new_pet_schema: Value,
     regressions: BTreeMap<String, Vec<Value>>,
+    space: crate::generation::space::RequestSpace,
 }
 
 /// Stage 1: the contract, the catalogue and the saved counterexamples; every error names its
@@ -328,6 +329,8 @@ struct Loaded {
 fn load(config: &RunConfig) -> Result<Loaded, RunError> {
     let contract = Contract::load(config.schemas.as_deref())?;
     let catalogue = Catalogue::load(config.cases_dir.as_deref())?;
+    let space = crate::generation::space::RequestSpace::load(config.cases_dir.as_deref())
+        .map_err(|e| RunError::Config(e.to_string()))?;
     let new_pet_schema = Schemas::new(&contract).flatten(&contract, SchemaName::NewPet)?;
     for note in crate::generation::check_caps(&new_pet_schema, "NewPet")? {
         eprintln!("petstore-conformance: {note}");
@@ -341,6 +344,7 @@ fn load(config: &RunConfig) -> Result<Loaded, RunError> {
         catalogue,
         new_pet_schema,
         regressions,
+        space,
     })
 }
 
@@ -886,6 +890,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         catalogue,
         new_pet_schema,
         regressions,
+        space,
     } = loaded;
     let run = Arc::new(Run {
         client,
@@ -905,6 +910,8 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         read_only: config.read_only,
         sent: Default::default(),
         first_pass_left: Default::default(),
+        space,
+        input_tally: Default::default(),
     });
     // The listener sets the flag once the run is in the slot; a signal that came before is
     // seen here (both sides write, then read the other's, with a full fence between).
@@ -987,6 +994,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         rerun: rerun_command(&config),
         rules,
         run_prefix: run.prefix.clone(),
+        request_coverage: crate::report::coverage::rows(&run.space, &run.input_tally),
         integrity: Default::default(),
         created_pets: CreatedPetsInfo {
             count: run.fixtures.created.count(),
