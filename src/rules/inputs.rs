@@ -112,7 +112,11 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
             class.class.clone(),
         );
         let judged = judge(ctx, operation, class.expect, &exchange);
-        let what = || format!("{described}: {}", exchange.summary());
+        // A response may echo the key: the note is redacted as a verdict is.
+        let what = || {
+            let note = format!("{described}: {}", exchange.summary());
+            ctx.run.client.redactor().redact(&note)
+        };
         match judged {
             Ok(()) => ctx.run.input_tally.count(key, Outcome::Passed, what),
             Err(verdict) if verdict.kind() == VerdictKind::Failed && !unanswered(&exchange) => {
