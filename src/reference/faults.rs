@@ -674,7 +674,10 @@ pub const FAULTS: &[FaultInfo] = &[
             "responses/no-server-error",
             "sequences/read-your-writes",
         ],
-        may_break: &[],
+        may_break: &[
+            "inputs/create-pet/required",
+            "inputs/create-pet/recommended",
+        ],
     },
     FaultInfo {
         fault: Fault::NonAsciiNameAltered,

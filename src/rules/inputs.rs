@@ -5,9 +5,14 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use super::{Checked, RuleCtx, Verdict, auth, expect};
+use proptest::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Checked, RuleCtx, Verdict, auth, expect, property};
 use crate::contract::Operation;
-use crate::generation::space::{Class, Expect, Input};
+use crate::generation::request::Body;
+use crate::generation::space::{Class, Expect};
 use crate::outcome::{Exchange, VerdictKind};
 
 /// What the coverage pass found for one class of one input of one operation.
@@ -78,9 +83,24 @@ pub fn operation_name(operation: Operation) -> &'static str {
     }
 }
 
-/// Sends every case of every class of the rule's operation at the rule's level, all at once,
-/// and judges each: the rule fails on the first case (in the file's order) answered otherwise
-/// than its class says; every case is tallied, failing or not.
+/// One case of the request space as a property rule draws it: the input, the class and the
+/// case's index in it, and for createPet a generated valid NewPet to send instead of the
+/// fixed one (for a case that leaves the body as it is).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Drawn {
+    pub input: String,
+    pub class: String,
+    pub case: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pet: Option<Value>,
+}
+
+/// Sends every case of every class of the rule's operation at the rule's level, all at once
+/// (the deterministic coverage pass), and judges each: the rule fails on the first case (in
+/// the file's order) answered otherwise than its class says; every case is tallied. For
+/// createPet, the cases that leave the body as it is (a Content-Type spelling, a credential)
+/// are then drawn at random with generated valid NewPets (shrunk on failure), as the other
+/// property rules draw their cases.
 pub fn walk(ctx: &RuleCtx) -> Checked {
     let operation = ctx.rule.operation;
     let classes = ctx.run.space.classes(operation, ctx.rule.level);
@@ -92,47 +112,106 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         )));
     }
     let valid = auth::request_for(ctx, operation)?;
-    let category = ctx.run.categories.accepted(1);
-    let mut cases: Vec<(&Input, &Class, String)> = Vec::new();
-    let mut specs = Vec::new();
-    for (input, class) in classes {
+    let mut coverage = Vec::new();
+    let mut pool = Vec::new();
+    for (input, class) in &classes {
         for (n, case) in class.cases.iter().enumerate() {
-            let name = ctx.pet_name(&format!("inputs-{}-{n}", class.class));
-            specs.push(case.apply(&valid, &name, category));
-            cases.push((input, class, case.describe()));
+            let drawn = Drawn {
+                input: input.input.clone(),
+                class: class.class.clone(),
+                case: n,
+                pet: None,
+            };
+            if operation == Operation::CreatePet && case.body.is_none() {
+                pool.push(drawn.clone());
+            }
+            coverage.push(drawn);
         }
     }
-    let mut first_failure = None;
-    let mut first_undecided = None;
-    for ((input, class, described), exchange) in cases.into_iter().zip(ctx.send_all(&specs)) {
-        ctx.case_done();
+    let find = |drawn: &Drawn| {
+        classes
+            .iter()
+            .find(|(input, class)| input.input == drawn.input && class.class == drawn.class)
+            .and_then(|(input, class)| Some((*input, *class, class.cases.get(drawn.case)?)))
+    };
+    let describe = |drawn: &Drawn| match (find(drawn), &drawn.pet) {
+        (Some((input, class, case)), pet) => {
+            let pet = pet.as_ref().map_or(String::new(), |pet| {
+                format!(" with {}", crate::generation::describe_pet(pet))
+            });
+            format!(
+                "class {} of {}: {}{pet}",
+                class.class,
+                input.input,
+                case.describe()
+            )
+        }
+        (None, _) => format!("{drawn:?} (no such case in the request space)"),
+    };
+    let case = |drawn: &Drawn| -> Checked {
+        let Some((input, class, case)) = find(drawn) else {
+            return Ok(()); // a saved case the space no longer holds
+        };
+        let mut valid = valid.clone();
+        if let Some(pet) = &drawn.pet {
+            valid.body = Body::Json(pet.clone());
+        }
+        let name = ctx.pet_name(&format!("inputs-{}-{}", class.class, drawn.case));
+        let spec = case.apply(&valid, &name, ctx.run.categories.accepted(1));
+        let exchange = ctx.send(&spec);
         let key = (
             operation_name(operation).to_string(),
             input.input.clone(),
             class.class.clone(),
         );
-        let judged = judge(ctx, operation, class.expect, &exchange);
+        let described = describe(drawn);
         // A response may echo the key: the note is redacted as a verdict is.
         let what = || {
             let note = format!("{described}: {}", exchange.summary());
             ctx.run.client.redactor().redact(&note)
         };
-        match judged {
-            Ok(()) => ctx.run.input_tally.count(key, Outcome::Passed, what),
+        match judge(ctx, operation, class.expect, &exchange) {
+            Ok(()) => {
+                ctx.run.input_tally.count(key, Outcome::Passed, what);
+                Ok(())
+            }
             Err(verdict) if verdict.kind() == VerdictKind::Failed && !unanswered(&exchange) => {
                 ctx.run.input_tally.count(key, Outcome::Failed, what);
-                first_failure.get_or_insert_with(|| annotate(verdict, input, class, &described));
+                Err(annotate(verdict, class, &described))
             }
             Err(verdict) => {
                 ctx.run.input_tally.count(key, Outcome::Unanswered, what);
+                Err(verdict)
+            }
+        }
+    };
+    if pool.is_empty() {
+        return first_of(&coverage, &case, ctx);
+    }
+    let schema = &ctx.run.new_pet_schema;
+    let prefix = ctx.pet_name("");
+    let categories = ctx.run.categories.clone();
+    let pets = crate::generation::strategy(schema).map_err(|e| Verdict::skipped(e.to_string()))?;
+    let strategy = (proptest::sample::select(pool), pets).prop_map(move |(drawn, pet)| Drawn {
+        pet: Some(categories.apply(crate::generation::with_prefix(&pet, &prefix))),
+        ..drawn
+    });
+    property::check_all(ctx, coverage, strategy, describe, case)
+}
+
+/// The coverage pass alone: every case at once, the first failure in the file's order.
+fn first_of(cases: &[Drawn], case: &(impl Fn(&Drawn) -> Checked + Sync), ctx: &RuleCtx) -> Checked {
+    let mut first_undecided = None;
+    for verdict in property::judge_all(ctx, cases, case) {
+        match verdict {
+            Ok(()) => {}
+            Err(verdict) if verdict.kind() == VerdictKind::Failed => return Err(verdict),
+            Err(verdict) => {
                 first_undecided.get_or_insert(verdict);
             }
         }
     }
-    match first_failure.or(first_undecided) {
-        Some(verdict) => Err(verdict),
-        None => Ok(()),
-    }
+    first_undecided.map_or(Ok(()), Err)
 }
 
 fn unanswered(exchange: &Exchange) -> bool {
@@ -140,13 +219,10 @@ fn unanswered(exchange: &Exchange) -> bool {
 }
 
 /// The failure, saying which input, class and case showed it.
-fn annotate(verdict: Verdict, input: &Input, class: &Class, described: &str) -> Verdict {
+fn annotate(verdict: Verdict, class: &Class, described: &str) -> Verdict {
     match verdict {
         Verdict::Failed(mut failure) => {
-            failure.expected = format!(
-                "{} (class {} of {}: {described}; {})",
-                failure.expected, class.class, input.input, class.reason
-            );
+            failure.expected = format!("{} ({described}; {})", failure.expected, class.reason);
             Verdict::Failed(failure)
         }
         other => other,
