@@ -676,6 +676,24 @@ fn a_misspelt_check_or_param_is_exit_2_naming_file_rule_and_field() {
 }
 
 #[test]
+fn a_bad_request_space_is_exit_2_naming_the_file_and_the_field() {
+    let cases = cases_with("bad-space", "request-space.json", |space| {
+        space["inputs"][1]["classes"][0]["expect"] = "refused".into();
+    });
+    let output = run(
+        &["--cases-dir", cases.to_str().unwrap()],
+        None,
+        &temp_dir("bad-space-reports"),
+    );
+    let text = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    for needle in ["request-space.json", "/inputs/1/classes/0/expect"] {
+        assert!(text.contains(needle), "{needle:?} not in {text}");
+    }
+}
+
+#[test]
 fn a_throttling_target_is_waited_out_or_inconclusive_never_failed() {
     // Waits not allowed: every request the gateway throttles gives up, and its rule is
     // inconclusive; no rule fails and the 429s are not held against the oracles.

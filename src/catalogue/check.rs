@@ -195,6 +195,11 @@ pub enum Check {
     ResponsesSuccessSchema {},
     ResponsesDeprecationGetPetOnly {},
     ResponsesOutsideNoServerError {},
+
+    // The request space (`inputs.json`, `request-space.json`).
+    /// Every case of every class of the rule's operation at the rule's level is answered as
+    /// its class says.
+    InputsWalk {},
 }
 
 /// What a refused createPet must answer.

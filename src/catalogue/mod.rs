@@ -21,13 +21,14 @@ use crate::contract::Operation;
 pub const CASE_FILE_SCHEMA: &str = include_str!("../../cases/case-file.schema.json");
 
 /// The case files, in the order their rules are run and reported.
-pub const CASE_FILES: [&str; 7] = [
+pub const CASE_FILES: [&str; 8] = [
     "auth.json",
     "list-pets.json",
     "create-pet.json",
     "get-pet.json",
     "sequences.json",
     "deprecation.json",
+    "inputs.json",
     "responses.json",
 ];
 
@@ -40,6 +41,7 @@ fn embedded(file: &str) -> &'static str {
         "sequences.json" => include_str!("../../cases/sequences.json"),
         "deprecation.json" => include_str!("../../cases/deprecation.json"),
         "responses.json" => include_str!("../../cases/responses.json"),
+        "inputs.json" => include_str!("../../cases/inputs.json"),
         _ => "",
     }
 }

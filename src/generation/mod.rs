@@ -6,6 +6,7 @@ pub mod mutations;
 pub mod parameters;
 pub mod request;
 pub mod schema;
+pub mod space;
 
 use serde_json::{Value, json};
 

@@ -27,6 +27,16 @@ pub enum Credential {
     NearMiss(NearMiss),
     /// An Authorization value as a report recorded it, `[REDACTED]` standing for the key.
     Recorded(String),
+    /// `Bearer<API_KEY>`: no space between scheme and token, so one token and no key.
+    NoSeparator,
+    /// `Bearer` and nothing else.
+    SchemeAlone,
+    /// The key under no scheme.
+    KeyAlone,
+    /// `Bearer<TAB><API_KEY>`: RFC 6750's grammar separates them with spaces only.
+    TabSeparator,
+    /// `Bearer   <API_KEY>`: RFC 6750 allows one or more spaces (`1*SP`).
+    SeveralSpaces,
 }
 
 impl Credential {
@@ -38,6 +48,11 @@ impl Credential {
             "empty-token" => Credential::EmptyToken,
             "other-scheme" => Credential::OtherScheme,
             "lowercase-scheme" => Credential::LowercaseScheme,
+            "no-separator" => Credential::NoSeparator,
+            "scheme-alone" => Credential::SchemeAlone,
+            "key-alone" => Credential::KeyAlone,
+            "tab-separator" => Credential::TabSeparator,
+            "several-spaces" => Credential::SeveralSpaces,
             other => Credential::NearMiss(NearMiss::parse(other)?),
         })
     }
@@ -62,6 +77,11 @@ impl Credential {
             Credential::EmptyToken => Some("Bearer ".into()),
             Credential::OtherScheme => Some(format!("Basic {key}")),
             Credential::LowercaseScheme => Some(format!("bearer {key}")),
+            Credential::NoSeparator => Some(format!("Bearer{key}")),
+            Credential::SchemeAlone => Some("Bearer".into()),
+            Credential::KeyAlone => Some(key.into()),
+            Credential::TabSeparator => Some(format!("Bearer\t{key}")),
+            Credential::SeveralSpaces => Some(format!("Bearer   {key}")),
         }
     }
 }

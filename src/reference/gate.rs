@@ -190,6 +190,9 @@ pub(super) fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
         scheme.eq_ignore_ascii_case("bearer")
     };
     let key = shared.config.api_key.as_str();
+    if shared.has(Fault::AuthNoSeparatorAccepted) && value.strip_prefix("Bearer") == Some(key) {
+        return true;
+    }
     let token_ok = token == key
         || (token.is_empty() && shared.has(Fault::AuthEmptyTokenAccepted))
         || (shared.has(Fault::AuthCaseInsensitive) && token.eq_ignore_ascii_case(key))

@@ -105,9 +105,24 @@ pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Respo
     response
 }
 
+/// The body read as JavaScript would, NaN and Infinity taken as 0: what the
+/// create-nan-accepted fault parses.
+fn non_json_number(body: &[u8]) -> Option<Value> {
+    let text = String::from_utf8_lossy(body)
+        .replace("-Infinity", "0")
+        .replace("Infinity", "0")
+        .replace("NaN", "0");
+    serde_json::from_str(&text).ok()
+}
+
 /// `Ok(None)`: leave the default; `Err`: the 400 message.
 pub(super) fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>, String> {
     let refused = || format!("limit must be an integer from 1 to 100, not {value:?}");
+    if shared.has(Fault::LimitNonFiniteUnchecked)
+        && value.parse::<f64>().is_ok_and(|n| !n.is_finite())
+    {
+        return Ok(Some(usize::MAX));
+    }
     if shared.has(Fault::LimitBoundsUnchecked) {
         return Ok(match value.parse::<i128>() {
             Ok(n) if n < 0 => Some(usize::MAX),
@@ -240,6 +255,23 @@ pub(super) fn new_pet(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
+    if body.is_empty() && !headers.contains_key(header::CONTENT_TYPE) {
+        if shared.has(Fault::CreateNoBody500) {
+            return Err((StatusCode::INTERNAL_SERVER_ERROR, "no body to read".into()));
+        }
+        if shared.has(Fault::CreateNoBody415) {
+            return Err((StatusCode::UNSUPPORTED_MEDIA_TYPE, "no media type".into()));
+        }
+    }
+    if shared.has(Fault::ContentTypeCharsetRefused)
+        && headers.contains_key(header::CONTENT_TYPE)
+        && content_type != "application/json"
+    {
+        return Err((
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must be application/json".into(),
+        ));
+    }
     let essence = content_type.split(';').next().unwrap_or("").trim();
     if !essence.eq_ignore_ascii_case("application/json")
         && !shared.has(Fault::CreateIgnoresContentType)
@@ -259,6 +291,9 @@ pub(super) fn new_pet(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 format!("parser crashed: {e}"),
             ));
+        }
+        Err(_) if shared.has(Fault::CreateNanAccepted) && non_json_number(body).is_some() => {
+            non_json_number(body).unwrap_or_default()
         }
         Err(e) => return Err(bad(&format!("the body is not well-formed JSON: {e}"))),
     };
@@ -291,6 +326,7 @@ pub(super) fn new_pet(
         {
             Some(s.to_ascii_lowercase())
         }
+        Some(Value::Null) if shared.has(Fault::CreateStatusNullStored) => None,
         Some(Value::Null) if shared.has(Fault::StatusNull500) => {
             return Err((
                 StatusCode::INTERNAL_SERVER_ERROR,

@@ -24,6 +24,7 @@ const VERDICTS: [VerdictKind; 6] = [
 const STYLE: &str = r#"
 :root { color-scheme: light; --fail: #b3261e; --pass: #1e6b34; --warn: #8a5a00; --muted: #5f6368; --line: #d7dae0; }
 * { box-sizing: border-box; }
+table.coverage { border-collapse: collapse; font-size: 13px; } table.coverage th, table.coverage td { border-bottom: 1px solid var(--line); padding: .2rem .5rem; text-align: left; vertical-align: top; } tr[data-outcome="failed"] td { color: var(--fail); } tr[data-outcome="not-tried"] td { color: var(--muted); }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto; max-width: 72rem; padding: 1.5rem; color: #1f1f1f; background: #fff; }
 [hidden] { display: none !important; }
 h1 { font-size: 1.9rem; margin: 0 0 .25rem; }
@@ -182,6 +183,7 @@ pub fn render(report: &Report) -> String {
     }
     let _ = writeln!(out, "</main>");
     out.push_str(&super::statements::html_section(&report.statements));
+    super::coverage::html(&mut out, &report.request_coverage, escape);
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     out
 }

@@ -191,5 +191,6 @@ pub fn render(report: &Report) -> String {
                 .unwrap_or("no file (no report directory)")
         );
     }
+    super::coverage::markdown(&mut out, &report.request_coverage);
     out
 }

@@ -2,6 +2,7 @@
 
 pub mod attestation;
 pub mod compare;
+pub mod coverage;
 mod html;
 mod json;
 mod junit;
@@ -59,6 +60,10 @@ pub struct Report {
     /// Every pet the run created names start with this.
     pub run_prefix: String,
     pub created_pets: CreatedPetsInfo,
+    /// The request-coverage table: per operation and input, each class of values, tried or
+    /// not, with its cases and failures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub request_coverage: Vec<coverage::InputCoverage>,
     /// The SHA-256 of the report's own canonical content (this field empty), written by the
     /// JSON rendering: `verify-report` recomputes it.
     #[serde(default)]

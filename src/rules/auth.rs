@@ -18,7 +18,7 @@ fn request(ctx: &RuleCtx) -> Result<RequestSpec, Verdict> {
 }
 
 /// A valid request of `operation`, as it would be sent with the key.
-fn request_for(ctx: &RuleCtx, operation: Operation) -> Result<RequestSpec, Verdict> {
+pub(super) fn request_for(ctx: &RuleCtx, operation: Operation) -> Result<RequestSpec, Verdict> {
     Ok(match operation {
         Operation::ListPets => RequestSpec::get("/pets"),
         Operation::CreatePet => {

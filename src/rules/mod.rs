@@ -11,6 +11,7 @@ mod deprecation;
 pub mod expect;
 pub mod fixtures;
 mod get_pet;
+pub mod inputs;
 mod list_pets;
 mod parameters;
 mod property;
@@ -219,7 +220,8 @@ pub fn phase(check: &Check) -> Phase {
         | Check::SunsetDate {}
         | Check::SunsetAfterDeprecation {}
         | Check::SuccessorLink {}
-        | Check::NotDeprecated {} => Phase::Main,
+        | Check::NotDeprecated {}
+        | Check::InputsWalk {} => Phase::Main,
     }
 }
 
@@ -293,6 +295,7 @@ pub fn run(ctx: &RuleCtx) -> Checked {
         Check::ResponsesSuccessSchema {} => responses::success_schema(ctx),
         Check::ResponsesDeprecationGetPetOnly {} => responses::deprecation_on_get_pet_only(ctx),
         Check::ResponsesOutsideNoServerError {} => responses::outside_no_server_error(ctx),
+        Check::InputsWalk {} => inputs::walk(ctx),
     }
 }
 

@@ -109,7 +109,7 @@ fn confirm<T>(
 /// Judges every value with `case`, on up to `workers` threads; the verdicts come back in the
 /// order of `values`. Each value counts as one case of the rule, and the rule's chain of
 /// round trips grows by the longest chain of any one worker.
-fn judge_all<T: Sync>(
+pub(super) fn judge_all<T: Sync>(
     ctx: &RuleCtx,
     values: &[T],
     case: &(impl Fn(&T) -> Checked + Sync),

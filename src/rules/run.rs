@@ -133,6 +133,9 @@ pub struct Run {
     /// generation past a rule's first batch waits for none to be left (see
     /// [`super::RuleCtx::end_first_pass`]).
     pub first_pass_left: std::sync::atomic::AtomicUsize,
+    /// The request space the coverage pass walks, and what it found per class.
+    pub space: crate::generation::space::RequestSpace,
+    pub input_tally: super::inputs::Tally,
 }
 
 impl Run {

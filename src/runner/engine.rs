@@ -309,6 +309,7 @@ struct Loaded {
     catalogue: Catalogue,
     new_pet_schema: Value,
     regressions: BTreeMap<String, Vec<Value>>,
+    space: crate::generation::space::RequestSpace,
 }
 
 /// Stage 1: the contract, the catalogue and the saved counterexamples; every error names its
@@ -316,6 +317,8 @@ struct Loaded {
 fn load(config: &RunConfig) -> Result<Loaded, RunError> {
     let contract = Contract::load(config.schemas.as_deref())?;
     let catalogue = Catalogue::load(config.cases_dir.as_deref())?;
+    let space = crate::generation::space::RequestSpace::load(config.cases_dir.as_deref())
+        .map_err(|e| RunError::Config(e.to_string()))?;
     let new_pet_schema = Schemas::new(&contract).flatten(&contract, SchemaName::NewPet)?;
     for note in crate::generation::check_caps(&new_pet_schema, "NewPet")? {
         eprintln!("petstore-conformance: {note}");
@@ -329,6 +332,7 @@ fn load(config: &RunConfig) -> Result<Loaded, RunError> {
         catalogue,
         new_pet_schema,
         regressions,
+        space,
     })
 }
 
@@ -879,6 +883,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         catalogue,
         new_pet_schema,
         regressions,
+        space,
     } = loaded;
     let run = Arc::new(Run {
         client,
@@ -899,6 +904,8 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         read_only: config.read_only,
         sent: Default::default(),
         first_pass_left: Default::default(),
+        space,
+        input_tally: Default::default(),
     });
     // The listener sets the flag once the run is in the slot; a signal that came before is
     // seen here (both sides write, then read the other's, with a full fence between).
@@ -986,6 +993,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         rerun: super::rerun::command(&config),
         rules,
         run_prefix: run.prefix.clone(),
+        request_coverage: crate::report::coverage::rows(&run.space, &run.input_tally),
         integrity: Default::default(),
         partition: shard,
         merged: None,
