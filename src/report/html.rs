@@ -182,6 +182,9 @@ pub fn render(report: &Report) -> String {
     }
     let _ = writeln!(out, "</main>");
     out.push_str(&super::statements::html_section(&report.statements));
+    if let Some(note) = &report.redaction {
+        let _ = writeln!(out, "<p id=\"redaction\">Redaction: {}</p>", escape(note));
+    }
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     out
 }
