@@ -184,6 +184,9 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(out, "</main>");
     out.push_str(&super::statements::html_section(&report.statements));
     super::coverage::html(&mut out, &report.request_coverage, escape);
+    if let Some(note) = &report.redaction {
+        let _ = writeln!(out, "<p id=\"redaction\">Redaction: {}</p>", escape(note));
+    }
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     out
 }

@@ -10,15 +10,12 @@ mod markdown;
 pub mod merge;
 pub mod statements;
 pub mod verify;
-
-use std::path::{Path, PathBuf};
+mod writing;
 
 use serde::{Deserialize, Serialize};
 
 use crate::catalogue::{Citation, Level, Rule};
 use crate::contract::Operation;
-use crate::execution::Redactor;
-use crate::execution::files;
 use crate::outcome::{Counterexample, Verdict, VerdictKind};
 use crate::outcome::{RecordedRequest, RecordedResponse};
 
@@ -26,6 +23,7 @@ pub use html::render as render_html;
 pub use json::{canonical_digest, render as render_json};
 pub use junit::render as render_junit;
 pub use markdown::render as render_markdown;
+pub use writing::{ReportDir, ReportWriteError, withdraw, write_all};
 
 /// Names of the files a run renders into the report directory.
 pub const REPORT_FILES: [&str; 4] = ["report.json", "junit.xml", "summary.md", "report.html"];
@@ -464,165 +462,4 @@ fn excerpt(mut response: RecordedResponse) -> RecordedResponse {
         response.body = kept;
     }
     response
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("report directory {dir}: {reason}")]
-pub struct ReportWriteError {
-    pub dir: PathBuf,
-    pub reason: String,
-}
-
-/// The report directory of one run. Files are written under names of this run's own
-/// (`.NAME.<pid>-<nonce>.partial`), then renamed into place together while the run holds the
-/// directory's lock (`.lock`): two runs into one directory never see each other's half-written
-/// files, and the set of reports is always one run's, the last to finish.
-pub struct ReportDir {
-    dir: PathBuf,
-    token: String,
-}
-
-impl ReportDir {
-    /// Checks that `dir` can hold the reports before the run starts, so that a run never ends
-    /// with nowhere to write.
-    pub fn prepare(dir: &Path) -> Result<ReportDir, ReportWriteError> {
-        let nonce = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        let report_dir = ReportDir {
-            dir: dir.to_path_buf(),
-            token: format!("{}-{nonce:x}", std::process::id()),
-        };
-        std::fs::create_dir_all(dir)
-            .map_err(|e| report_dir.fail(format!("cannot create it: {e}")))?;
-        let probe = report_dir.partial(".write-probe");
-        files::create_new(&probe)
-            .map_err(|e| report_dir.fail(format!("cannot write in it: {e}")))?;
-        let _ = std::fs::remove_file(probe);
-        Ok(report_dir)
-    }
-
-    fn fail(&self, reason: String) -> ReportWriteError {
-        ReportWriteError {
-            dir: self.dir.clone(),
-            reason,
-        }
-    }
-
-    /// This run's temporary name for `name`.
-    fn partial(&self, name: &str) -> PathBuf {
-        self.dir.join(format!(".{name}.{}.partial", self.token))
-    }
-
-    /// A file the run fills as it goes (created pets), renamed into place by [`Self::commit`].
-    pub fn stage(&self, name: &str) -> Result<std::fs::File, ReportWriteError> {
-        files::create_new(&self.partial(name)).map_err(|e| self.fail(format!("{name}: {e}")))
-    }
-
-    /// Renders every format, writes each under this run's temporary name, then renames them
-    /// and the `staged` files into place under the directory's lock. Everything rendered
-    /// passes through the redactor. With `signing`, `attestation.intoto.json` covers every
-    /// file as written; without, an earlier run's attestation is taken away.
-    pub fn commit(
-        &self,
-        report: &Report,
-        redactor: &Redactor,
-        staged: &[&str],
-        signing: Option<(&attestation::SigningKey, &attestation::Configuration)>,
-    ) -> Result<Vec<PathBuf>, ReportWriteError> {
-        let rendered = [
-            (REPORT_FILES[0], render_json(report)),
-            (REPORT_FILES[1], render_junit(report)),
-            (REPORT_FILES[2], render_markdown(report)),
-            (REPORT_FILES[3], render_html(report)),
-        ];
-        let mut names = Vec::new();
-        let mut contents: Vec<(&str, Vec<u8>)> = Vec::new();
-        for (name, text) in rendered {
-            let text = redactor.redact(&text).into_bytes();
-            self.write_partial(name, &text)?;
-            names.push(name);
-            contents.push((name, text));
-        }
-        for name in staged.iter().copied() {
-            if let Ok(bytes) = std::fs::read(self.partial(name)) {
-                names.push(name);
-                contents.push((name, bytes));
-            }
-        }
-        if let Some((key, configuration)) = signing {
-            let files: Vec<(&str, &[u8])> = contents
-                .iter()
-                .map(|(name, bytes)| (*name, bytes.as_slice()))
-                .collect();
-            let statement = attestation::statement(report, &files, configuration);
-            // Names, digests, rule ids and the base URL already redacted: nothing to redact here
-            // (redacting a digest would break it).
-            let envelope = key.envelope(&statement);
-            self.write_partial(attestation::ATTESTATION_FILE, envelope.as_bytes())?;
-            names.push(attestation::ATTESTATION_FILE);
-        }
-        let lock = files::open_lock(&self.dir.join(".lock"))
-            .map_err(|e| self.fail(format!(".lock: {e}")))?;
-        lock.lock().map_err(|e| self.fail(format!(".lock: {e}")))?;
-        if signing.is_none() {
-            let _ = std::fs::remove_file(self.dir.join(attestation::ATTESTATION_FILE));
-        }
-        let mut written = Vec::new();
-        for name in names {
-            let path = self.dir.join(name);
-            std::fs::rename(self.partial(name), &path)
-                .map_err(|e| self.fail(format!("{name}: {e}")))?;
-            written.push(path);
-        }
-        drop(lock);
-        Ok(written)
-    }
-}
-
-impl ReportDir {
-    fn write_partial(&self, name: &str, bytes: &[u8]) -> Result<(), ReportWriteError> {
-        use std::io::Write;
-        files::create_new(&self.partial(name))
-            .and_then(|mut file| file.write_all(bytes))
-            .map_err(|e| self.fail(format!("{name}: {e}")))
-    }
-}
-
-impl Drop for ReportDir {
-    /// What a run that ends early leaves: no half-written report; a list of created pets only
-    /// when it holds any (they must be findable).
-    fn drop(&mut self) {
-        let names = [CREATED_PETS_FILE, attestation::ATTESTATION_FILE];
-        for name in REPORT_FILES.into_iter().chain(names) {
-            let partial = self.partial(name);
-            let keep =
-                name == CREATED_PETS_FILE && std::fs::metadata(&partial).is_ok_and(|m| m.len() > 0);
-            if !keep {
-                let _ = std::fs::remove_file(partial);
-            }
-        }
-    }
-}
-
-/// Removes the reports of an earlier run from `dir` (not the list of pets it created: those
-/// must stay findable): a run that quits before writing its own leaves no report that could
-/// be taken for its.
-pub fn withdraw(dir: &Path) {
-    for name in REPORT_FILES
-        .into_iter()
-        .chain([attestation::ATTESTATION_FILE])
-    {
-        let _ = std::fs::remove_file(dir.join(name));
-    }
-}
-
-/// Writes every format of `report` into `dir` (see [`ReportDir::commit`]).
-pub fn write_all(
-    report: &Report,
-    dir: &Path,
-    redactor: &Redactor,
-) -> Result<Vec<PathBuf>, ReportWriteError> {
-    ReportDir::prepare(dir)?.commit(report, redactor, &[], None)
 }
