@@ -90,8 +90,9 @@ enum Command {
         allow_different: bool,
     },
     /// Measure: the default suite at 0, 10 and 50 ms of latency (in round trips), time-budget
-    /// throughput against a raw ceiling, peak RSS after a short and a long budget. Prints a
-    /// table and writes it as JSON. Takes about a minute and a half.
+    /// throughput against a raw ceiling, peak RSS of the default run and after a short and a
+    /// long budget, three shards at once against the single run. Prints a table and writes it
+    /// as JSON. Takes about a minute and a half.
     Bench {
         /// Where the figures are written as JSON.
         #[arg(long, default_value = "reports/bench.json")]

@@ -5,14 +5,13 @@
 //! 2. Time-budget throughput against a raw ceiling measured in the same run: the same client,
 //!    at the same concurrency, sending the same mix of requests (the budget run's own request
 //!    log, over again) to a fresh reference with nothing judged, as a ratio.
-//! 3. Peak RSS and report size after 5 s and 60 s budgets (the harness alone: the reference
-//!    runs in a process of its own).
-//! 5. Three shards of the default run (`--partition hash:K/3`), three processes at once as a
-//!    simulation of three CI runners, against a reference 50 ms away: the slowest shard's wall
-//!    time beside the single run's, and whether the merged verdicts equal the single run's.
+//! 3. Peak RSS and report size of the default run and after 5 s and 60 s budgets (the harness
+//!    alone: the reference runs in a process of its own).
 //! 4. Peak RSS against targets that send much: 1 MiB of `[{},{},...]` to every request, and a
 //!    17,000-pet listing for every listPets (memory is bounded by bytes, not by what the target
 //!    sends: at most 256 MB).
+//! 5. Three shards of the default run (`--partition hash:K/3`) at once against the single run
+//!    (`bench_shards`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
