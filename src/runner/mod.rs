@@ -3,7 +3,6 @@
 //! counterexamples found on real targets. The floor above the report: it uses every other.
 
 pub mod bench;
-pub mod bench_shards;
 pub mod engine;
 pub mod error;
 pub mod interrupts;
@@ -12,7 +11,11 @@ pub mod progress;
 pub mod regressions;
 pub mod replay;
 pub mod rerun;
+mod settings;
 pub mod shards;
+mod tally;
+mod target;
+mod trials;
 
 pub use engine::{Gate, RunConfig, RunOutcome, Target};
 pub use error::RunError;

@@ -4,7 +4,7 @@
 //! judged under, the target and how it is reached); options that change only where the files
 //! go or how fast requests overlap are left out. Values are quoted for a POSIX shell.
 
-use super::engine::{DEFAULT_CASES, RunConfig, Target, UNBOUNDED_CASES};
+use super::settings::{DEFAULT_CASES, RunConfig, Target, UNBOUNDED_CASES};
 use crate::execution::{ClientSettings, ProxySetting};
 
 /// `value` as one word of a POSIX shell command.

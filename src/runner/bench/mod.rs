@@ -11,17 +11,19 @@
 //!    17,000-pet listing for every listPets (memory is bounded by bytes, not by what the target
 //!    sends: at most 256 MB).
 //! 5. Three shards of the default run (`--partition hash:K/3`) at once against the single run
-//!    (`bench_shards`).
+//!    (`bench/shards.rs`).
+
+mod shards;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::engine::{self, RunConfig};
 use crate::execution::{Client, ClientSettings};
 use crate::generation::request::{Body, RequestSpec};
 use crate::reference::{ReferenceConfig, ReferenceServer};
+use crate::runner::engine::{self, RunConfig};
 
 #[derive(Debug, Serialize)]
 pub struct SuiteFigure {
@@ -72,7 +74,7 @@ pub struct Bench {
     pub throughput: Throughput,
     pub memory: Vec<Memory>,
     pub heavy_answers: Vec<HeavyMemory>,
-    pub shards: super::bench_shards::Shards,
+    pub shards: shards::Shards,
 }
 
 pub(crate) fn scratch(name: &str) -> PathBuf {
@@ -148,7 +150,7 @@ fn raw_ceiling(span: Duration, mix: &[RequestSpec]) -> Result<f64, String> {
     if mix.is_empty() {
         return Err("the budget run logged no request".into());
     }
-    let runtime = super::runtime().map_err(|e| e.to_string())?;
+    let runtime = crate::runner::runtime().map_err(|e| e.to_string())?;
     let key = format!("bench-{}", crate::seed::random_seed());
     let server = runtime
         .block_on(ReferenceServer::start(ReferenceConfig::new(key.clone()), 0))
@@ -210,7 +212,7 @@ pub fn memory(budget: Option<Duration>) -> Result<Memory, String> {
     let budget_s = budget.map(|b| b.as_secs());
     let dir = scratch(&format!("memory-{}", budget_s.unwrap_or(0)));
     let key = format!("bench-{}", crate::seed::random_seed());
-    let runtime = super::runtime().map_err(|e| e.to_string())?;
+    let runtime = crate::runner::runtime().map_err(|e| e.to_string())?;
     let server = runtime
         .block_on(ReferenceServer::start(ReferenceConfig::new(key.clone()), 0))
         .map_err(|e| e.to_string())?;
@@ -440,7 +442,7 @@ pub fn run_all(long: Duration) -> Result<Bench, String> {
             heavy_memory(Heavy::TinyItems)?,
             heavy_memory(Heavy::Listing)?,
         ],
-        shards: super::bench_shards::shards(Duration::from_millis(50))?,
+        shards: shards::shards(Duration::from_millis(50))?,
     })
 }
 

@@ -1,0 +1,176 @@
+//! What a run is asked to do: its target, gate and options (`RunConfig`), and what it hands
+//! back (`RunOutcome`). The first thing a newcomer reads: every stage takes a `RunConfig`.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use libtest_mimic::Arguments;
+
+use crate::catalogue::Level;
+use crate::execution::ClientSettings;
+use crate::reference::{Fault, Variant};
+use crate::report::Report;
+use crate::rules::run::DEFAULT_MAX_TRANSPORT_FAILURES;
+
+/// What the run is pointed at.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// The built-in reference server on an ephemeral loopback port, with optional faults.
+    Reference {
+        faults: BTreeSet<Fault>,
+        variants: BTreeSet<Variant>,
+    },
+    /// Any implementation; `base_url` includes `/v1`.
+    External { base_url: String, api_key: String },
+}
+
+/// Which failures fail the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Gate {
+    /// Only rules the contract states (the default).
+    Required,
+    /// Recommended rules too.
+    All,
+    /// Required rules, every one decided: a required rule not decidable on this store leaves
+    /// the run undetermined (for certification on a store the vendor controls).
+    Certify,
+}
+
+impl Gate {
+    pub(super) fn gates(self, level: Level) -> bool {
+        self == Gate::All || level == Level::Required
+    }
+
+    /// Whether a rule the store made undecidable leaves the run undetermined.
+    pub(super) fn needs_decided(self, level: Level) -> bool {
+        self == Gate::Certify && level == Level::Required
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Gate::Required => "required",
+            Gate::All => "all",
+            Gate::Certify => "certify",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub target: Target,
+    /// Name of the environment variable the key came from, for curl lines.
+    pub api_key_env: String,
+    /// Where the key came from, as a refusal names it (`--api-key-file PATH`); `None`: the
+    /// environment variable `api_key_env`.
+    pub api_key_source: Option<String>,
+    pub seed: u64,
+    pub cases: u32,
+    pub report_dir: Option<PathBuf>,
+    pub schemas: Option<PathBuf>,
+    pub cases_dir: Option<PathBuf>,
+    pub gate: Gate,
+    pub client: ClientSettings,
+    pub libtest: Arguments,
+    /// Where counterexamples are saved and replayed from; `None`: neither.
+    pub regressions: Option<PathBuf>,
+    /// Generated cases stop when this much time has passed since the start.
+    pub time_budget: Option<Duration>,
+    /// Every request sent, one JSON line each (key redacted), for comparing runs.
+    pub request_log: Option<PathBuf>,
+    /// Every exchange as HTTP Archive 1.2 (`--har`), redacted.
+    pub har: Option<PathBuf>,
+    /// Only rules that create nothing run; fixtures use what the store already holds.
+    pub read_only: bool,
+    /// The category ids the target accepts; empty: any.
+    pub category_ids: Vec<i64>,
+    /// Consecutive transport failures after which the run stops sending.
+    pub max_transport_failures: u32,
+    /// Say the seed on stderr once the configuration is known good (the command line does).
+    pub announce: bool,
+    /// A progress bar on stderr instead of libtest's lines (a terminal, without --no-progress).
+    pub progress: bool,
+    /// Latency the built-in reference adds to every answer.
+    pub reference_latency: Duration,
+    /// A TOML list of known failures (`known_failures = [{ rule, reason, link, expires }]`).
+    pub known_failures: Option<PathBuf>,
+    /// Known failures listed in a configuration profile, besides the file's.
+    pub known_failures_listed: Vec<crate::report::KnownFailure>,
+    /// The product under test, as the user names it, recorded in the report.
+    pub product: Option<String>,
+    pub product_version: Option<String>,
+    /// This run is one shard of a split run (`--partition hash:K/N`): it runs its part of the
+    /// selected rules, and the response oracles over its own responses.
+    pub partition: Option<crate::catalogue::partition::Partition>,
+    /// Signs the reports: `attestation.intoto.json` beside them (`--sign-key`).
+    pub sign_key: Option<Arc<crate::report::attestation::SigningKey>>,
+    /// A key shorter than [`MIN_KEY_LENGTH`] was allowed (`--allow-short-key`): the reports
+    /// say their evidence may be over-redacted.
+    pub short_key_allowed: bool,
+}
+
+impl RunConfig {
+    /// A run against the built-in reference server with the defaults of the command line.
+    pub fn reference(seed: u64) -> RunConfig {
+        RunConfig {
+            target: Target::Reference {
+                faults: BTreeSet::new(),
+                variants: BTreeSet::new(),
+            },
+            api_key_env: "PETSTORE_API_KEY".into(),
+            api_key_source: None,
+            seed,
+            cases: DEFAULT_CASES,
+            report_dir: None,
+            schemas: None,
+            cases_dir: None,
+            gate: Gate::Required,
+            client: ClientSettings::default(),
+            libtest: Arguments::default(),
+            regressions: None,
+            time_budget: None,
+            request_log: None,
+            har: None,
+            read_only: false,
+            category_ids: Vec::new(),
+            max_transport_failures: DEFAULT_MAX_TRANSPORT_FAILURES,
+            announce: false,
+            progress: false,
+            reference_latency: Duration::ZERO,
+            known_failures: None,
+            known_failures_listed: Vec::new(),
+            product: None,
+            product_version: None,
+            partition: None,
+            sign_key: None,
+            short_key_allowed: false,
+        }
+    }
+}
+
+/// The part of a time budget spent generating cases: all of it but what the rest of the run
+/// needs after that (shrinking a failure, the rules that run last, writing the reports), a
+/// twentieth of the budget within 0.2 to 3 seconds.
+pub(super) fn generation_budget(budget: Duration) -> Duration {
+    let reserve = (budget / 20).clamp(Duration::from_millis(200), Duration::from_secs(3));
+    budget.saturating_sub(reserve)
+}
+
+/// Generated cases per property rule by default: enough to find the shallow mistakes, small
+/// enough that the whole suite against the reference takes about a second.
+pub const DEFAULT_CASES: u32 = 32;
+/// Cases per property rule under a time budget and no --cases: the budget decides.
+pub const UNBOUNDED_CASES: u32 = 1_000_000;
+
+/// Trials run at once by default: rules wait on the network (or on a fixture another rule is
+/// building), not on the CPU; the requests in flight are capped by `--concurrency` anyway.
+pub const DEFAULT_TEST_THREADS: usize = 32;
+
+/// What a run produced.
+pub struct RunOutcome {
+    /// `None` when nothing ran (`--list`).
+    pub report: Option<Report>,
+    pub exit_code: u8,
+    pub written: Vec<PathBuf>,
+}

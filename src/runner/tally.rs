@@ -1,0 +1,130 @@
+//! Stages 5 and 6: verdicts tallied into rule reports and the run's answer; counterexamples
+//! found on a real target kept for the next run.
+
+pub use super::error::RunError;
+use super::known::KnownFailures;
+use super::regressions::{self, Regression};
+use super::settings::{RunConfig, Target};
+use super::trials::Results;
+use crate::catalogue::{Catalogue, Level};
+use crate::execution::Redactor;
+use crate::outcome::VerdictKind;
+use crate::report::{Conformance, Report, RuleReport, Totals};
+use crate::rules::Verdict;
+
+/// Stage 5: verdicts tallied into rule reports and the run's answer. A failure on the list of
+/// known failures (not expired) is a `known-failure`, not gated; a listed rule that passes
+/// says it can come off the list; an expired entry gates again and says so. The answer is the
+/// selected rules': a rule the user left out (a filter, --read-only) did not "reach no
+/// verdict", the report says it was left out; a selected required rule that reached none
+/// (inconclusive, skipped), or a target that stopped answering, leaves the answer undetermined.
+pub(super) fn tally(
+    config: &RunConfig,
+    catalogue: &Catalogue,
+    results: Results,
+    known: &KnownFailures,
+    target_stopped: bool,
+) -> (Vec<RuleReport>, Totals, Conformance) {
+    let today = super::known::today();
+    let mut totals = Totals::default();
+    let mut reports = Vec::new();
+    let mut required_undecided = target_stopped;
+    let mut required_known = false;
+    for (rule, result) in catalogue.rules.iter().zip(results) {
+        let Some(result) = result else {
+            totals.not_selected += 1;
+            continue;
+        };
+        let entry = known.get(&rule.id);
+        let failed = matches!(result.verdict, Verdict::Failed(_));
+        let excused = failed && entry.is_some_and(|entry| !entry.expired(&today));
+        let gated_failure = failed && !excused && config.gate.gates(rule.level);
+        totals.rules += 1;
+        match (&result.verdict, rule.level) {
+            _ if excused => {
+                totals.known_failures += 1;
+                required_known |= rule.level == Level::Required;
+            }
+            (Verdict::Passed, _) => totals.passed += 1,
+            (Verdict::Failed(_), Level::Required) => totals.failed_required += 1,
+            (Verdict::Failed(_), Level::Recommended) => totals.failed_recommended += 1,
+            (Verdict::Inconclusive { .. }, level) => {
+                totals.inconclusive += 1;
+                required_undecided |= level == Level::Required;
+            }
+            (Verdict::Skipped { .. }, level) => {
+                totals.skipped += 1;
+                required_undecided |= level == Level::Required && !result.deselected;
+            }
+            // Reported under the verdict; only certification needs every rule decided.
+            (Verdict::NotDecidable { .. }, level) => {
+                totals.not_decidable += 1;
+                required_undecided |= config.gate.needs_decided(level);
+            }
+        }
+        let mut report = RuleReport::new(
+            rule,
+            &result.verdict,
+            gated_failure,
+            result.cases_run,
+            result.duration_ms,
+            &config.api_key_env,
+        );
+        report.round_trips = result.round_trips;
+        report.transport_cuts = result.transport_cuts;
+        if let Some(entry) = entry {
+            report.known_failure = Some(entry.clone());
+            if excused {
+                report.verdict = VerdictKind::KnownFailure;
+                report.reason = Some(format!("known failure: {}", entry.reason));
+            } else if failed {
+                report.reason = Some(format!(
+                    "known failure expired on {}: gated again",
+                    entry.expires.as_deref().unwrap_or("?")
+                ));
+            } else if report.verdict == VerdictKind::Passed {
+                report.reason = Some("fixed: remove it from the known failures".into());
+            }
+        }
+        reports.push(report);
+    }
+    let conformance = if reports.iter().any(|r| r.gated) {
+        Conformance::DoesNotConform
+    } else if required_undecided {
+        Conformance::Undetermined
+    } else if required_known {
+        Conformance::KnownFailuresOnly
+    } else {
+        Conformance::Conforms
+    };
+    (reports, totals, conformance)
+}
+
+/// Stage 6: counterexamples found on a real target are kept for the next run; a reference
+/// with injected faults is a demonstration, not a target to remember.
+pub(super) fn save_regressions(
+    config: &RunConfig,
+    report: &Report,
+    redactor: &Redactor,
+) -> Result<(), RunError> {
+    let (Some(path), Target::External { .. }) = (&config.regressions, &config.target) else {
+        return Ok(());
+    };
+    let found: Vec<Regression> = report
+        .rules
+        .iter()
+        .filter_map(|rule| {
+            let example = rule.failure.as_ref()?.counterexample.as_ref()?;
+            Some(Regression {
+                rule: rule.id.clone(),
+                value: redactor.redact_json(&example.minimal_value),
+                description: redactor.redact(&example.minimal),
+                found_at: report.finished_at.clone(),
+                seed: report.seed,
+                target: report.target.base_url.clone(),
+            })
+        })
+        .collect();
+    regressions::save(path, found).map_err(RunError::Config)?;
+    Ok(())
+}

@@ -1,0 +1,234 @@
+//! Stages 1 and 2: load the contract, the catalogue and saved counterexamples; start the
+//! built-in reference or check the external target's address and key; the preflight request.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use serde_json::Value;
+
+pub use super::error::RunError;
+use super::regressions::{self};
+use super::settings::{RunConfig, Target};
+use crate::catalogue::Catalogue;
+use crate::contract::{Contract, SchemaName};
+use crate::execution::Client;
+use crate::generation::Schemas;
+use crate::generation::request::RequestSpec;
+use crate::reference::{Fault, ReferenceConfig, ReferenceServer, Variant};
+use crate::seed::random_seed;
+
+pub fn check_base_url(base_url: &str) -> Result<(), RunError> {
+    // Refused URLs are named without their userinfo and query values (a key may sit there).
+    let shown = crate::execution::redact::url_for_display(base_url);
+    let url = reqwest::Url::parse(base_url).map_err(|e| {
+        RunError::Config(format!(
+            "--base-url {shown:?}: not a URL ({e}); give the whole base address, e.g. https://staging.example/v1"
+        ))
+    })?;
+    if !url.username().is_empty() || url.password().is_some() {
+        // They would go out as a second Authorization header and be written everywhere.
+        return Err(RunError::Config(
+            "--base-url: credentials in the URL are refused; give the key in PETSTORE_API_KEY (or --api-key-env, --api-key-file)".into(),
+        ));
+    }
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(RunError::Config(format!(
+            "--base-url {shown:?}: the scheme must be http or https"
+        )));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(RunError::Config(format!(
+            "--base-url {shown:?}: a base address has no query string or fragment (paths are appended to it)"
+        )));
+    }
+    if !url.path().trim_end_matches('/').ends_with("/v1") {
+        return Err(RunError::Config(format!(
+            "--base-url {shown:?}: the base address must end in the version segment /v1 (the contract's {{base_url}})"
+        )));
+    }
+    Ok(())
+}
+
+/// A key that would not survive as a header value, or would break every line it is redacted
+/// from, is a configuration error naming where it came from.
+pub fn check_api_key(key: &str, source: &str) -> Result<(), RunError> {
+    if key.chars().any(char::is_control) {
+        return Err(RunError::Config(format!(
+            "{source}: the API key holds a control character (a newline, a tab?); it cannot be sent in an Authorization header"
+        )));
+    }
+    Ok(())
+}
+
+/// Keys shorter than this cannot be told apart from ordinary text: redacting one takes words
+/// out of the evidence (`json`, `pets`).
+pub const MIN_KEY_LENGTH: usize = 12;
+
+/// A key shorter than [`MIN_KEY_LENGTH`] is refused unless `allowed` (`--allow-short-key`).
+pub fn check_key_length(key: &str, source: &str, allowed: bool) -> Result<(), RunError> {
+    let length = key.chars().count();
+    if length < MIN_KEY_LENGTH && !allowed {
+        return Err(RunError::Config(format!(
+            "{source}: the API key has {length} characters, fewer than {MIN_KEY_LENGTH}: so short a key cannot be told apart from ordinary text, and redacting it would take words out of the evidence; use a longer key, or --allow-short-key (the reports then say their evidence may be over-redacted)"
+        )));
+    }
+    Ok(())
+}
+
+/// What the reports say under `--allow-short-key`.
+pub const SHORT_KEY_NOTE: &str = "the API key is shorter than 12 characters (--allow-short-key): the evidence may be over-redacted, ordinary text that spells the key shown as [REDACTED]";
+
+/// What a run loads before it sends anything.
+pub(super) struct Loaded {
+    pub(super) contract: Contract,
+    pub(super) catalogue: Catalogue,
+    pub(super) new_pet_schema: Value,
+    pub(super) regressions: BTreeMap<String, Vec<Value>>,
+    pub(super) space: crate::generation::space::RequestSpace,
+}
+
+/// Stage 1: the contract, the catalogue and the saved counterexamples; every error names its
+/// file.
+pub(super) fn load(config: &RunConfig) -> Result<Loaded, RunError> {
+    let contract = Contract::load(config.schemas.as_deref())?;
+    let catalogue = Catalogue::load(config.cases_dir.as_deref())?;
+    let space = crate::generation::space::RequestSpace::load(config.cases_dir.as_deref())
+        .map_err(|e| RunError::Config(e.to_string()))?;
+    let new_pet_schema = Schemas::new(&contract).flatten(&contract, SchemaName::NewPet)?;
+    for note in crate::generation::check_caps(&new_pet_schema, "NewPet")? {
+        eprintln!("petstore-conformance: {note}");
+    }
+    let regressions = match &config.regressions {
+        Some(path) => regressions::load(path).map_err(RunError::Config)?,
+        None => BTreeMap::new(),
+    };
+    Ok(Loaded {
+        contract,
+        catalogue,
+        new_pet_schema,
+        regressions,
+        space,
+    })
+}
+
+/// The target a run talks to: its address and key, and the reference server when it is one
+/// (kept alive for the run).
+pub(super) struct Started {
+    pub(super) base_url: String,
+    pub(super) api_key: String,
+    pub(super) faults: Vec<String>,
+    pub(super) variants: Vec<String>,
+    pub(super) _server: Option<ReferenceServer>,
+}
+
+/// Stage 2: starts the built-in reference, or checks the external target's address and key.
+pub(super) fn start_target(
+    config: &RunConfig,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<Started, RunError> {
+    match &config.target {
+        Target::Reference { faults, variants } => {
+            let (server, api_key) = start_reference(
+                runtime,
+                faults.clone(),
+                variants.clone(),
+                config.reference_latency,
+            )?;
+            Ok(Started {
+                base_url: server.base_url.clone(),
+                api_key,
+                faults: faults.iter().map(|f| f.name().to_string()).collect(),
+                variants: variants.iter().map(|v| v.name().to_string()).collect(),
+                _server: Some(server),
+            })
+        }
+        Target::External { base_url, api_key } => {
+            check_base_url(base_url)?;
+            if api_key.is_empty() {
+                return Err(RunError::Config(format!(
+                    "no API key: set the environment variable {} (or choose another with --api-key-env)",
+                    config.api_key_env
+                )));
+            }
+            check_api_key(api_key, &config.api_key_env)?;
+            Ok(Started {
+                base_url: base_url.clone(),
+                api_key: api_key.clone(),
+                faults: Vec::new(),
+                variants: Vec::new(),
+                _server: None,
+            })
+        }
+    }
+}
+
+/// The built-in reference on an ephemeral loopback port, with a fresh random key: the one
+/// place a run or a replay starts it.
+pub fn start_reference(
+    runtime: &tokio::runtime::Runtime,
+    faults: BTreeSet<Fault>,
+    variants: BTreeSet<Variant>,
+    latency: Duration,
+) -> Result<(ReferenceServer, String), RunError> {
+    let api_key = format!("ref-{:016x}{:016x}", random_seed(), random_seed());
+    let server = runtime
+        .block_on(ReferenceServer::start(
+            ReferenceConfig {
+                api_key: api_key.clone(),
+                faults,
+                variants,
+                latency,
+            },
+            0,
+        ))
+        .map_err(|e| RunError::Config(format!("cannot start the reference server: {e}")))?;
+    Ok((server, api_key))
+}
+
+/// Stage 2b: one authenticated request before any rule, GET /pets. No answer at all is
+/// "could not be reached" (exit 2), unless the budget or an interrupt stopped it: then the
+/// rules run and say so (undetermined or interrupted, with reports). 401 or 403 is confirmed
+/// with a second operation (GET /pets/1): refused on both, the key is refused (exit 2); a
+/// target that refuses a valid key on one operation only is judged by the rules.
+pub(super) fn preflight(
+    config: &RunConfig,
+    client: &Client,
+    halt: &crate::execution::Halt,
+    base_url: &str,
+) -> Result<crate::outcome::Exchange, RunError> {
+    let preflight = client.send(&RequestSpec::get("/pets"));
+    let stopped = || halt.reason().is_some() || super::interrupts::signalled().is_some();
+    if preflight.response.is_none() {
+        if !preflight.was_sent() || stopped() {
+            return Ok(preflight);
+        }
+        return Err(RunError::Unreachable(format!(
+            "the target {base_url} could not be reached: {}",
+            preflight.summary()
+        )));
+    }
+    let refused = |exchange: &crate::outcome::Exchange| {
+        exchange
+            .response
+            .as_ref()
+            .is_some_and(|r| r.status == 401 || r.status == 403)
+    };
+    if !refused(&preflight) {
+        return Ok(preflight);
+    }
+    let confirmation = client.send(&RequestSpec::get("/pets/1"));
+    if !refused(&confirmation) {
+        return Ok(preflight);
+    }
+    let status =
+        |exchange: &crate::outcome::Exchange| exchange.response.as_ref().map_or(0, |r| r.status);
+    let source = match &config.api_key_source {
+        Some(source) => source.clone(),
+        None => format!("the environment variable {}", config.api_key_env),
+    };
+    Err(RunError::KeyRefused(format!(
+        "the target {base_url} refused the key from {source} (GET /pets answered {}, GET /pets/1 answered {}): check the key; no rule was run",
+        status(&preflight),
+        status(&confirmation)
+    )))
+}

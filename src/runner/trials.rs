@@ -1,0 +1,252 @@
+//! Stage 4: the selected rules as libtest-mimic trials, phase by phase (a quiet store first,
+//! the rules that must run last last), each trial's verdict kept for the tally.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+use libtest_mimic::{Completion, Failed, Trial};
+
+pub use super::error::RunError;
+use super::known::KnownFailures;
+use super::progress::Progress;
+use super::settings::{DEFAULT_TEST_THREADS, RunConfig};
+use crate::catalogue::{Catalogue, Rule};
+use crate::report::READ_ONLY_SKIP;
+use crate::rules::{self, Phase, RuleCtx, Run, Verdict};
+
+/// Makes trials of a phase wait until every selected trial of an earlier phase is done. Trials
+/// are queued in phase order, so a waiting trial only ever waits on trials already started.
+pub(super) struct PhaseGate {
+    pub(super) remaining: Mutex<[usize; 3]>,
+    pub(super) changed: Condvar,
+}
+
+pub(super) fn phase_index(phase: Phase) -> usize {
+    match phase {
+        Phase::QuietStore => 0,
+        Phase::Main => 1,
+        Phase::Last => 2,
+    }
+}
+
+impl PhaseGate {
+    fn wait_for_earlier(&self, phase: Phase) {
+        let index = phase_index(phase);
+        let mut remaining = self.remaining.lock().unwrap_or_else(|e| e.into_inner());
+        while remaining[..index].iter().any(|n| *n > 0) {
+            remaining = self
+                .changed
+                .wait(remaining)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn finished(&self, phase: Phase) {
+        let mut remaining = self.remaining.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = &mut remaining[phase_index(phase)];
+        *slot = slot.saturating_sub(1);
+        self.changed.notify_all();
+    }
+}
+
+pub(super) struct RuleResult {
+    pub(super) verdict: Verdict,
+    /// Left out by the user's choice (--read-only), not for want of evidence.
+    pub(super) deselected: bool,
+    pub(super) cases_run: u32,
+    pub(super) round_trips: u32,
+    /// Answers to this rule's requests the transport cut mid-body (not judged).
+    pub(super) transport_cuts: u32,
+    pub(super) duration_ms: u64,
+}
+
+/// What the trials hand back: one slot per catalogue rule, `None` when not selected.
+pub(super) type Results = Vec<Option<RuleResult>>;
+
+/// Stage 4: the selected rules as libtest-mimic trials, phase by phase; `None` under `--list`.
+pub(super) fn run_trials(
+    config: &RunConfig,
+    catalogue: &Catalogue,
+    run: &Arc<Run>,
+    known: &KnownFailures,
+    shard: Option<&crate::catalogue::partition::ShardRecord>,
+) -> Result<Option<Results>, RunError> {
+    let today = super::known::today();
+    let mut args = config.libtest.clone();
+    if args.test_threads.is_none() {
+        args.test_threads = Some(DEFAULT_TEST_THREADS);
+    }
+    let mut ordered: Vec<(usize, &Rule, Phase)> = catalogue
+        .rules
+        .iter()
+        .enumerate()
+        .map(|(index, rule)| {
+            let phase = rules::phase(&rule.check);
+            (index, rule, phase)
+        })
+        .collect();
+    ordered.sort_by_key(|(index, _, phase)| (*phase, *index));
+
+    let gate = Arc::new(PhaseGate {
+        remaining: Mutex::new([0; 3]),
+        changed: Condvar::new(),
+    });
+    let results: Arc<Mutex<Results>> = Arc::new(Mutex::new(
+        (0..catalogue.rules.len()).map(|_| None).collect(),
+    ));
+    let progress: Arc<std::sync::OnceLock<Progress>> = Arc::default();
+    let mut trials = Vec::new();
+    let mut remaining = [0usize; 3];
+    for (index, rule, phase) in ordered {
+        // Another shard's rule is not this run's: not selected, as a filter leaves it.
+        if shard.is_some_and(|shard| !super::shards::takes(shard, &rule.id)) {
+            continue;
+        }
+        let run = Arc::clone(run);
+        let gate_for_trial = Arc::clone(&gate);
+        let results = Arc::clone(&results);
+        let progress = Arc::clone(&progress);
+        let rule_owned = rule.clone();
+        let gates = config.gate.gates(rule.level);
+        // A failure on the known list shows as such, not as a failure, while it lasts.
+        let excuse = known
+            .get(&rule.id)
+            .filter(|entry| !entry.expired(&today))
+            .map(|entry| format!("known failure ({})", entry.reason));
+        let trial = Trial::ignorable_test(rule.id.clone(), move || {
+            gate_for_trial.wait_for_earlier(phase);
+            let started = Instant::now();
+            let ctx = RuleCtx::new(&run, &rule_owned);
+            let deselected = run.read_only && rule_owned.writes;
+            let verdict = if run.stops.interrupted() {
+                Verdict::skipped("interrupted: not run")
+            } else if deselected {
+                Verdict::skipped(READ_ONLY_SKIP)
+            } else {
+                match rules::evaluate(&ctx) {
+                    // Evidence gathered before the interrupt still stands; anything else the
+                    // interrupt may have cut short.
+                    verdict @ Verdict::Failed(_) => verdict,
+                    _ if run.stops.interrupted() => {
+                        Verdict::skipped("interrupted: stopped while running")
+                    }
+                    // A rule the budget cut short says so, whatever its last request showed.
+                    Verdict::Inconclusive { reason }
+                        if !reason.contains("time budget")
+                            && run
+                                .stops
+                                .hard_deadline()
+                                .is_some_and(|end| Instant::now() >= end) =>
+                    {
+                        Verdict::inconclusive(format!("cut short by the time budget ({reason})"))
+                    }
+                    verdict => verdict,
+                }
+            };
+            ctx.end_first_pass();
+            let outcome = libtest_outcome(&verdict, gates, excuse.as_deref());
+            let result = RuleResult {
+                deselected,
+                cases_run: ctx.cases_run(),
+                round_trips: ctx.round_trips(),
+                transport_cuts: run.observations.cuts_of(&rule_owned.id),
+                duration_ms: started.elapsed().as_millis() as u64,
+                verdict,
+            };
+            if let Some(progress) = progress.get() {
+                progress.rule_done(match &result.verdict {
+                    Verdict::Failed(_) => Some(super::progress::failure_line(
+                        &rule_owned.id,
+                        rule_owned.level.as_str(),
+                        gates && excuse.is_none(),
+                        &result.verdict.message(),
+                    )),
+                    _ => None,
+                });
+            }
+            results.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(result);
+            gate_for_trial.finished(phase);
+            outcome
+        })
+        .with_kind(rule.level.as_str());
+        if !args.is_filtered_out(&trial) && !args.is_ignored(&trial) {
+            remaining[phase_index(phase)] += 1;
+        }
+        trials.push(trial);
+    }
+    *gate.remaining.lock().unwrap_or_else(|e| e.into_inner()) = remaining;
+    run.first_pass_left.store(
+        remaining[phase_index(Phase::QuietStore)] + remaining[phase_index(Phase::Main)],
+        Ordering::Relaxed,
+    );
+    // A shard may be dealt nothing of a small selection; the selection is what must match.
+    if remaining.iter().sum::<usize>() == 0
+        && !args.list
+        && shard.is_none_or(|s| s.selected.is_empty())
+    {
+        return Err(RunError::Config(format!(
+            "no rule matches the filter {:?} (skip {:?}); `petstore-conformance run --list` lists the rule ids",
+            args.filter.as_deref().unwrap_or(""),
+            args.skip
+        )));
+    }
+    // On a terminal, a bar instead of libtest's lines (which go to a file, then away).
+    let mut libtest_log = None;
+    if config.progress && !args.list && args.logfile.is_none() {
+        // libtest opens the log itself, following links: inside a new directory only this
+        // user can enter, no link can be planted where it goes.
+        if let Ok(dir) = crate::execution::files::private_dir("petstore-conformance-log") {
+            let log = dir.join(format!("run-{}.log", run.seed));
+            args.logfile = Some(log.display().to_string());
+            libtest_log = Some(dir);
+        }
+        let rules = remaining.iter().sum::<usize>() as u64;
+        let _ = progress.set(Progress::start(rules, run));
+    }
+    let _conclusion = libtest_mimic::run(&args, trials);
+    if let Some(progress) = progress.get() {
+        if !run.stops.interrupted() {
+            progress.complete();
+        }
+        progress.finish();
+    }
+    if let Some(dir) = libtest_log {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    if args.list {
+        return Ok(None);
+    }
+    Ok(Some(std::mem::take(
+        &mut *results.lock().unwrap_or_else(|e| e.into_inner()),
+    )))
+}
+
+/// The verdict as libtest shows it: a failure that the gate does not count is shown as
+/// ignored with its reason, so libtest's summary agrees with the exit code.
+pub(super) fn libtest_outcome(
+    verdict: &Verdict,
+    gated: bool,
+    excuse: Option<&str>,
+) -> Result<Completion, Failed> {
+    match verdict {
+        Verdict::Passed => Ok(Completion::Completed),
+        Verdict::Failed(_) if excuse.is_some() => Ok(Completion::ignored_with(format!(
+            "{}, not gated: {}",
+            excuse.unwrap_or_default(),
+            verdict.message()
+        ))),
+        Verdict::Failed(_) if gated => Err(verdict.message().into()),
+        Verdict::Failed(_) => Ok(Completion::ignored_with(format!(
+            "recommended, not gated: {}",
+            verdict.message()
+        ))),
+        Verdict::Inconclusive { reason } => {
+            Ok(Completion::ignored_with(format!("inconclusive: {reason}")))
+        }
+        Verdict::Skipped { reason } => Ok(Completion::ignored_with(format!("skipped: {reason}"))),
+        Verdict::NotDecidable { reason } => Ok(Completion::ignored_with(format!(
+            "not decidable on this store: {reason}"
+        ))),
+    }
+}
