@@ -1,4 +1,5 @@
-//! A contract citation as a person reads it, without the Markdown of the contract's tables.
+//! Words as a person reads them: a contract citation without the Markdown of the contract's
+//! tables, a step without a number the list already gives.
 
 /// A citation as a reader wants it: the contract's Markdown table rows (`| 400 | \`createPet\`
 /// | ... |`) as cells joined by " — ", code spans and emphasis without their marks; parts
@@ -24,6 +25,13 @@ pub fn plain(quote: &str) -> String {
     parts.join(" … ")
 }
 
+/// A sequence step (`2. getPet ...`) without its number, for a list that numbers its items.
+pub fn unnumbered(what: &str) -> &str {
+    what.split_once(". ")
+        .filter(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        .map_or(what, |(_, rest)| rest)
+}
+
 #[cfg(test)]
 mod tests {
     use super::plain;
@@ -41,5 +49,11 @@ mod tests {
             "The status field repeats the code."
         );
         assert_eq!(plain("|---|---|"), "");
+    }
+
+    #[test]
+    fn a_step_loses_its_number_only() {
+        assert_eq!(super::unnumbered("1. createPet {}"), "createPet {}");
+        assert_eq!(super::unnumbered("createPet. Then"), "createPet. Then");
     }
 }

@@ -559,7 +559,8 @@ fn failure_details(out: &mut String, failure: &FailureReport) {
         );
         for step in &failure.steps {
             let status = step.status.map_or("no answer".into(), |s| s.to_string());
-            let _ = writeln!(out, "<li>{} → {status}</li>", escape(&step.what));
+            let what = super::citation::unnumbered(&step.what);
+            let _ = writeln!(out, "<li>{} → {status}</li>", escape(what));
         }
         let lines: Vec<&str> = failure.steps.iter().map(|s| s.curl.as_str()).collect();
         let _ = writeln!(
