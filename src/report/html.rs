@@ -256,9 +256,9 @@ fn header(out: &mut String, report: &Report, conformance: &str, conformance_name
     rows.push((
         "Gate",
         format!(
-            "<code>{}</code> · {} cases per property",
+            "<code>{}</code> · {}",
             escape(&report.gate),
-            report.cases_per_property
+            super::citation::cases_per_property(report.cases_per_property)
         ),
     ));
     rows.push((

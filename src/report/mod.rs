@@ -26,6 +26,9 @@ pub use markdown::render as render_markdown;
 /// Names of the files a run renders into the report directory.
 pub const REPORT_FILES: [&str; 4] = ["report.json", "junit.xml", "summary.md", "report.html"];
 
+/// Cases per property rule under a time budget and no --cases: the budget decides.
+pub const UNBOUNDED_CASES: u32 = 1_000_000;
+
 /// The file every pet a run creates is streamed to, one JSON line each.
 pub const CREATED_PETS_FILE: &str = "created-pets.jsonl";
 
