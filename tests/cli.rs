@@ -341,6 +341,29 @@ fn listings_end_quietly_on_a_closed_pipe_and_version_names_what_judges() {
         said.contains("catalogue ") && said.contains(" rules, sha256 "),
         "{said}"
     );
+    // Every PETSTORE_* variable the command line reads is in a command's help.
+    let help = |command: &str| {
+        let output = Command::new(BIN)
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let helps = format!("{}{}", help("run"), help("serve-reference"));
+    for file in ["src/main.rs", "src/options.rs", "src/config.rs"] {
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+        for (at, _) in text.match_indices("env = \"PETSTORE_") {
+            let name: String = text[at + 7..]
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                .collect();
+            assert!(
+                helps.contains(&format!("[env: {name}")),
+                "{name} is not in any help"
+            );
+        }
+    }
     // Durations as people write them, a bare number still seconds.
     let dir = temp_dir("durations");
     for budget in ["1s", "1"] {

@@ -116,6 +116,7 @@ impl TryFrom<RawRule> for Rule {
         let params = raw
             .params
             .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+        let note = raw.note.map(|note| fill_params(&note, &params));
         Ok(Rule {
             check: Check::from_parts(&raw.check, params)?,
             id: raw.id,
@@ -124,9 +125,24 @@ impl TryFrom<RawRule> for Rule {
             operation: raw.operation,
             citation: raw.citation,
             writes: raw.writes,
-            note: raw.note,
+            note,
         })
     }
+}
+
+/// A note names the rule's params as `{name}`; a reader sees their values ("64 createPet
+/// requests ... for 3 rounds"), which follow the params when they change.
+fn fill_params(note: &str, params: &Value) -> String {
+    let Some(params) = params.as_object() else {
+        return note.to_string();
+    };
+    params.iter().fold(note.to_string(), |note, (name, value)| {
+        let shown = match value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        note.replace(&format!("{{{name}}}"), &shown)
+    })
 }
 
 #[derive(Debug, Deserialize)]

@@ -22,7 +22,7 @@ const VERDICTS: [VerdictKind; 6] = [
 ];
 
 const STYLE: &str = r#"
-:root { color-scheme: light; --fail: #b3261e; --pass: #1e6b34; --warn: #8a5a00; --muted: #5f6368; --line: #d7dae0; }
+:root { color-scheme: light; --fail: #b3261e; --pass: #1e6b34; --warn: #8a5a00; --rec: #a14f00; --muted: #5f6368; --line: #d7dae0; }
 * { box-sizing: border-box; }
 table.coverage { border-collapse: collapse; font-size: 13px; } table.coverage th, table.coverage td { border-bottom: 1px solid var(--line); padding: .2rem .5rem; text-align: left; vertical-align: top; } tr[data-outcome="failed"] td { color: var(--fail); } tr[data-outcome="not-tried"] td { color: var(--muted); }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto; max-width: 72rem; padding: 1.5rem; color: #1f1f1f; background: #fff; }
@@ -51,6 +51,8 @@ dl.run dd { margin: 0; overflow-wrap: anywhere; }
 .rule[data-verdict="known-failure"], .rule[data-verdict="inconclusive"], .rule[data-verdict="skipped"] { border-left-color: var(--warn); }
 .badge { display: inline-block; margin-right: .4rem; font-size: .75rem; font-weight: 700; letter-spacing: .03em; }
 .rule[data-verdict="failed"] .badge { color: var(--fail); }
+.rule[data-verdict="failed"][data-level="recommended"] { border-left-color: var(--rec); }
+.rule[data-verdict="failed"][data-level="recommended"] .badge { color: var(--rec); }
 .rule[data-verdict="passed"] .badge { color: var(--pass); }
 .rule[data-verdict="known-failure"] .badge, .rule[data-verdict="inconclusive"] .badge, .rule[data-verdict="skipped"] .badge { color: var(--warn); }
 .meta { color: var(--muted); font-size: .85rem; margin: .2rem 0 .4rem; }
@@ -260,9 +262,9 @@ fn header(out: &mut String, report: &Report, conformance: &str, conformance_name
     rows.push((
         "Gate",
         format!(
-            "<code>{}</code> · {} cases per property",
+            "<code>{}</code> · {}",
             escape(&report.gate),
-            report.cases_per_property
+            super::citation::cases_per_property(report.cases_per_property)
         ),
     ));
     rows.push((
@@ -445,7 +447,7 @@ fn rule_section(out: &mut String, rule: &RuleReport) {
     let _ = writeln!(
         out,
         "<blockquote class=\"citation\"><p>{}</p><footer>Contract, <cite>{}</cite></footer></blockquote>",
-        escape(&rule.citation.quote),
+        escape(&super::citation::plain(&rule.citation.quote)),
         escape(&rule.citation.section)
     );
     if let Some(note) = &rule.note {
@@ -563,7 +565,8 @@ fn failure_details(out: &mut String, failure: &FailureReport) {
         );
         for step in &failure.steps {
             let status = step.status.map_or("no answer".into(), |s| s.to_string());
-            let _ = writeln!(out, "<li>{} → {status}</li>", escape(&step.what));
+            let what = super::citation::unnumbered(&step.what);
+            let _ = writeln!(out, "<li>{} → {status}</li>", escape(what));
         }
         let lines: Vec<&str> = failure.steps.iter().map(|s| s.curl.as_str()).collect();
         let _ = writeln!(

@@ -1,6 +1,7 @@
 //! One report model, rendered as JSON, JUnit XML, Markdown and HTML, each in its own module.
 
 pub mod attestation;
+mod citation;
 pub mod compare;
 pub mod coverage;
 mod html;
@@ -27,6 +28,9 @@ pub use writing::{ReportDir, ReportWriteError, withdraw, write_all};
 
 /// Names of the files a run renders into the report directory.
 pub const REPORT_FILES: [&str; 4] = ["report.json", "junit.xml", "summary.md", "report.html"];
+
+/// Cases per property rule under a time budget and no --cases: the budget decides.
+pub const UNBOUNDED_CASES: u32 = 1_000_000;
 
 /// The file every pet a run creates is streamed to, one JSON line each.
 pub const CREATED_PETS_FILE: &str = "created-pets.jsonl";

@@ -46,7 +46,13 @@ fn request(model: &OperationModel, (name, value): &Case) -> RequestSpec {
 }
 
 fn describe((name, value): &Case) -> String {
-    format!("{name} = {} ({:?})", value.what, value.class)
+    // In a report's words, not the enum's.
+    let class = match value.class {
+        parameters::Class::Allowed => "the schema allows it",
+        parameters::Class::Refused => "the schema does not allow it",
+        parameters::Class::Open => "the contract leaves it open",
+    };
+    format!("{name} = {} ({class})", value.what)
 }
 
 /// Every parameter's boundary values, and a strategy over all of its generated values.

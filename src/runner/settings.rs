@@ -160,8 +160,7 @@ pub(super) fn generation_budget(budget: Duration) -> Duration {
 /// Generated cases per property rule by default: enough to find the shallow mistakes, small
 /// enough that the whole suite against the reference takes about a second.
 pub const DEFAULT_CASES: u32 = 32;
-/// Cases per property rule under a time budget and no --cases: the budget decides.
-pub const UNBOUNDED_CASES: u32 = 1_000_000;
+pub use crate::report::UNBOUNDED_CASES;
 
 /// Trials run at once by default: rules wait on the network (or on a fixture another rule is
 /// building), not on the CPU; the requests in flight are capped by `--concurrency` anyway.
