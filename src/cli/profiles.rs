@@ -15,7 +15,7 @@ use petstore_conformance::report::KnownFailure;
 use petstore_conformance::runner::known::toml_error;
 use petstore_conformance::runner::{Gate, RunError};
 
-use crate::RunArgs;
+use super::args::RunArgs;
 
 /// The file looked for in the working directory when `--config` is not given.
 pub const DEFAULT_FILE: &str = "petstore-conformance.toml";
@@ -70,7 +70,7 @@ impl Seconds {
     fn get(self) -> Result<u64, RunError> {
         match self {
             Seconds::Count(seconds) => Ok(seconds),
-            Seconds::Written(text) => crate::options::seconds(&text).map_err(RunError::Config),
+            Seconds::Written(text) => super::options::seconds(&text).map_err(RunError::Config),
         }
     }
 }
@@ -370,7 +370,7 @@ pub fn apply(
         lines
             .iter()
             .map(|line| {
-                crate::options::header(line)
+                super::options::header(line)
                     .map_err(|e| RunError::Config(format!("{from_file}: headers: {e}")))
             })
             .collect::<Result<Vec<_>, _>>()

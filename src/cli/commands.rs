@@ -1,0 +1,293 @@
+//! The other sub-commands: serve the reference, replay a recorded request and judge it again,
+//! bench, compare two reports, merge shards.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::args::{
+    LONG_BUDGET_SECONDS, RunArgs, ServeArgs, check_latency, parse_faults, parse_variants,
+};
+use super::evidence;
+use super::options;
+use super::run::{Configured, append_step_summary, configure};
+use petstore_conformance::reference::{
+    FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,
+};
+use petstore_conformance::report::Report;
+use petstore_conformance::runner::Target;
+use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
+use petstore_conformance::seed::random_seed;
+
+pub(super) fn serve(args: ServeArgs) -> Result<u8, RunError> {
+    if args.list_faults || args.list_variants {
+        options::quiet_on_closed_pipe();
+    }
+    if args.list_faults {
+        for info in FAULTS {
+            println!("{:<34} {}", info.name, info.description);
+            println!("{:<34} breaks: {}", "", info.breaks.join(", "));
+        }
+        return Ok(0);
+    }
+    if args.list_variants {
+        for info in VARIANTS {
+            println!("{:<26} {}", info.name, info.description);
+        }
+        return Ok(0);
+    }
+    check_latency("--latency", args.latency)?;
+    let faults = parse_faults(&args.faults)?;
+    let variants = parse_variants(&args.variants)?;
+    let api_key = args
+        .api_key
+        .unwrap_or_else(|| format!("ref-{:016x}", random_seed()));
+    let runtime = petstore_conformance::runner::runtime()?;
+    runtime.block_on(async move {
+        let server = ReferenceServer::start(
+            ReferenceConfig {
+                api_key: api_key.clone(),
+                faults,
+                variants,
+                latency: args.latency.unwrap_or_default(),
+            },
+            args.port,
+        )
+        .await
+        .map_err(|e| RunError::Config(format!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
+        println!(
+            "Pet Store reference server listening on {}",
+            server.base_url
+        );
+        println!("API key: {api_key}");
+        std::future::pending::<()>().await;
+        drop(server);
+        Ok(0)
+    })
+}
+
+pub(super) fn replay(
+    report_path: &Path,
+    rule: &str,
+    args: RunArgs,
+    matches: &clap::ArgMatches,
+) -> Result<u8, RunError> {
+    use petstore_conformance::runner::replay::{self, ReplayTarget};
+    let (_, report) = read_report(report_path)?;
+    let mut config = match configure(args, matches)? {
+        Configured::Answered(code) => return Ok(code),
+        Configured::Run(config) => *config,
+    };
+    let base_url = match &config.target {
+        Target::External { base_url, .. } => Some(base_url.clone()),
+        // The key goes only where the configuration says: a report may name any host.
+        Target::Reference { .. } if report.target.kind == "external" => {
+            return Err(RunError::Config(format!(
+                "the report's target is {}; the key is sent only to the target you configure: pass --base-url (or set PETSTORE_BASE_URL, or base_url in a profile) to replay there",
+                report.target.base_url
+            )));
+        }
+        Target::Reference { .. } => {
+            // The report's reference, with its faults and variants (a fresh, empty store).
+            config.target = Target::Reference {
+                faults: report
+                    .target
+                    .faults
+                    .iter()
+                    .filter_map(|f| Fault::parse(f))
+                    .collect(),
+                variants: report
+                    .target
+                    .variants
+                    .iter()
+                    .filter_map(|v| Variant::parse(v))
+                    .collect(),
+            };
+            None
+        }
+    };
+    let api_key = match &config.target {
+        Target::External { api_key, .. } => api_key.clone(),
+        Target::Reference { .. } => String::new(),
+    };
+    let exchange = replay::replay(
+        report_path,
+        rule,
+        ReplayTarget {
+            base_url,
+            api_key: api_key.clone(),
+            settings: config.client.clone(),
+        },
+    )?;
+    show_exchange(&exchange, &api_key);
+    // Judged again: the rule alone, with the report's seed and cases, on the same target.
+    config.seed = report.seed;
+    config.cases = if report.cases_per_property >= UNBOUNDED_CASES {
+        DEFAULT_CASES
+    } else {
+        report.cases_per_property
+    };
+    config.time_budget = None;
+    config.libtest = libtest_mimic::Arguments {
+        filter: Some(rule.to_string()),
+        exact: true,
+        ..libtest_mimic::Arguments::default()
+    };
+    config.report_dir = None;
+    config.regressions = None;
+    config.request_log = None;
+    config.har = None;
+    config.announce = false;
+    config.progress = false;
+    let outcome = engine::execute(config)?;
+    let judged = outcome
+        .report
+        .as_ref()
+        .and_then(|report| report.rules.iter().find(|r| r.id == rule));
+    match judged {
+        Some(judged) => {
+            let detail = match (&judged.failure, &judged.reason) {
+                (Some(failure), _) => format!(": {}", failure.message()),
+                (None, Some(reason)) => format!(": {reason}"),
+                (None, None) => String::new(),
+            };
+            println!(
+                "\nverdict: {rule} {} ({}, judged again with seed {}){detail}",
+                judged.verdict,
+                judged.level.as_str(),
+                report.seed
+            );
+        }
+        None => println!("\nverdict: {rule} was not judged again (not in this catalogue)"),
+    }
+    Ok(0)
+}
+
+pub(super) fn show_exchange(exchange: &petstore_conformance::outcome::Exchange, api_key: &str) {
+    let request = &exchange.request;
+    let mut shown = format!("> {} {}\n", request.method, request.url);
+    for (name, value) in &request.headers {
+        shown.push_str(&format!("> {name}: {value}\n"));
+    }
+    if let Some(body) = &request.body {
+        shown.push_str(&format!(">\n> {body}\n"));
+    }
+    if let Some(response) = &exchange.response {
+        shown.push_str(&format!("< {}\n", response.status));
+        for (name, value) in &response.headers {
+            shown.push_str(&format!("< {name}: {value}\n"));
+        }
+        let body: String = response.body.chars().take(4096).collect();
+        shown.push_str(&format!("<\n{body}\n"));
+    }
+    if let Some(error) = &exchange.transport_error {
+        shown.push_str(&format!("! {error}\n"));
+    }
+    // What the target sent back is shown as the reports show it: redacted.
+    print!(
+        "{}",
+        petstore_conformance::execution::Redactor::new(api_key).redact(&shown)
+    );
+}
+
+pub(super) fn bench(output: &Path, long_budget: u64) -> Result<u8, RunError> {
+    use petstore_conformance::runner::bench;
+    if !LONG_BUDGET_SECONDS.contains(&long_budget) {
+        return Err(RunError::Config(format!(
+            "--long-budget {long_budget}: must be within 1..=86400 seconds"
+        )));
+    }
+    let figures = bench::run_all(Duration::from_secs(long_budget)).map_err(RunError::Config)?;
+    print!("{}", bench::render(&figures));
+    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let json = serde_json::to_string_pretty(&figures).unwrap_or_default();
+    petstore_conformance::execution::files::replace(output, json.as_bytes())
+        .map_err(|e| RunError::Config(format!("{}: {e}", output.display())))?;
+    eprintln!("wrote {}", output.display());
+    Ok(0)
+}
+
+pub(super) fn read_report(path: &Path) -> Result<(String, Report), RunError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| RunError::Config(format!("{}: cannot read: {e}", path.display())))?;
+    let report = serde_json::from_str(&text)
+        .map_err(|e| RunError::Config(format!("{}: not a report: {e}", path.display())))?;
+    Ok((text, report))
+}
+
+pub(super) fn compare_reports(
+    old: &Path,
+    new: &Path,
+    markdown: Option<&Path>,
+    allow_different: bool,
+) -> Result<u8, RunError> {
+    use petstore_conformance::report::compare;
+    let (_, old) = read_report(old)?;
+    let (_, new) = read_report(new)?;
+    if let Some(why) = compare::mismatch(&old, &new) {
+        if !allow_different {
+            return Err(RunError::Config(format!(
+                "compare: not two runs of the same thing: {why} (--allow-different compares them all the same)"
+            )));
+        }
+        eprintln!("petstore-conformance: compare: {why} (--allow-different)");
+    }
+    let comparison = compare::compare(&old, &new);
+    print!("{}", compare::render_text(&comparison, &old, &new));
+    if let Some(path) = markdown {
+        let markdown = compare::render_markdown(&comparison, &old, &new);
+        petstore_conformance::execution::files::replace(path, markdown.as_bytes())
+            .map_err(|e| RunError::Config(format!("--markdown {}: {e}", path.display())))?;
+    }
+    Ok(if comparison.regressed() { 1 } else { 0 })
+}
+
+pub(super) fn merge(
+    dirs: &[PathBuf],
+    report_dir: &Path,
+    cases_dir: Option<&Path>,
+    api_key_env: &str,
+    sign_key: Option<&Path>,
+) -> Result<u8, RunError> {
+    use petstore_conformance::runner::shards;
+    let sign_key = evidence::load_sign_key(sign_key)?;
+    let merged = shards::merge_dirs(
+        dirs,
+        report_dir,
+        cases_dir,
+        api_key_env,
+        sign_key.as_deref(),
+    )?;
+    let report = &merged.report;
+    if let Some(from) = &report.merged {
+        let given: Vec<&str> = from.shards.iter().map(|s| s.shard.as_str()).collect();
+        eprintln!("merged shards {} of {}", given.join(", "), from.split);
+        if !from.missing.is_empty() {
+            eprintln!(
+                "  missing shards {}: their {} rules not run",
+                from.missing.join(", "),
+                from.not_run.len()
+            );
+        }
+    }
+    let t = &report.totals;
+    eprintln!(
+        "{}: {} (seed {}): {} passed, {} failed required, {} failed recommended, {} known failures, {} inconclusive, {} skipped",
+        report.suite.name,
+        report.conformance.as_str().to_uppercase(),
+        report.seed,
+        t.passed,
+        t.failed_required,
+        t.failed_recommended,
+        t.known_failures,
+        t.inconclusive,
+        t.skipped
+    );
+    eprintln!("  the answer: {}", report.answer_line());
+    for path in &merged.written {
+        eprintln!("  wrote {}", path.display());
+    }
+    append_step_summary(&merged.written);
+    Ok(report.conformance.exit_code())
+}

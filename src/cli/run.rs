@@ -1,0 +1,249 @@
+//! `run`: the profile applied over the command line, the run configured from both, executed,
+//! and its answer told (stderr, the step summary of a GitHub job).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::args::{RunArgs, check_limits, is_loopback, parse_faults, parse_variants, read_file};
+use super::evidence;
+use super::options;
+use super::profiles;
+use petstore_conformance::catalogue::Catalogue;
+use petstore_conformance::execution::{ClientSettings, ProxySetting};
+use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
+use petstore_conformance::runner::regressions;
+use petstore_conformance::runner::{RunConfig, Target};
+use petstore_conformance::seed::random_seed;
+
+/// What the options of `run` come to: a configuration to run, or a command already answered
+/// (`--print-config`, `--list`).
+pub(super) enum Configured {
+    Answered(u8),
+    Run(Box<RunConfig>),
+}
+
+pub(super) fn run(args: RunArgs, matches: &clap::ArgMatches) -> Result<u8, RunError> {
+    let config = match configure(args, matches)? {
+        Configured::Answered(code) => return Ok(code),
+        Configured::Run(config) => *config,
+    };
+    execute_and_tell(config)
+}
+
+pub(super) fn configure(
+    mut args: RunArgs,
+    matches: &clap::ArgMatches,
+) -> Result<Configured, RunError> {
+    let profile = profiles::load(args.config.as_deref(), args.profile.as_deref())?;
+    let sources = profiles::apply(&mut args, matches, profile)?;
+    if args.print_config {
+        // Values pass the redaction of evidence: a URL's userinfo and query, a key given
+        // where a variable's name belongs.
+        let shown: profiles::Sources = sources
+            .into_iter()
+            .map(|(name, value, from)| {
+                let value = value.map(|value| evidence::shown_config_value(&name, &value));
+                (name, value, from)
+            })
+            .collect();
+        print!("{}", profiles::render(&shown));
+        return Ok(Configured::Answered(0));
+    }
+    if args.selection.list {
+        options::quiet_on_closed_pipe();
+        let catalogue = Catalogue::load(args.cases_dir.as_deref())?;
+        print!("{}", args.selection.list(&catalogue));
+        return Ok(Configured::Answered(0));
+    }
+    evidence::check_api_key_env(&args.api_key_env)?;
+    let sign_key = evidence::load_sign_key(args.sign_key.as_deref())?;
+    check_limits(&args, args.selection.test_threads)?;
+    let faults = parse_faults(&args.reference_faults)?;
+    let variants = parse_variants(&args.reference_variants)?;
+    let mut api_key_source = None;
+    let target = match args.base_url {
+        Some(base_url) => {
+            if !faults.is_empty() || !variants.is_empty() || args.reference_latency.is_some() {
+                return Err(RunError::Config(
+                    "--reference-fault, --reference-variant and --reference-latency apply to the built-in reference only".into(),
+                ));
+            }
+            let api_key = match &args.api_key_file {
+                Some(file) => std::fs::read_to_string(file)
+                    .map_err(|e| {
+                        RunError::Config(format!(
+                            "--api-key-file {}: cannot read: {e}",
+                            file.display()
+                        ))
+                    })?
+                    .trim()
+                    .to_string(),
+                None => std::env::var(&args.api_key_env).unwrap_or_default(),
+            };
+            let source = match &args.api_key_file {
+                Some(file) => format!("--api-key-file {}", file.display()),
+                None => args.api_key_env.clone(),
+            };
+            engine::check_api_key(&api_key, &source)?;
+            engine::check_key_length(&api_key, &source, args.allow_short_key)?;
+            api_key_source = args
+                .api_key_file
+                .as_ref()
+                .map(|file| format!("--api-key-file {}", file.display()));
+            Target::External { base_url, api_key }
+        }
+        None => Target::Reference { faults, variants },
+    };
+    let seed = args.seed.unwrap_or_else(random_seed);
+    let libtest = args.selection.to_libtest();
+    let listing = libtest.list;
+    let proxy = match (&args.proxy, &target) {
+        (Some(url), _) => ProxySetting::Explicit(url.clone()),
+        (None, Target::External { base_url, .. }) if !is_loopback(base_url) => {
+            ProxySetting::Environment
+        }
+        _ => ProxySetting::Direct,
+    };
+    let client_identity = match (&args.client_cert, &args.client_key) {
+        (Some(cert), Some(key)) => Some((
+            read_file("--client-cert", cert)?,
+            read_file("--client-key", key)?,
+        )),
+        _ => None,
+    };
+    if args.insecure {
+        eprintln!(
+            "petstore-conformance: --insecure: TLS certificates are NOT verified (recorded in the report)"
+        );
+    }
+    let config = RunConfig {
+        target,
+        api_key_env: args.api_key_env,
+        api_key_source,
+        seed,
+        cases: args.cases.unwrap_or(if args.time_budget.is_some() {
+            UNBOUNDED_CASES
+        } else {
+            DEFAULT_CASES
+        }),
+        report_dir: Some(args.report_dir),
+        schemas: args.schemas,
+        cases_dir: args.cases_dir,
+        gate: args.gate,
+        client: ClientSettings {
+            timeout: Duration::from_secs(args.timeout),
+            body_cap: args.body_cap,
+            ca_certificates: match &args.ca_cert {
+                Some(file) => vec![std::fs::read(file).map_err(|e| {
+                    RunError::Config(format!("--ca-cert {}: cannot read: {e}", file.display()))
+                })?],
+                None => Vec::new(),
+            },
+            insecure: args.insecure,
+            http2_prior_knowledge: args.http2_prior_knowledge,
+            rate: args.rate,
+            max_throttle_wait: Duration::from_secs(args.max_throttle_wait),
+            concurrency: args.concurrency,
+            extra_headers: args.headers,
+            client_identity,
+            proxy,
+            ..ClientSettings::default()
+        },
+        read_only: args.read_only,
+        category_ids: args.category_ids,
+        libtest,
+        regressions: if args.no_regressions {
+            None
+        } else {
+            args.regressions.or_else(|| {
+                Path::new("cases")
+                    .is_dir()
+                    .then(|| PathBuf::from(regressions::DEFAULT_FILE))
+            })
+        },
+        time_budget: args.time_budget.map(Duration::from_secs),
+        request_log: args.request_log,
+        har: args.har,
+        max_transport_failures: args.max_transport_failures,
+        announce: !listing,
+        progress: !args.no_progress && {
+            use std::io::IsTerminal;
+            std::io::stderr().is_terminal() && std::io::stdout().is_terminal()
+        },
+        reference_latency: args.reference_latency.unwrap_or_default(),
+        known_failures: args.known_failures,
+        known_failures_listed: args.known_failures_listed,
+        product: args.product,
+        product_version: args.product_version,
+        partition: args.partition,
+        sign_key,
+        short_key_allowed: args.allow_short_key,
+    };
+    Ok(Configured::Run(Box::new(config)))
+}
+
+pub(super) fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {
+    let outcome = engine::execute(config)?;
+    if let Some(report) = &outcome.report {
+        let t = &report.totals;
+        eprintln!(
+            "\n{}: {} against {} (seed {}): {} passed, {} failed required, {} failed recommended, {} known failures, {} inconclusive, {} skipped",
+            report.suite.name,
+            report.conformance.as_str().to_uppercase(),
+            report.target.base_url,
+            report.seed,
+            t.passed,
+            t.failed_required,
+            t.failed_recommended,
+            t.known_failures,
+            t.inconclusive,
+            t.skipped
+        );
+        eprintln!("  the answer: {}", report.answer_line());
+        if report.interrupted {
+            eprintln!("  interrupted: the rules not run are skipped");
+        }
+        if let Some(note) = report.partial_note() {
+            eprintln!("  {note}");
+        }
+        if t.not_decidable > 0 {
+            eprintln!(
+                "  {} rules not decidable on this store (reported, not gated; --gate certify counts a required one as undetermined)",
+                t.not_decidable
+            );
+        }
+        if report.created_pets.count > 0 {
+            eprintln!(
+                "  created {} pets, named {}*",
+                report.created_pets.count, report.run_prefix
+            );
+        }
+        if let Some(reason) = &report.target.stopped_answering {
+            eprintln!("  {reason}");
+        }
+        eprintln!("  {}", report.connections.describe());
+        for path in &outcome.written {
+            eprintln!("  wrote {}", path.display());
+        }
+        append_step_summary(&outcome.written);
+    }
+    Ok(outcome.exit_code)
+}
+
+/// In a GitHub Actions job, summary.md is appended to the step summary.
+pub(super) fn append_step_summary(written: &[PathBuf]) {
+    let Some(target) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) else {
+        return;
+    };
+    let Some(summary) = written.iter().find(|p| p.ends_with("summary.md")) else {
+        return;
+    };
+    let appended = std::fs::read_to_string(summary).and_then(|text| {
+        use std::io::Write;
+        let mut file = petstore_conformance::execution::files::append(Path::new(&target))?;
+        writeln!(file, "{text}")
+    });
+    if let Err(e) = appended {
+        eprintln!("petstore-conformance: GITHUB_STEP_SUMMARY: cannot append summary.md: {e}");
+    }
+}
