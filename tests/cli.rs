@@ -350,7 +350,12 @@ fn listings_end_quietly_on_a_closed_pipe_and_version_names_what_judges() {
         String::from_utf8_lossy(&output.stdout).into_owned()
     };
     let helps = format!("{}{}", help("run"), help("serve-reference"));
-    for file in ["src/main.rs", "src/options.rs", "src/config.rs"] {
+    for file in [
+        "src/cli/mod.rs",
+        "src/cli/args.rs",
+        "src/cli/options.rs",
+        "src/cli/profiles.rs",
+    ] {
         let text =
             std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
         for (at, _) in text.match_indices("env = \"PETSTORE_") {

@@ -116,7 +116,6 @@ impl TryFrom<RawRule> for Rule {
         let params = raw
             .params
             .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
-        let note = raw.note.map(|note| fill_params(&note, &params));
         Ok(Rule {
             check: Check::from_parts(&raw.check, params)?,
             id: raw.id,
@@ -125,13 +124,25 @@ impl TryFrom<RawRule> for Rule {
             operation: raw.operation,
             citation: raw.citation,
             writes: raw.writes,
-            note,
+            note: raw.note,
         })
     }
 }
 
-/// A note names the rule's params as `{name}`; a reader sees their values ("64 createPet
-/// requests ... for 3 rounds"), which follow the params when they change.
+impl Rule {
+    /// The note as a reader sees it: the params it names as `{name}` replaced with their
+    /// values ("64 createPet requests ... for 3 rounds"), which follow the params when they
+    /// change. The rule itself keeps the note as its case file writes it (the catalogue's
+    /// digest is of that form).
+    pub fn shown_note(&self) -> Option<String> {
+        let params = serde_json::to_value(&self.check)
+            .ok()
+            .and_then(|check| check.get("params").cloned())
+            .unwrap_or(Value::Null);
+        self.note.as_deref().map(|note| fill_params(note, &params))
+    }
+}
+
 fn fill_params(note: &str, params: &Value) -> String {
     let Some(params) = params.as_object() else {
         return note.to_string();

@@ -367,7 +367,7 @@ impl RuleReport {
             level: rule.level,
             operation: rule.operation,
             citation: rule.citation.clone(),
-            note: rule.note.clone(),
+            note: rule.shown_note(),
             verdict: verdict.kind(),
             gated,
             reason,
