@@ -743,6 +743,7 @@ impl Client {
                 })
                 .collect(),
             body: body.map(|b| self.redactor.redact(&String::from_utf8_lossy(&b))),
+            body_length: None,
         };
         let pending = request.send();
         tokio::pin!(pending);
@@ -859,6 +860,7 @@ impl Client {
                 url,
                 headers: Vec::new(),
                 body: None,
+                body_length: None,
             },
             response: None,
             transport_error: Some(error),

@@ -34,18 +34,20 @@ pub fn render(report: &Report) -> String {
             _ => TestCaseStatus::skipped(),
         };
         let message = match (&rule.failure, &rule.reason) {
-            (Some(failure), _) => Some(format!(
-                "{}{}: {}",
-                match (rule.gated, &rule.known_failure) {
-                    (true, _) => String::new(),
-                    (false, Some(known)) if rule.verdict == VerdictKind::KnownFailure => {
-                        format!("known failure, not gated ({}): ", known.reason)
-                    }
-                    (false, _) => "not gated (recommended): ".into(),
-                },
-                rule.id,
-                failure.message()
-            )),
+            (Some(failure), _) => Some(
+                format!(
+                    "{}{}: {}",
+                    match (rule.gated, &rule.known_failure) {
+                        (true, _) => String::new(),
+                        (false, Some(known)) if rule.verdict == VerdictKind::KnownFailure => {
+                            format!("known failure, not gated ({}): ", known.reason)
+                        }
+                        (false, _) => "not gated (recommended): ".into(),
+                    },
+                    rule.id,
+                    failure.message()
+                ) + &super::distinct::count_suffix(rule),
+            ),
             (None, Some(reason)) => Some(format!("{}: {reason}", rule.verdict)),
             (None, None) => None,
         };
@@ -66,6 +68,7 @@ pub fn render(report: &Report) -> String {
             for step in &failure.steps {
                 description.push_str(&format!("step {}: {}\n", step.what, step.curl));
             }
+            description.push_str(&super::distinct::junit_lines(rule));
             status.set_description(description);
         }
         let mut case = TestCase::new(rule.id.clone(), status);

@@ -14,9 +14,11 @@ mod get_pet;
 mod list_pets;
 mod parameters;
 mod property;
+mod read_back;
 pub mod responses;
 pub mod run;
 mod sequences;
+mod sizes;
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -179,13 +181,17 @@ pub fn phase(check: &Check) -> Phase {
         Check::AuthRefusedCreateStoresNothing {}
         | Check::CreateRefused { .. }
         | Check::CreateTypeConfusionStoresNothing {}
-        | Check::CreateConcurrentAllListed { .. } => Phase::QuietStore,
+        | Check::CreateConcurrentAllListed { .. }
+        | Check::CreateNameLadder { .. }
+        | Check::ListEmptyIsArray {} => Phase::QuietStore,
         Check::ResponsesJsonContentType {}
         | Check::ResponsesErrorBody {}
         | Check::ResponsesNoServerError {}
         | Check::ResponsesSuccessSchema {}
         | Check::ResponsesDeprecationGetPetOnly {}
-        | Check::ResponsesOutsideNoServerError {} => Phase::Last,
+        | Check::ResponsesOutsideNoServerError {}
+        // A pet it stores may break every read that shows it: after the other rules' reads.
+        | Check::CreatePoisonedReadBack {} => Phase::Last,
         Check::AuthRefused { .. }
         | Check::AuthAccepted { .. }
         | Check::AuthNearMissRefused { .. }
@@ -209,6 +215,7 @@ pub fn phase(check: &Check) -> Phase {
         | Check::CreateTypeConfusion {}
         | Check::CreateConcurrentDistinctIds { .. }
         | Check::CreateInvalidValues400 { .. }
+        | Check::CreateBodyLadder { .. }
         | Check::SequencesReadYourWrites { .. }
         | Check::GetExisting {}
         | Check::GetUnknown {}
@@ -248,6 +255,10 @@ pub fn run(ctx: &RuleCtx) -> Checked {
         Check::ParametersAnswered {} => parameters::answered(ctx),
         Check::ParametersRefused {} => parameters::refused(ctx),
         Check::ListOk {} => list_pets::ok(ctx),
+        Check::ListEmptyIsArray {} => list_pets::empty_is_array(ctx),
+        Check::CreateNameLadder { lengths } => sizes::name_ladder(ctx, lengths),
+        Check::CreateBodyLadder { sizes } => sizes::body_ladder(ctx, sizes),
+        Check::CreatePoisonedReadBack {} => read_back::lone_surrogate(ctx),
         Check::ListDefaultAtMost { max } => list_pets::default_at_most(ctx, *max),
         Check::ListLimitProperty {} => list_pets::limit_property(ctx),
         Check::ListLimitAccepted { limit } => list_pets::limit_accepted(ctx, limit),
@@ -307,6 +318,38 @@ pub fn evaluate(ctx: &RuleCtx) -> Verdict {
 /// absence of evidence, so inconclusive.
 fn judge(ctx: &RuleCtx) -> Verdict {
     match check(ctx) {
+        // Distinct failures: each must stand on its own evidence; one that does not is
+        // dropped, and the first that does leads.
+        Verdict::Failed(mut failure) if !failure.more.is_empty() => {
+            let more = std::mem::take(&mut failure.more);
+            let all: Vec<Failure> = std::iter::once(*failure).chain(more).collect();
+            let (shown, unshown): (Vec<_>, Vec<_>) = all
+                .into_iter()
+                .partition(|f| evidenced(&Verdict::Failed(Box::new(f.clone()))));
+            match Verdict::failed_distinct(shown) {
+                Some(verdict) => verdict,
+                None => judge_one(
+                    unshown
+                        .into_iter()
+                        .next()
+                        .map(|f| Verdict::Failed(Box::new(f))),
+                ),
+            }
+        }
+        verdict => judge_one(Some(verdict)),
+    }
+}
+
+/// A failure whose evidence [`judge_one`] leaves as it is.
+fn evidenced(verdict: &Verdict) -> bool {
+    matches!(judge_one(Some(verdict.clone())), Verdict::Failed(_))
+}
+
+fn judge_one(verdict: Option<Verdict>) -> Verdict {
+    let Some(verdict) = verdict else {
+        return Verdict::inconclusive("no failure shown");
+    };
+    match verdict {
         Verdict::Failed(failure)
             if failure
                 .exchange
