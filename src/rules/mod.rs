@@ -114,7 +114,7 @@ impl<'r> RuleCtx<'r> {
     /// This rule's first pass is over: it finished, or, under a time budget, judged its first
     /// batch of cases. Counted once.
     pub fn end_first_pass(&self) {
-        if phase(&self.rule.check) != Phase::Last
+        if phase_for(&self.rule.check, self.run.deadline.is_some()) != Phase::Last
             && !self.first_pass_over.swap(true, Ordering::Relaxed)
         {
             let _ = self.run.first_pass_left.fetch_update(
@@ -131,7 +131,7 @@ impl<'r> RuleCtx<'r> {
     /// the quiet-store phase does not wait: the main phase only starts after it.
     pub fn wait_for_first_passes(&self) {
         self.end_first_pass();
-        if phase(&self.rule.check) == Phase::QuietStore {
+        if phase_for(&self.rule.check, self.run.deadline.is_some()) == Phase::QuietStore {
             return;
         }
         while self.run.first_pass_left.load(Ordering::Relaxed) > 0
@@ -227,6 +227,17 @@ pub fn phase(check: &Check) -> Phase {
         | Check::SunsetAfterDeprecation {}
         | Check::SuccessorLink {}
         | Check::NotDeprecated {} => Phase::Main,
+    }
+}
+
+/// When a check runs in a run with or without a time budget: the poisoned read-back runs last,
+/// after every other rule's reads, but under a budget the last phase may start after the
+/// budget has stopped all sending, so it runs in the main phase once every rule has had its
+/// first pass (see `read_back`).
+pub fn phase_for(check: &Check, budget: bool) -> Phase {
+    match check {
+        Check::CreatePoisonedReadBack {} if budget => Phase::Main,
+        _ => phase(check),
     }
 }
 

@@ -43,6 +43,10 @@ fn server_error(exchange: &Exchange, what: &str, expected: &str) -> Option<Verdi
 /// A name with a lone surrogate escape is refused (4xx) or stored; either way no 5xx, then or
 /// in the reads of the stored pet after it.
 pub fn lone_surrogate(ctx: &RuleCtx) -> Checked {
+    if ctx.run.deadline.is_some() {
+        // Under a budget (main phase): after every rule's first pass, before the budget ends.
+        ctx.wait_for_first_passes();
+    }
     let prefix = ctx.pet_name("surrogate-");
     let category = ctx.run.categories.accepted(0);
     // Written by hand: serde_json cannot hold a lone surrogate in a string.
