@@ -26,6 +26,10 @@ pub struct RecordedRequest {
     pub headers: Vec<(String, String)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// The whole body's length in bytes, when `body` keeps only its first [`BODY_KEPT`] bytes
+    /// (a rung of a size ladder kept as evidence): memory and reports stay bounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_length: Option<usize>,
 }
 
 /// Bytes of a response body's text an exchange keeps (the start; the parse is of the whole
@@ -113,6 +117,16 @@ impl Exchange {
     /// what failures keep is bounded by bytes.
     pub fn evidence(&self) -> Exchange {
         let mut copy = self.clone();
+        if let Some(body) = &mut copy.request.body
+            && body.len() > BODY_KEPT
+        {
+            copy.request.body_length = Some(body.len());
+            let mut end = BODY_KEPT;
+            while !body.is_char_boundary(end) {
+                end -= 1;
+            }
+            body.truncate(end);
+        }
         if let Some(response) = &mut copy.response
             && response.body_omitted > 0
             && response.json.take().is_some()
@@ -285,7 +299,31 @@ impl Verdict {
             exchange: Some(exchange.evidence()),
             counterexample: None,
             steps: Vec::new(),
+            class: None,
+            more: Vec::new(),
         }))
+    }
+
+    /// A failure said to belong to `class` (what went wrong, for telling distinct failures
+    /// of one rule apart).
+    pub fn in_class(self, class: impl Into<String>) -> Verdict {
+        match self {
+            Verdict::Failed(mut failure) => {
+                failure.class = Some(class.into());
+                Verdict::Failed(failure)
+            }
+            other => other,
+        }
+    }
+
+    /// The first failure with the distinct ones after it (at most [`MAX_DISTINCT_FAILURES`]
+    /// in all); `None` when there is none.
+    pub fn failed_distinct(mut failures: Vec<Failure>) -> Option<Verdict> {
+        failures.truncate(MAX_DISTINCT_FAILURES);
+        let mut failures = failures.into_iter();
+        let mut first = Box::new(failures.next()?);
+        first.more.extend(failures);
+        Some(Verdict::Failed(first))
     }
 
     /// A failure with the steps of the sequence that led to it.
@@ -330,6 +368,66 @@ pub struct Failure {
     /// For a sequence: every step of the (minimal) failing sequence, with its exchange.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<SequenceStep>,
+    /// What went wrong, as a class (the status, the statement, the class of input), when the
+    /// rule tells its failures apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    /// The rule's other distinct failures, each with its own evidence and counterexample: a
+    /// second kind of failure does not hide behind the first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more: Vec<Failure>,
+}
+
+/// `text` with each number written N, but for an HTTP status (three digits, 100 to 599).
+fn numbers_as_n(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut digits = String::new();
+    for c in text.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        if !digits.is_empty() {
+            let status =
+                digits.len() == 3 && ('1'..='5').contains(&digits.chars().next().unwrap_or('0'));
+            out.push_str(if status { &digits } else { "N" });
+            digits.clear();
+        }
+        out.push(c);
+    }
+    out.pop();
+    out
+}
+
+/// Distinct failures a rule reports at most (the first included).
+pub const MAX_DISTINCT_FAILURES: usize = 10;
+
+impl Failure {
+    /// How many distinct failures this one stands for: itself and the others.
+    pub fn distinct(&self) -> usize {
+        1 + self.more.len()
+    }
+
+    /// The class a failure is told apart by: its own, or the status seen and what was
+    /// expected, without the values it quotes (so "at most 20 pets" and "at most 25 pets",
+    /// or two names echoed wrong, are one class).
+    pub fn class_key(&self) -> String {
+        if let Some(class) = &self.class {
+            return class.clone();
+        }
+        let status = self
+            .exchange
+            .as_ref()
+            .and_then(Exchange::status)
+            .map_or("no status".to_string(), |s| s.to_string());
+        // What was expected, up to the first value it quotes (a name, a Pet, a count).
+        let expected = self
+            .expected
+            .split(['=', ':', '{', '"', '['])
+            .next()
+            .unwrap_or_default();
+        format!("{status}: {}", numbers_as_n(expected).trim())
+    }
 }
 
 /// One step of a failing sequence: what it did, and the exchange it made.
@@ -370,6 +468,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn failures_are_told_apart_by_status_and_statement_not_by_the_values_quoted() {
+        let failure = |expected: &str| Failure {
+            expected: expected.into(),
+            observed: String::new(),
+            exchange: None,
+            counterexample: None,
+            steps: Vec::new(),
+            class: None,
+            more: Vec::new(),
+        };
+        assert_eq!(
+            failure("201 (the animal was added) with the Pet").class_key(),
+            "no status: 201 (the animal was added) with the Pet"
+        );
+        assert_eq!(
+            failure("200 with at most 20 pets").class_key(),
+            failure("200 with at most 25 pets").class_key()
+        );
+        assert_eq!(
+            failure("the Pet echoes name = \"a\"").class_key(),
+            failure("the Pet echoes name = \"b\"").class_key()
+        );
+        assert_ne!(
+            failure("the Pet echoes name = 1").class_key(),
+            failure("the Pet echoes status = 1").class_key()
+        );
+        let mut first = failure("a");
+        first.more.push(failure("b"));
+        assert_eq!(first.distinct(), 2);
+        let verdict = Verdict::failed_distinct((0..12).map(|_| failure("x")).collect());
+        let Some(Verdict::Failed(kept)) = verdict else {
+            panic!("failures give a failure");
+        };
+        assert_eq!(kept.distinct(), MAX_DISTINCT_FAILURES);
+    }
+
+    #[test]
     fn curl_line_reads_the_key_from_the_environment() {
         let exchange = Exchange {
             request: RecordedRequest {
@@ -380,6 +515,7 @@ mod tests {
                     ("Content-Type".into(), "application/json".into()),
                 ],
                 body: Some(r#"{"name":"O'Brien"}"#.into()),
+                body_length: None,
             },
             response: None,
             transport_error: None,

@@ -255,7 +255,15 @@ fn rejudge_printed_exchanges(fault: Fault, seed: u64, report: &Report) -> Result
 
 /// The deep faults only varied input finds: with the default number of cases, each is caught in
 /// at least 19 of 20 seeds, and its minimal counterexample is small.
-const DEEP_FAULTS: [(&str, &str); 11] = [
+const DEEP_FAULTS: [(&str, &str); 16] = [
+    ("large-body-500", "create-pet/sizes/name-ladder"),
+    ("name-cut-at-1000", "create-pet/sizes/name-ladder"),
+    ("empty-list-null", "list-pets/status/empty-is-array"),
+    (
+        "lone-surrogate-poisons-reads",
+        "create-pet/poisoned/lone-surrogate",
+    ),
+    ("create-500-two-ways", "create-pet/valid/created"),
     ("long-name-500", "create-pet/valid/created"),
     ("non-ascii-name-altered", "create-pet/valid/round-trip"),
     ("category-id-truncated-32", "create-pet/valid/created"),
@@ -289,6 +297,15 @@ fn deep_fault_caught(fault: Fault, rule_id: &str) -> Result<(), Failed> {
             report_lines.push(format!("seed {seed}: not caught ({})", rule.verdict));
             continue;
         };
+        if fault == Fault::Create500TwoWays
+            && let Err(error) = two_ways_seen(seed, &report, rule)
+        {
+            report_lines.push(format!(
+                "seed {seed}: {}",
+                error.message().unwrap_or_default()
+            ));
+            continue;
+        }
         caught += 1;
         if let Some(example) = &failure.counterexample {
             let name = example.minimal_value.get("name").and_then(|n| n.as_str());
@@ -328,6 +345,23 @@ fn deep_fault_caught(fault: Fault, rule_id: &str) -> Result<(), Failed> {
                 }
             }
         }
+    }
+    // The faults of sizes, states and poisoned data are caught at every seed (the one that
+    // breaks a rule two ways needs a long name generated, as long-name-500 does).
+    let issue_17 = matches!(
+        fault,
+        Fault::LargeBody500
+            | Fault::NameCutAt1000
+            | Fault::EmptyListNull
+            | Fault::LoneSurrogatePoisonsReads
+    );
+    if issue_17 && caught < 20 {
+        return Err(format!(
+            "{} caught in {caught} of 20 seeds:\n{}",
+            fault.name(),
+            report_lines.join("\n")
+        )
+        .into());
     }
     if caught < 19 {
         return Err(format!(
@@ -399,6 +433,63 @@ fn class_fault_caught(fault: Fault, rule_id: &str) -> Result<(), Failed> {
     }
 }
 
+/// create-500-two-ways breaks create-pet/valid/created two ways: both are reported, each
+/// with its own minimal counterexample (a name of 256 characters; a categoryId at an end of
+/// int64), and the count says two.
+fn two_ways_seen(
+    seed: u64,
+    report: &Report,
+    rule: &petstore_conformance::report::RuleReport,
+) -> Result<(), Failed> {
+    let failures: Vec<_> = rule.failure.iter().chain(&rule.more_failures).collect();
+    // Every format shows each distinct failure after the first, with its class.
+    let markdown = petstore_conformance::report::render_markdown(report);
+    let html = petstore_conformance::report::render_html(report);
+    let junit = petstore_conformance::report::render_junit(report);
+    for more in &rule.more_failures {
+        let class = more.class.clone().unwrap_or_default();
+        let escaped = class
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+        if class.is_empty()
+            || !markdown.contains(&class)
+            || !(html.contains(&class) || html.contains(&escaped))
+            || !junit.contains("more distinct failure")
+        {
+            return Err(
+                format!("seed {seed}: the failure {class:?} is not shown in every format").into(),
+            );
+        }
+    }
+    let minimal = |f: &&petstore_conformance::report::FailureReport| {
+        f.counterexample.as_ref().map(|c| c.minimal_value.clone())
+    };
+    let long_name = failures.iter().filter_map(minimal).any(|pet| {
+        pet["name"]
+            .as_str()
+            .is_some_and(|n| n.chars().count() == 256)
+    });
+    let int64_end = failures.iter().filter_map(minimal).any(|pet| {
+        matches!(pet["categoryId"].as_i64(), Some(i64::MAX | i64::MIN))
+            && pet["name"]
+                .as_str()
+                .is_some_and(|n| n.chars().count() <= 255)
+    });
+    if !long_name || !int64_end || rule.distinct_failures as usize != failures.len() {
+        return Err(format!(
+            "seed {seed}: the two ways are not both shown ({} distinct): {:?}",
+            rule.distinct_failures,
+            failures
+                .iter()
+                .map(|f| f.class.clone().unwrap_or_default())
+                .collect::<Vec<_>>()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// A conforming-but-unusual variant raises no false alarm: no required rule fails under 10
 /// seeds, and none is inconclusive. Only the crowded store may leave rules not decidable (a
 /// created pet past the first 100 listed), and only the 422 variant fails a (recommended) rule.
@@ -420,7 +511,12 @@ fn variant_raises_no_false_alarm(variant: Variant) -> Result<(), Failed> {
             .filter(|rule| match rule.verdict {
                 VerdictKind::Failed => !allowed_failure(&rule.id),
                 VerdictKind::Inconclusive => true,
-                VerdictKind::NotDecidable => variant != Variant::CrowdedStore,
+                // Other clients' pets may leave no status empty: no empty result to judge.
+                VerdictKind::NotDecidable => {
+                    variant != Variant::CrowdedStore
+                        && !(variant == Variant::BusyStore
+                            && rule.id == "list-pets/status/empty-is-array")
+                }
                 _ => false,
             })
             .map(|rule| rule.id.clone())
@@ -520,9 +616,11 @@ fn crowded_store_conforms(seed: u64) -> Result<(), Failed> {
         if exit_code != 0 || report.conformance != Conformance::Conforms {
             return Err(format!("{what}: {:?}, exit {exit_code}", report.conformance).into());
         }
-        if report.created_pets.count + 100 > empty.created_pets.count {
+        // The population a crowded store makes unneeded is about 100 pets; on an empty store
+        // the pets the quiet-store rules made first (the name ladder's) already count toward it.
+        if report.created_pets.count + 90 > empty.created_pets.count {
             return Err(format!(
-                "{what}: created {} pets, the empty store's run {}: not 100 fewer",
+                "{what}: created {} pets, the empty store's run {}: not 90 fewer",
                 report.created_pets.count, empty.created_pets.count
             )
             .into());

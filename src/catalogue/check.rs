@@ -76,6 +76,8 @@ pub enum Check {
     // listPets (`list-pets.json`).
     /// listPets answers 200 with a Pets array.
     ListOk {},
+    /// A status filter that matches nothing answers `[]`, not `null`.
+    ListEmptyIsArray {},
     /// Without `limit`, at most `max` pets.
     ListDefaultAtMost {
         #[serde(default = "twenty", deserialize_with = "count")]
@@ -159,6 +161,19 @@ pub enum Check {
         #[serde(deserialize_with = "texts")]
         mutations: Vec<String>,
     },
+
+    /// Names of each of `lengths` characters are stored and read back byte for byte.
+    CreateNameLadder {
+        #[serde(deserialize_with = "counts")]
+        lengths: Vec<u64>,
+    },
+    /// Whole bodies of each of `sizes` bytes are stored, or refused as too large (413).
+    CreateBodyLadder {
+        #[serde(deserialize_with = "counts")]
+        sizes: Vec<u64>,
+    },
+    /// A name with a lone surrogate escape is refused or stored; reads after it never 5xx.
+    CreatePoisonedReadBack {},
 
     // Sequences (`sequences.json`).
     /// Random sequences of at most `max_steps` steps agree with a model of the store.
@@ -274,6 +289,15 @@ fn some_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String
 fn count<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
     let value = Value::deserialize(deserializer)?;
     value.as_u64().ok_or_else(|| kind("a whole number", &value))
+}
+
+/// A list of whole numbers of 0 or more.
+fn counts<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u64>, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    value
+        .as_array()
+        .and_then(|items| items.iter().map(Value::as_u64).collect())
+        .ok_or_else(|| kind("a list of whole numbers", &value))
 }
 
 /// A list of strings.

@@ -830,6 +830,7 @@ impl Client {
                 })
                 .collect(),
             body: body.map(|b| self.redactor.redact(&String::from_utf8_lossy(&b))),
+            body_length: None,
         };
         let pending = request.send();
         tokio::pin!(pending);
@@ -948,6 +949,7 @@ impl Client {
                 url,
                 headers: Vec::new(),
                 body: None,
+                body_length: None,
             },
             response: None,
             transport_error: Some(error),

@@ -285,6 +285,7 @@ mod tests {
                     url: "http://127.0.0.1:1/v1/pets".into(),
                     headers: vec![("Authorization".into(), format!("Bearer {recorded}"))],
                     body: None,
+                    body_length: None,
                 },
                 response: None,
                 transport_error: None,

@@ -85,6 +85,11 @@ pub enum Fault {
     CreateStatusNullStored,
     CreateNoBody500,
     CreateNoBody415,
+    LargeBody500,
+    NameCutAt1000,
+    EmptyListNull,
+    LoneSurrogatePoisonsReads,
+    Create500TwoWays,
 }
 
 /// A fault's name on the command line, what it does, and the rules it is meant to fail.
@@ -328,18 +333,20 @@ pub const FAULTS: &[FaultInfo] = &[
         name: "limit-ignored",
         description: "a limit in 1..100 is ignored: listPets always returns up to 20 pets",
         breaks: &[
+            "list-pets/limit/one-fills-page",
             "list-pets/limit/within-bounds",
             "list-pets/limit/minimum-accepted",
             "list-pets/limit/maximum-fills-page",
             "sequences/read-your-writes",
         ],
-        may_break: &[],
+        may_break: &["create-pet/concurrent/all-listed"],
     },
     FaultInfo {
         fault: Fault::LimitOffByOne,
         name: "limit-off-by-one",
         description: "listPets returns limit + 1 pets",
         breaks: &[
+            "list-pets/limit/one-fills-page",
             "list-pets/limit/within-bounds",
             "list-pets/limit/minimum-accepted",
             "list-pets/limit/maximum-accepted",
@@ -353,6 +360,7 @@ pub const FAULTS: &[FaultInfo] = &[
         name: "limit-minimum-refused",
         description: "limit=1 is refused with 400",
         breaks: &[
+            "list-pets/limit/one-fills-page",
             "list-pets/limit/within-bounds",
             "list-pets/limit/minimum-accepted",
             "list-pets/parameters/answered",
@@ -406,6 +414,8 @@ pub const FAULTS: &[FaultInfo] = &[
         name: "create-returns-200",
         description: "createPet answers 200 instead of 201",
         breaks: &[
+            "create-pet/sizes/body-ladder",
+            "create-pet/sizes/name-ladder",
             "create-pet/valid/created",
             "create-pet/concurrent/all-listed",
             "create-pet/concurrent/distinct-ids",
@@ -521,6 +531,7 @@ pub const FAULTS: &[FaultInfo] = &[
         name: "create-malformed-json-500",
         description: "malformed JSON makes createPet answer 500",
         breaks: &[
+            "create-pet/poisoned/lone-surrogate",
             "create-pet/invalid/malformed-json",
             "responses/no-server-error",
             "inputs/create-pet/required",
@@ -554,7 +565,12 @@ pub const FAULTS: &[FaultInfo] = &[
         ],
         // Whether a re-sent counterexample lands on a reused id depends on how many pets the
         // other rules created meanwhile: failed, or flaky when every re-send missed.
-        may_break: &["create-pet/valid/round-trip", "sequences/read-your-writes"],
+        may_break: &[
+            "get-pet/existing/returns-pet",
+            "create-pet/sizes/name-ladder",
+            "create-pet/valid/round-trip",
+            "sequences/read-your-writes",
+        ],
     },
     FaultInfo {
         fault: Fault::GetPetAltersCategory,
@@ -672,6 +688,7 @@ pub const FAULTS: &[FaultInfo] = &[
         name: "long-name-500",
         description: "a name longer than 255 characters is answered 500 (a VARCHAR(255) column)",
         breaks: &[
+            "create-pet/sizes/name-ladder",
             "create-pet/valid/created",
             "responses/no-server-error",
             "sequences/read-your-writes",
@@ -878,6 +895,7 @@ pub const FAULTS: &[FaultInfo] = &[
         name: "read-after-write-lag",
         description: "getPet reads from a replica 100 ms behind: a pet created a moment ago is not found",
         breaks: &[
+            "create-pet/sizes/name-ladder",
             "sequences/read-your-writes",
             "create-pet/valid/round-trip",
             "create-pet/concurrent/distinct-ids",
@@ -955,6 +973,58 @@ pub const FAULTS: &[FaultInfo] = &[
         description: "createPet answers 415 to a POST with neither body nor Content-Type (the contract's table names 400)",
         breaks: &["inputs/create-pet/recommended"],
         may_break: &[],
+    },
+    // Sizes, states and poisoned data (issue 17): each caught only by its ladder or state.
+    FaultInfo {
+        fault: Fault::LargeBody500,
+        name: "large-body-500",
+        description: "a request body of 16 KiB or more is answered 500 (a proxy's buffer)",
+        breaks: &[
+            "create-pet/sizes/name-ladder",
+            "create-pet/sizes/body-ladder",
+            "responses/no-server-error",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::NameCutAt1000,
+        name: "name-cut-at-1000",
+        description: "names are stored cut to 1000 characters, and answered so (a VARCHAR(1000) column, no strict mode)",
+        breaks: &["create-pet/sizes/name-ladder"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::EmptyListNull,
+        name: "empty-list-null",
+        description: "listPets answers null instead of [] when its status filter matches no pet",
+        breaks: &[
+            "list-pets/status/empty-is-array",
+            "responses/success-body/schema",
+        ],
+        may_break: &[
+            "sequences/read-your-writes",
+            "list-pets/parameters/answered",
+            "list-pets/status/filter",
+        ],
+    },
+    FaultInfo {
+        fault: Fault::LoneSurrogatePoisonsReads,
+        name: "lone-surrogate-poisons-reads",
+        description: "a name with a lone surrogate escape (\\ud800) is stored, and every read that includes the pet then answers 500",
+        breaks: &["create-pet/poisoned/lone-surrogate"],
+        may_break: &["responses/no-server-error"],
+    },
+    FaultInfo {
+        fault: Fault::Create500TwoWays,
+        name: "create-500-two-ways",
+        description: "createPet answers 500 to a name over 255 characters, and to a categoryId at either end of int64: one rule broken two distinct ways",
+        breaks: &[
+            "create-pet/valid/created",
+            "create-pet/sizes/name-ladder",
+            "responses/no-server-error",
+            "sequences/read-your-writes",
+        ],
+        may_break: &["create-pet/valid/round-trip"],
     },
 ];
 

@@ -97,7 +97,24 @@ pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Respo
             value
         })
         .collect();
+    let poisoned = shared.has(Fault::LoneSurrogatePoisonsReads)
+        && pets.iter().any(|pet| {
+            pet.get("id")
+                .and_then(Value::as_i64)
+                .is_some_and(|id| store.poisoned.contains(&id))
+        });
     drop(store);
+    if poisoned {
+        return error(
+            &shared,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "invalid UTF-16 in a stored name",
+        );
+    }
+    if pets.is_empty() && status_filter.is_some() && shared.has(Fault::EmptyListNull) {
+        return answer(&shared, StatusCode::OK, &Value::Null);
+    }
     let mut response = answer(&shared, StatusCode::OK, &pets);
     if shared.has(Fault::DeprecationOnListPets) {
         insert_deprecation(&mut response, &format!("@{DEPRECATED_SINCE_UNIX}"));
@@ -278,6 +295,23 @@ pub(super) fn new_pet(
     {
         return Err(bad("the body must be application/json"));
     }
+    if shared.has(Fault::LargeBody500) && body.len() >= 16 * 1024 {
+        return Err((
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "request body exceeds the proxy buffer".into(),
+        ));
+    }
+    let repaired;
+    let mut poisoned = false;
+    let body = if shared.has(Fault::LoneSurrogatePoisonsReads)
+        && let Some(text) = lone_surrogates_replaced(body)
+    {
+        poisoned = true;
+        repaired = text;
+        repaired.as_bytes()
+    } else {
+        body
+    };
     if body.iter().all(u8::is_ascii_whitespace) {
         if shared.has(Fault::CreateEmptyBodyAccepted) {
             return Ok(shared.insert("unnamed".into(), 0, None));
@@ -360,6 +394,19 @@ pub(super) fn new_pet(
         )));
     }
     // Storage-level faults: they act after validation, as a database would.
+    if shared.has(Fault::Create500TwoWays)
+        && (name.chars().count() > 255 || category_id == i64::MAX || category_id == i64::MIN)
+    {
+        return Err((
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "value out of range".into(),
+        ));
+    }
+    let name = if shared.has(Fault::NameCutAt1000) {
+        name.chars().take(1000).collect()
+    } else {
+        name
+    };
     if shared.has(Fault::LongName500) && name.chars().count() > 255 {
         return Err((
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -380,7 +427,11 @@ pub(super) fn new_pet(
         pet.name = name; // the answer echoes what was sent; the store keeps the altered name
         return Ok(pet);
     }
-    Ok(shared.insert(name, stored_category, status))
+    let pet = shared.insert(name, stored_category, status);
+    if poisoned {
+        shared.store().poisoned.insert(pet.id);
+    }
+    Ok(pet)
 }
 
 /// The categories that exist under the known-categories variant.
@@ -455,7 +506,17 @@ pub(super) async fn get_pet(State(shared): State<AppState>, uri: Uri) -> Respons
                 .find(|pet| pet.id == id && !lagging)
                 .cloned();
             drop(store);
+            let poisoned = shared.has(Fault::LoneSurrogatePoisonsReads)
+                && found
+                    .as_ref()
+                    .is_some_and(|pet| shared.store().poisoned.contains(&pet.id));
             match found {
+                Some(_) if poisoned => error(
+                    &shared,
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "invalid UTF-16 in a stored name",
+                ),
                 Some(mut pet) => {
                     if shared.has(Fault::GetPetAltersCategory) {
                         pet.category_id = 0;

@@ -19,6 +19,8 @@ pub(super) struct Store {
     pub(super) next_id: i64,
     /// When each pet was stored, kept only under the read-after-write-lag fault.
     pub(super) stored_at: std::collections::HashMap<i64, std::time::Instant>,
+    /// Pets stored from a lone surrogate escape, under the lone-surrogate-poisons-reads fault.
+    pub(super) poisoned: std::collections::HashSet<i64>,
 }
 
 /// Pets of other clients in the crowded store.
@@ -138,3 +140,58 @@ impl Shared {
 }
 
 pub(super) type AppState = Arc<Shared>;
+
+/// The body with each lone surrogate escape (`\ud800` not part of a pair) replaced by
+/// `\ufffd`, as a lenient parser stores it; `None` when it holds none.
+pub(super) fn lone_surrogates_replaced(body: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(body).ok()?;
+    let unit = |at: usize| -> Option<u16> {
+        let escape = text.get(at..at + 6)?;
+        let hex = escape.strip_prefix("\\u")?;
+        u16::from_str_radix(hex, 16).ok()
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut found = false;
+    let mut at = 0;
+    while at < text.len() {
+        match unit(at) {
+            Some(0xD800..=0xDBFF)
+                if unit(at + 6).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low)) =>
+            {
+                out.push_str(&text[at..at + 12]);
+                at += 12;
+            }
+            Some(0xD800..=0xDFFF) => {
+                out.push_str("\\ufffd");
+                found = true;
+                at += 6;
+            }
+            _ => {
+                let c = text[at..].chars().next()?;
+                out.push(c);
+                at += c.len_utf8();
+            }
+        }
+    }
+    found.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lone_surrogates_replaced;
+
+    #[test]
+    fn a_lone_surrogate_escape_is_replaced_and_a_pair_is_kept() {
+        let lone = br#"{"name":"a\ud800b","categoryId":1}"#;
+        assert_eq!(
+            lone_surrogates_replaced(lone).as_deref(),
+            Some(r#"{"name":"a\ufffdb","categoryId":1}"#)
+        );
+        assert_eq!(
+            lone_surrogates_replaced(br#"{"name":"\ud83d\udc15"}"#),
+            None
+        );
+        assert!(lone_surrogates_replaced(br#"{"name":"\udc15x"}"#).is_some());
+        assert_eq!(lone_surrogates_replaced(br#"{"name":"plain"}"#), None);
+    }
+}

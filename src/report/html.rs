@@ -475,7 +475,10 @@ fn rule_section(out: &mut String, rule: &RuleReport) {
         }
         let _ = writeln!(out, "<p class=\"known-failure\">{text}.</p>");
     }
-    if let Some(failure) = &rule.failure {
+    for (heading, failure) in super::distinct::each(rule) {
+        if let Some(heading) = heading {
+            let _ = writeln!(out, "<h4 class=\"distinct\">{}</h4>", escape(&heading));
+        }
         failure_details(out, failure);
     }
     let _ = writeln!(out, "</section>");

@@ -41,19 +41,21 @@ pub fn render(report: &Report) -> String {
             _ => TestCaseStatus::skipped(),
         };
         let message = match (&rule.failure, &rule.reason) {
-            (Some(failure), _) => Some(format!(
-                "{}{}: {}",
-                match (rule.gated, &rule.known_failure) {
-                    (true, _) => String::new(),
-                    (false, Some(known)) if rule.verdict == VerdictKind::KnownFailure => {
-                        format!("WARNING known failure, not gated ({}): ", known.reason)
-                    }
-                    (false, _) =>
-                        format!("WARNING {} rule failed, not gated: ", rule.level.as_str()),
-                },
-                rule.id,
-                failure.message()
-            )),
+            (Some(failure), _) => Some(
+                format!(
+                    "{}{}: {}",
+                    match (rule.gated, &rule.known_failure) {
+                        (true, _) => String::new(),
+                        (false, Some(known)) if rule.verdict == VerdictKind::KnownFailure => {
+                            format!("WARNING known failure, not gated ({}): ", known.reason)
+                        }
+                        (false, _) =>
+                            format!("WARNING {} rule failed, not gated: ", rule.level.as_str()),
+                    },
+                    rule.id,
+                    failure.message()
+                ) + &super::distinct::count_suffix(rule),
+            ),
             (None, Some(reason)) => Some(format!("{}: {reason}", rule.verdict)),
             (None, None) => None,
         };
@@ -72,6 +74,7 @@ pub fn render(report: &Report) -> String {
             for step in &failure.steps {
                 text.push_str(&format!("step {}: {}\n", step.what, step.curl));
             }
+            text.push_str(&super::distinct::junit_lines(rule));
             description = Some(text);
         }
         let mut system_out = None;

@@ -120,7 +120,13 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(out, "|---|---|---|---|");
     for rule in report.rules_failures_first() {
         let seen = match (&rule.failure, &rule.reason) {
-            (Some(failure), _) => failure.message(),
+            (Some(failure), _) => {
+                format!(
+                    "{}{}",
+                    failure.message(),
+                    super::distinct::count_suffix(rule)
+                )
+            }
             (None, Some(reason)) => reason.clone(),
             (None, None) => format!("{} case(s)", rule.cases_run),
         };
@@ -156,25 +162,11 @@ pub fn render(report: &Report) -> String {
                 "> {}: \"{}\"\n",
                 rule.citation.section, rule.citation.quote
             );
-            if let Some(example) = &failure.counterexample {
-                let _ = writeln!(
-                    out,
-                    "Minimal case ({} shrink steps): {}  \nFirst failing case: {}\n",
-                    example.shrink_steps, example.minimal, example.original
-                );
-            }
-            if failure.steps.is_empty() {
-                if let Some(curl) = &failure.curl {
-                    let _ = writeln!(out, "```sh\n{curl}\n```\n");
-                }
-            } else {
-                let _ = writeln!(out, "The minimal sequence, step by step:\n");
-                for step in &failure.steps {
-                    let status = step.status.map_or("no answer".into(), |s| s.to_string());
-                    let _ = writeln!(out, "- {} → {status}", step.what);
-                }
-                let lines: Vec<&str> = failure.steps.iter().map(|s| s.curl.as_str()).collect();
-                let _ = writeln!(out, "\n```sh\n{}\n```\n", lines.join("\n"));
+            reproduce(&mut out, failure);
+            for (n, more) in rule.more_failures.iter().enumerate() {
+                let heading = super::distinct::heading(rule, n + 1, more);
+                let _ = writeln!(out, "#### {heading}\n\n{}\n", more.message());
+                reproduce(&mut out, more);
             }
         }
     }
@@ -193,4 +185,28 @@ pub fn render(report: &Report) -> String {
     }
     super::coverage::markdown(&mut out, &report.request_coverage);
     out
+}
+
+/// The minimal case and the curl lines (or the steps) that replay one failure.
+fn reproduce(out: &mut String, failure: &super::FailureReport) {
+    if let Some(example) = &failure.counterexample {
+        let _ = writeln!(
+            out,
+            "Minimal case ({} shrink steps): {}  \nFirst failing case: {}\n",
+            example.shrink_steps, example.minimal, example.original
+        );
+    }
+    if failure.steps.is_empty() {
+        if let Some(curl) = &failure.curl {
+            let _ = writeln!(out, "```sh\n{curl}\n```\n");
+        }
+    } else {
+        let _ = writeln!(out, "The minimal sequence, step by step:\n");
+        for step in &failure.steps {
+            let status = step.status.map_or("no answer".into(), |s| s.to_string());
+            let _ = writeln!(out, "- {} → {status}", step.what);
+        }
+        let lines: Vec<&str> = failure.steps.iter().map(|s| s.curl.as_str()).collect();
+        let _ = writeln!(out, "\n```sh\n{}\n```\n", lines.join("\n"));
+    }
 }

@@ -4,6 +4,7 @@ pub mod attestation;
 mod citation;
 pub mod compare;
 pub mod coverage;
+mod distinct;
 mod html;
 mod json;
 mod junit;
@@ -277,10 +278,19 @@ pub struct RuleReport {
     pub duration_ms: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureReport>,
+    /// How many distinct failures the rule found (`failure` and `more_failures`), at most 10.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub distinct_failures: u32,
+    /// The rule's distinct failures after the first (`failure`), each with its own evidence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_failures: Vec<FailureReport>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FailureReport {
+    /// What went wrong, as the class that tells this failure from the rule's others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
     pub expected: String,
     pub observed: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -302,6 +312,36 @@ pub struct FailureReport {
 }
 
 impl FailureReport {
+    pub fn of(failure: &crate::outcome::Failure, key_env: &str) -> FailureReport {
+        FailureReport {
+            class: failure.class.clone(),
+            expected: failure.expected.clone(),
+            observed: failure.observed.clone(),
+            request: failure.exchange.as_ref().map(|e| e.request.clone()),
+            response: failure
+                .exchange
+                .as_ref()
+                .and_then(|e| e.response.clone())
+                .map(excerpt),
+            transport_error: failure
+                .exchange
+                .as_ref()
+                .and_then(|e| e.transport_error.clone()),
+            throttled: failure.exchange.as_ref().and_then(|e| e.throttled),
+            curl: failure.exchange.as_ref().map(|e| e.curl(key_env)),
+            counterexample: failure.counterexample.clone(),
+            steps: failure
+                .steps
+                .iter()
+                .map(|step| StepReport {
+                    what: step.what.clone(),
+                    status: step.exchange.status(),
+                    curl: step.exchange.curl(key_env),
+                })
+                .collect(),
+        }
+    }
+
     /// "expected ...; observed ...", worded as the terminal words it.
     pub fn message(&self) -> String {
         crate::outcome::failure_message(&self.expected, &self.observed)
@@ -326,34 +366,20 @@ impl RuleReport {
         duration_ms: u64,
         key_env: &str,
     ) -> RuleReport {
-        let failure = match verdict {
-            Verdict::Failed(failure) => Some(FailureReport {
-                expected: failure.expected.clone(),
-                observed: failure.observed.clone(),
-                request: failure.exchange.as_ref().map(|e| e.request.clone()),
-                response: failure
-                    .exchange
-                    .as_ref()
-                    .and_then(|e| e.response.clone())
-                    .map(excerpt),
-                transport_error: failure
-                    .exchange
-                    .as_ref()
-                    .and_then(|e| e.transport_error.clone()),
-                throttled: failure.exchange.as_ref().and_then(|e| e.throttled),
-                curl: failure.exchange.as_ref().map(|e| e.curl(key_env)),
-                counterexample: failure.counterexample.clone(),
-                steps: failure
-                    .steps
+        let (failure, more_failures) = match verdict {
+            Verdict::Failed(failure) => (
+                Some(FailureReport::of(failure, key_env)),
+                failure
+                    .more
                     .iter()
-                    .map(|step| StepReport {
-                        what: step.what.clone(),
-                        status: step.exchange.status(),
-                        curl: step.exchange.curl(key_env),
-                    })
+                    .map(|more| FailureReport::of(more, key_env))
                     .collect(),
-            }),
-            _ => None,
+            ),
+            _ => (None, Vec::new()),
+        };
+        let distinct_failures = match verdict {
+            Verdict::Failed(failure) => u32::try_from(failure.distinct()).unwrap_or(u32::MAX),
+            _ => 0,
         };
         let reason = match verdict {
             Verdict::Inconclusive { reason }
@@ -377,6 +403,8 @@ impl RuleReport {
             transport_cuts: 0,
             duration_ms,
             failure,
+            distinct_failures,
+            more_failures,
         }
     }
 }

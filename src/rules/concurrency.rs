@@ -90,6 +90,8 @@ pub fn distinct_ids(ctx: &RuleCtx, clients: u64, rounds: u64) -> Checked {
 /// least crowded status's. Nothing is created when no listing has room.
 pub fn all_listed(ctx: &RuleCtx, clients: u64) -> Checked {
     let status = listing_room(ctx, clients as usize)?;
+    // Its pets take every status: the store's empty states are looked at before.
+    ctx.run.fixtures.first_status_pages(ctx);
     let created = create_at_once(ctx, clients, 0, status)?;
     let mut spec = RequestSpec::get("/pets").query("limit", "100");
     if let Some(status) = status {

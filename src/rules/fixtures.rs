@@ -156,6 +156,9 @@ pub struct Fixtures {
     first_page: Mutex<Option<Option<Vec<i64>>>>,
     /// On a crowded store: where its ids grow, found once, before any refused request.
     frontiers: Mutex<Option<Result<Vec<Frontier>, Verdict>>>,
+    /// Each status's first page, asked before any rule of the run stores a pet with a
+    /// status: where an empty result shows (list-pets/status/empty-is-array).
+    first_status_pages: Mutex<Option<Vec<Exchange>>>,
 }
 
 impl Fixtures {
@@ -164,6 +167,23 @@ impl Fixtures {
             created,
             ..Fixtures::default()
         }
+    }
+
+    /// Each status's first page (`status_pages`) as the store was before the run stored a pet
+    /// with a status: the first rule to ask sends them, a rule about to store such pets asks
+    /// first (it waits at most for the answers in flight).
+    pub fn first_status_pages(&self, ctx: &RuleCtx) -> Vec<Exchange> {
+        let mut slot = self
+            .first_status_pages
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        slot.get_or_insert_with(|| {
+            ctx.send_all(&status_pages())
+                .iter()
+                .map(Exchange::evidence)
+                .collect()
+        })
+        .clone()
     }
 
     /// Records a pet the target says it created (any 2xx to POST /pets with an id).

@@ -15,9 +15,11 @@ pub mod inputs;
 mod list_pets;
 mod parameters;
 mod property;
+mod read_back;
 pub mod responses;
 pub mod run;
 mod sequences;
+mod sizes;
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -113,7 +115,7 @@ impl<'r> RuleCtx<'r> {
     /// This rule's first pass is over: it finished, or, under a time budget, judged its first
     /// batch of cases. Counted once.
     pub fn end_first_pass(&self) {
-        if phase(&self.rule.check) != Phase::Last
+        if phase_for(&self.rule.check, self.run.deadline.is_some()) != Phase::Last
             && !self.first_pass_over.swap(true, Ordering::Relaxed)
         {
             let _ = self.run.first_pass_left.fetch_update(
@@ -130,7 +132,7 @@ impl<'r> RuleCtx<'r> {
     /// the quiet-store phase does not wait: the main phase only starts after it.
     pub fn wait_for_first_passes(&self) {
         self.end_first_pass();
-        if phase(&self.rule.check) == Phase::QuietStore {
+        if phase_for(&self.rule.check, self.run.deadline.is_some()) == Phase::QuietStore {
             return;
         }
         while self.run.first_pass_left.load(Ordering::Relaxed) > 0
@@ -180,13 +182,17 @@ pub fn phase(check: &Check) -> Phase {
         Check::AuthRefusedCreateStoresNothing {}
         | Check::CreateRefused { .. }
         | Check::CreateTypeConfusionStoresNothing {}
-        | Check::CreateConcurrentAllListed { .. } => Phase::QuietStore,
+        | Check::CreateConcurrentAllListed { .. }
+        | Check::CreateNameLadder { .. }
+        | Check::ListEmptyIsArray {} => Phase::QuietStore,
         Check::ResponsesJsonContentType {}
         | Check::ResponsesErrorBody {}
         | Check::ResponsesNoServerError {}
         | Check::ResponsesSuccessSchema {}
         | Check::ResponsesDeprecationGetPetOnly {}
-        | Check::ResponsesOutsideNoServerError {} => Phase::Last,
+        | Check::ResponsesOutsideNoServerError {}
+        // A pet it stores may break every read that shows it: after the other rules' reads.
+        | Check::CreatePoisonedReadBack {} => Phase::Last,
         Check::AuthRefused { .. }
         | Check::AuthAccepted { .. }
         | Check::AuthNearMissRefused { .. }
@@ -210,6 +216,7 @@ pub fn phase(check: &Check) -> Phase {
         | Check::CreateTypeConfusion {}
         | Check::CreateConcurrentDistinctIds { .. }
         | Check::CreateInvalidValues400 { .. }
+        | Check::CreateBodyLadder { .. }
         | Check::SequencesReadYourWrites { .. }
         | Check::GetExisting {}
         | Check::GetUnknown {}
@@ -222,6 +229,17 @@ pub fn phase(check: &Check) -> Phase {
         | Check::SuccessorLink {}
         | Check::NotDeprecated {}
         | Check::InputsWalk {} => Phase::Main,
+    }
+}
+
+/// When a check runs in a run with or without a time budget: the poisoned read-back runs last,
+/// after every other rule's reads, but under a budget the last phase may start after the
+/// budget has stopped all sending, so it runs in the main phase once every rule has had its
+/// first pass (see `read_back`).
+pub fn phase_for(check: &Check, budget: bool) -> Phase {
+    match check {
+        Check::CreatePoisonedReadBack {} if budget => Phase::Main,
+        _ => phase(check),
     }
 }
 
@@ -250,6 +268,10 @@ pub fn run(ctx: &RuleCtx) -> Checked {
         Check::ParametersAnswered {} => parameters::answered(ctx),
         Check::ParametersRefused {} => parameters::refused(ctx),
         Check::ListOk {} => list_pets::ok(ctx),
+        Check::ListEmptyIsArray {} => list_pets::empty_is_array(ctx),
+        Check::CreateNameLadder { lengths } => sizes::name_ladder(ctx, lengths),
+        Check::CreateBodyLadder { sizes } => sizes::body_ladder(ctx, sizes),
+        Check::CreatePoisonedReadBack {} => read_back::lone_surrogate(ctx),
         Check::ListDefaultAtMost { max } => list_pets::default_at_most(ctx, *max),
         Check::ListLimitProperty {} => list_pets::limit_property(ctx),
         Check::ListLimitAccepted { limit } => list_pets::limit_accepted(ctx, limit),
@@ -310,6 +332,38 @@ pub fn evaluate(ctx: &RuleCtx) -> Verdict {
 /// absence of evidence, so inconclusive.
 fn judge(ctx: &RuleCtx) -> Verdict {
     match check(ctx) {
+        // Distinct failures: each must stand on its own evidence; one that does not is
+        // dropped, and the first that does leads.
+        Verdict::Failed(mut failure) if !failure.more.is_empty() => {
+            let more = std::mem::take(&mut failure.more);
+            let all: Vec<Failure> = std::iter::once(*failure).chain(more).collect();
+            let (shown, unshown): (Vec<_>, Vec<_>) = all
+                .into_iter()
+                .partition(|f| evidenced(&Verdict::Failed(Box::new(f.clone()))));
+            match Verdict::failed_distinct(shown) {
+                Some(verdict) => verdict,
+                None => judge_one(
+                    unshown
+                        .into_iter()
+                        .next()
+                        .map(|f| Verdict::Failed(Box::new(f))),
+                ),
+            }
+        }
+        verdict => judge_one(Some(verdict)),
+    }
+}
+
+/// A failure whose evidence [`judge_one`] leaves as it is.
+fn evidenced(verdict: &Verdict) -> bool {
+    matches!(judge_one(Some(verdict.clone())), Verdict::Failed(_))
+}
+
+fn judge_one(verdict: Option<Verdict>) -> Verdict {
+    let Some(verdict) = verdict else {
+        return Verdict::inconclusive("no failure shown");
+    };
+    match verdict {
         Verdict::Failed(failure)
             if failure
                 .exchange

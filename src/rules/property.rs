@@ -11,6 +11,7 @@
 //! `--concurrency 1` sends them in exactly that order. Shrinking is a chain of dependent
 //! requests and stays sequential.
 
+use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,7 +25,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{Checked, Failure, RuleCtx, Verdict};
-use crate::outcome::{CasePhase, Counterexample};
+use crate::outcome::{CasePhase, Counterexample, MAX_DISTINCT_FAILURES};
 
 /// Shrinking stops after this many steps; each step is one or two requests.
 const MAX_SHRINK_STEPS: u32 = 1024;
@@ -174,6 +175,9 @@ fn shrink<T>(
     failure: Box<Failure>,
     case: &impl Fn(&T) -> Checked,
 ) -> (T, Box<Failure>, u32) {
+    // A simpler value counts as still failing only the same way: shrinking one distinct
+    // failure must not wander into another.
+    let key = failure.class_key();
     let mut minimal = (tree.current(), failure);
     let mut steps = 0;
     if !tree.simplify() {
@@ -184,7 +188,7 @@ fn shrink<T>(
         steps += 1;
         ctx.case_done();
         match case(&value) {
-            Err(Verdict::Failed(failure)) => {
+            Err(Verdict::Failed(failure)) if failure.class_key() == key => {
                 minimal = (value, failure);
                 if !tree.simplify() {
                     break;
@@ -200,8 +204,118 @@ fn shrink<T>(
     (minimal.0, minimal.1, steps)
 }
 
+/// The class of a case's input, from its value as data: which of its strings are empty,
+/// long, non-ASCII or hold what JSON escapes, which numbers are negative or past 32 bits,
+/// which values are null. Two failures with the same answer but inputs of different classes
+/// are told apart (a 500 on long names, another on negative categories).
+pub fn input_class(value: &Value) -> BTreeSet<String> {
+    fn walk(value: &Value, path: &str, out: &mut BTreeSet<String>) {
+        let at = if path.is_empty() { "value" } else { path };
+        match value {
+            Value::Object(fields) => {
+                for (key, field) in fields {
+                    let path = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    walk(field, &path, out);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| walk(item, path, out)),
+            Value::String(text) => {
+                let length = text.chars().count();
+                if length == 0 {
+                    out.insert(format!("empty {at}"));
+                }
+                if length > 255 {
+                    out.insert(format!("{at} over 255 characters"));
+                }
+                if !text.is_ascii() {
+                    out.insert(format!("non-ASCII {at}"));
+                }
+                if text
+                    .chars()
+                    .any(|c| c.is_control() || c == '"' || c == '\\')
+                {
+                    out.insert(format!("{at} with characters JSON escapes"));
+                }
+            }
+            Value::Number(number) => match number.as_i64() {
+                Some(n) if i32::try_from(n).is_err() => {
+                    out.insert(format!("{at} past 32 bits"));
+                }
+                Some(n) if n < 0 => {
+                    out.insert(format!("negative {at}"));
+                }
+                Some(_) => {}
+                None => {
+                    out.insert(format!("{at} not an int64"));
+                }
+            },
+            Value::Null => {
+                out.insert(format!("null {at}"));
+            }
+            Value::Bool(_) => {}
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(value, "", &mut out);
+    out
+}
+
+fn class_name(key: &str, input: &BTreeSet<String>) -> String {
+    if input.is_empty() {
+        return key.to_string();
+    }
+    let input: Vec<&str> = input.iter().map(String::as_str).collect();
+    format!("{key}; input: {}", input.join(", "))
+}
+
+/// The distinct failures of a rule, by class, each with its own counterexample.
+#[derive(Default)]
+struct Distinct {
+    /// (answer key, input class, failure), in the order found.
+    found: Vec<(String, BTreeSet<String>, Box<Failure>)>,
+    /// Failing generated cases shrunk so far: each costs a chain of requests.
+    shrunk: usize,
+}
+
+impl Distinct {
+    fn full(&self) -> bool {
+        self.found.len() >= MAX_DISTINCT_FAILURES
+    }
+
+    /// A failure like one already found: the same answer, and an input of that class or
+    /// more (a long non-ASCII name failing as a long name did). A failure found on plain
+    /// input covers every input that gets the same answer: the input did not matter.
+    fn covers(&self, key: &str, input: &BTreeSet<String>) -> bool {
+        self.found
+            .iter()
+            .any(|(k, found, _)| k == key && found.is_subset(input))
+    }
+
+    fn has(&self, key: &str, input: &BTreeSet<String>) -> bool {
+        self.found
+            .iter()
+            .any(|(k, found, _)| k == key && found == input)
+    }
+
+    fn add(&mut self, key: String, input: BTreeSet<String>, mut failure: Box<Failure>) {
+        failure.class = Some(class_name(&key, &input));
+        self.found.push((key, input, failure));
+    }
+
+    fn into_failures(self) -> Vec<Failure> {
+        self.found.into_iter().map(|(_, _, f)| *f).collect()
+    }
+}
+
 /// Runs `case` on the rule's saved regressions, on every boundary value, then on generated
-/// values until `ctx.run.cases` have run or the run's time budget is spent.
+/// values until `ctx.run.cases` have run or the run's time budget is spent. Every distinct
+/// failure (another answer, or an input of another class) is kept with its own shrunk
+/// counterexample, up to [`MAX_DISTINCT_FAILURES`]; the first generated one comes first, as
+/// the one failure reported before there were several.
 pub fn check_all<T, S>(
     ctx: &RuleCtx,
     boundary: Vec<T>,
@@ -213,6 +327,7 @@ where
     T: Clone + Debug + Serialize + DeserializeOwned + Send + Sync,
     S: Strategy<Value = T>,
 {
+    let as_data = |value: &T| serde_json::to_value(value).unwrap_or(Value::Null);
     let regressions: Vec<T> = ctx
         .run
         .regressions_for(&ctx.rule.id)
@@ -229,7 +344,7 @@ where
         )
         .collect();
     let pinned_values: Vec<T> = pinned.iter().map(|(_, value)| value.clone()).collect();
-    let mut pinned_failure: Option<Verdict> = None;
+    let mut pinned_failures = Distinct::default();
     // A pinned value that failed once and passed when sent again.
     let mut pinned_flaky: Option<Verdict> = None;
     let mut last_undecided: Option<String> = None;
@@ -240,23 +355,29 @@ where
             Ok(()) => decided += 1,
             Err(Verdict::Failed(failure)) => {
                 decided += 1;
-                if pinned_failure.is_none() {
-                    let description = describe(value);
-                    match confirm(ctx, value, &description, failure, &case) {
-                        Ok(failure) => {
-                            let data = serde_json::to_value(value).unwrap_or(Value::Null);
-                            pinned_failure = Some(with_counterexample(
-                                failure,
-                                description.clone(),
-                                description,
-                                data,
-                                0,
-                                *phase,
-                            ));
-                        }
-                        Err(flaky) => {
-                            pinned_flaky.get_or_insert(flaky);
-                        }
+                let key = failure.class_key();
+                let data = as_data(value);
+                let input = input_class(&data);
+                if pinned_failures.full() || pinned_failures.has(&key, &input) {
+                    continue;
+                }
+                let description = describe(value);
+                match confirm(ctx, value, &description, failure, &case) {
+                    Ok(failure) => {
+                        let Verdict::Failed(failure) = with_counterexample(
+                            failure,
+                            description.clone(),
+                            description,
+                            data,
+                            0,
+                            *phase,
+                        ) else {
+                            continue;
+                        };
+                        pinned_failures.add(key, input, failure);
+                    }
+                    Err(flaky) => {
+                        pinned_flaky.get_or_insert(flaky);
                     }
                 }
             }
@@ -286,8 +407,10 @@ where
         },
         rng_for(ctx.seed),
     );
+    let mut generated = Distinct::default();
+    let mut generated_flaky: Option<Verdict> = None;
     let mut done = 0u32;
-    while done < total {
+    'cases: while done < total {
         if ctx
             .run
             .deadline
@@ -325,13 +448,13 @@ where
             let values: Vec<T> = trees.iter().map(ValueTree::current).collect();
             let verdicts = judge_all(ctx, &values, &case);
             wanted = 0;
-            let mut first_failure = None;
+            let mut failing = Vec::new();
             for (index, verdict) in verdicts.into_iter().enumerate() {
                 match verdict {
                     Ok(()) => decided += 1,
                     Err(Verdict::Failed(failure)) => {
                         decided += 1;
-                        first_failure.get_or_insert((index, failure));
+                        failing.push((index, failure));
                     }
                     Err(other) => {
                         rejects += 1;
@@ -340,24 +463,44 @@ where
                     }
                 }
             }
-            if let Some((index, failure)) = first_failure {
-                let original = describe(&values[index]);
-                let tree = trees.swap_remove(index);
-                let (minimal, failure, steps) = shrink(ctx, tree, failure, &case);
-                let failure = match confirm(ctx, &minimal, &describe(&minimal), failure, &case) {
-                    Ok(failure) => failure,
-                    // Not reproduced: a failure found among the pinned values still stands.
-                    Err(flaky) => return Err(pinned_failure.unwrap_or(flaky)),
+            let mut trees: Vec<Option<S::Tree>> = trees.into_iter().map(Some).collect();
+            for (index, failure) in failing {
+                let key = failure.class_key();
+                if generated.full() || generated.shrunk >= MAX_DISTINCT_FAILURES {
+                    break;
+                }
+                if generated.covers(&key, &input_class(&as_data(&values[index]))) {
+                    continue; // most likely the failure already found, on a richer input
+                }
+                let Some(tree) = trees[index].take() else {
+                    continue;
                 };
-                let data = serde_json::to_value(&minimal).unwrap_or(Value::Null);
-                return Err(with_counterexample(
-                    failure,
-                    original,
-                    describe(&minimal),
-                    data,
-                    steps,
-                    CasePhase::Generated,
-                ));
+                generated.shrunk += 1;
+                let original = describe(&values[index]);
+                let (minimal, failure, steps) = shrink(ctx, tree, failure, &case);
+                let data = as_data(&minimal);
+                let input = input_class(&data);
+                if generated.has(&key, &input) {
+                    continue;
+                }
+                match confirm(ctx, &minimal, &describe(&minimal), failure, &case) {
+                    Ok(failure) => {
+                        if let Verdict::Failed(failure) = with_counterexample(
+                            failure,
+                            original,
+                            describe(&minimal),
+                            data,
+                            steps,
+                            CasePhase::Generated,
+                        ) {
+                            generated.add(key, input, failure);
+                        }
+                    }
+                    // Not reproduced: another failure, found or to be found, still stands.
+                    Err(flaky) => {
+                        generated_flaky.get_or_insert(flaky);
+                    }
+                }
             }
             // Past the budget, cases left undecided (not sent, or cut off) are not replaced:
             // the budget ended them, not the target.
@@ -366,23 +509,37 @@ where
                 .deadline
                 .is_some_and(|deadline| Instant::now() >= deadline);
             if past_budget {
-                done = total;
-                break;
+                break 'cases;
             }
             if rejects > max_rejects {
-                if pinned_failure.is_none() {
+                if pinned_failures.found.is_empty() && generated.found.is_empty() {
                     return Err(Verdict::inconclusive(format!(
                         "too many generated cases could not be decided ({rejects}); last: {}",
                         last_undecided.unwrap_or_default()
                     )));
                 }
-                done = total;
-                break;
+                break 'cases;
             }
         }
     }
-    if let Some(failure) = pinned_failure.or(pinned_flaky) {
-        return Err(failure);
+    // The first generated failure first (as before distinct failures were kept), then the
+    // others, then the pinned ones of a class not found by generation.
+    let mut failures = generated.found;
+    for (key, input, failure) in pinned_failures.found {
+        if !failures.iter().any(|(k, i, _)| *k == key && *i == input) {
+            failures.push((key, input, failure));
+        }
+    }
+    let failures = Distinct {
+        found: failures,
+        shrunk: 0,
+    }
+    .into_failures();
+    if let Some(verdict) = Verdict::failed_distinct(failures) {
+        return Err(verdict);
+    }
+    if let Some(flaky) = generated_flaky.or(pinned_flaky) {
+        return Err(flaky);
     }
     if decided == 0 && (undecided > 0 || rejects > 0) {
         return Err(Verdict::inconclusive(format!(

@@ -362,6 +362,7 @@ mod tests {
                 url: format!("http://x/v1{path}"),
                 headers: Vec::new(),
                 body: None,
+                body_length: None,
             },
             response: Some(RecordedResponse {
                 version: "HTTP/1.1".into(),

@@ -57,6 +57,11 @@ pub fn recorded_request(report: &Report, rule_id: &str) -> Result<RequestSpec, R
             .map(|(_, v)| v.clone())
     };
     let credential = header("authorization").map_or(Credential::Missing, Credential::Recorded);
+    if let Some(length) = request.body_length {
+        return Err(config(format!(
+            "rule {rule_id:?}: the report keeps only the first 64 KiB of its {length}-byte request body; the failure's class and minimal case say what was sent"
+        )));
+    }
     let body = match &request.body {
         Some(text) => Body::Raw {
             content_type: header("content-type"),

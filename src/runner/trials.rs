@@ -82,7 +82,7 @@ pub(super) fn run_trials(
         .iter()
         .enumerate()
         .map(|(index, rule)| {
-            let phase = rules::phase(&rule.check);
+            let phase = rules::phase_for(&rule.check, run.deadline.is_some());
             (index, rule, phase)
         })
         .collect();

@@ -206,16 +206,7 @@ impl Redactor {
         match verdict {
             Verdict::Passed => Verdict::Passed,
             Verdict::Failed(mut failure) => {
-                failure.expected = self.redact(&failure.expected);
-                failure.observed = self.redact(&failure.observed);
-                if let Some(example) = &mut failure.counterexample {
-                    example.original = self.redact(&example.original);
-                    example.minimal = self.redact(&example.minimal);
-                    example.minimal_value = self.redact_json(&example.minimal_value);
-                }
-                for step in &mut failure.steps {
-                    step.what = self.redact(&step.what);
-                }
+                self.redact_failure(&mut failure);
                 Verdict::Failed(failure)
             }
             Verdict::Inconclusive { reason } => Verdict::inconclusive(self.redact(&reason)),
@@ -262,6 +253,24 @@ impl Redactor {
         let quoted = serde_json::to_string(&redacted).ok()?;
         let unclosed = quoted.strip_suffix('"').unwrap_or(&quoted);
         Some(format!("{}{unclosed}", &text[..start]))
+    }
+
+    /// A failure's texts, and those of the distinct failures it carries.
+    fn redact_failure(&self, failure: &mut crate::outcome::Failure) {
+        failure.expected = self.redact(&failure.expected);
+        failure.observed = self.redact(&failure.observed);
+        failure.class = failure.class.as_deref().map(|class| self.redact(class));
+        if let Some(example) = &mut failure.counterexample {
+            example.original = self.redact(&example.original);
+            example.minimal = self.redact(&example.minimal);
+            example.minimal_value = self.redact_json(&example.minimal_value);
+        }
+        for step in &mut failure.steps {
+            step.what = self.redact(&step.what);
+        }
+        for more in &mut failure.more {
+            self.redact_failure(more);
+        }
     }
 
     /// Redacts inside every JSON string literal of `text` (valid JSON or not) whose decoded

@@ -1,0 +1,142 @@
+//! Read-back of poisoned data: what createPet stored must not break the reads after it.
+//!
+//! A name holding a lone surrogate escape (`"\ud800"`) is well-formed JSON text (RFC 8259
+//! section 7 lets an escape name any code unit), but not Unicode text: section 8.2 leaves the
+//! behaviour of software receiving it unpredictable, and I-JSON (RFC 7493) forbids it. The
+//! contract's `name` is "free text", so a store may refuse the body (a 4xx: 400 is the
+//! contract's answer to invalid values) or store the name, repaired or as it is. Neither
+//! reading lets it answer 5xx, then or afterwards: listPets answers 200 or 401, getPet 200,
+//! 401 or 404. This rule runs last, so a store that a poisoned pet breaks does not take the
+//! other rules' reads down with it.
+
+use super::{Checked, RuleCtx, Verdict};
+use crate::generation::request::{Body, RequestSpec};
+use crate::outcome::Exchange;
+
+/// The id in a createPet answer, read from the text: a body that echoes the lone surrogate is
+/// not JSON a strict parser takes, but its id is still there.
+fn id_in(exchange: &Exchange) -> Option<i64> {
+    if let Some(id) = exchange.json().and_then(super::expect::pet_id) {
+        return Some(id);
+    }
+    let body = &exchange.response.as_ref()?.body;
+    let at = body.find("\"id\"")? + 4;
+    let rest = body[at..].trim_start().strip_prefix(':')?.trim_start();
+    let end = rest
+        .char_indices()
+        .find(|(n, c)| !(c.is_ascii_digit() || (*n == 0 && *c == '-')))
+        .map_or(rest.len(), |(n, _)| n);
+    rest[..end].parse().ok()
+}
+
+fn server_error(exchange: &Exchange, what: &str, expected: &str) -> Option<Verdict> {
+    let status = exchange.status()?;
+    if !(500..600).contains(&status) || exchange.cut_by_transport() {
+        return None;
+    }
+    Some(
+        Verdict::failed(expected, exchange.summary(), exchange)
+            .in_class(format!("{what} answered {status}")),
+    )
+}
+
+/// A name with a lone surrogate escape is refused (4xx) or stored; either way no 5xx, then or
+/// in the reads of the stored pet after it.
+pub fn lone_surrogate(ctx: &RuleCtx) -> Checked {
+    if ctx.run.deadline.is_some() {
+        // Under a budget (main phase): after every rule's first pass, before the budget ends.
+        ctx.wait_for_first_passes();
+    }
+    let prefix = ctx.pet_name("surrogate-");
+    let category = ctx.run.categories.accepted(0);
+    // Written by hand: serde_json cannot hold a lone surrogate in a string.
+    let body = format!(r#"{{"name":"{prefix}\ud800","categoryId":{category}}}"#);
+    let created = ctx.send(&RequestSpec::post(
+        "/pets",
+        Body::Raw {
+            content_type: Some("application/json".into()),
+            bytes: body.into_bytes(),
+        },
+    ));
+    ctx.case_done();
+    let mut failures = Vec::new();
+    if let Some(Verdict::Failed(failure)) = server_error(
+        &created,
+        "createPet",
+        "a 4xx refusal (a lone surrogate is not Unicode text) or 201 (the name stored); never a 5xx",
+    ) {
+        failures.push(*failure);
+    }
+    let stored = created
+        .status()
+        .is_some_and(|status| (200..300).contains(&status));
+    if stored && created.response.is_some() && !created.cut_by_transport() {
+        // Reads after it, at once: the pet by its id, the listing that may show it.
+        let mut reads = vec![
+            RequestSpec::get("/pets").query("limit", "100"),
+            RequestSpec::get("/pets"),
+        ];
+        if let Some(id) = id_in(&created) {
+            reads.push(RequestSpec::get(format!("/pets/{id}")));
+        }
+        for exchange in ctx.send_all(&reads) {
+            ctx.case_done();
+            let what = if exchange.request.url.contains("/pets/") {
+                "getPet of the pet stored"
+            } else {
+                "listPets after it"
+            };
+            if let Some(Verdict::Failed(failure)) = server_error(
+                &exchange,
+                what,
+                "reads after a stored name with a lone surrogate answer as the contract says (200, 401, 404); never a 5xx",
+            ) {
+                failures.push(*failure);
+            }
+        }
+    }
+    match Verdict::failed_distinct(failures) {
+        Some(verdict) => Err(verdict),
+        None if created.response.is_none() || created.cut_by_transport() => {
+            Err(Verdict::inconclusive(format!(
+                "createPet gave no whole answer: {}",
+                created.summary()
+            )))
+        }
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::{RecordedRequest, RecordedResponse};
+
+    #[test]
+    fn the_id_is_read_from_a_body_no_strict_parser_takes() {
+        let exchange = Exchange {
+            request: RecordedRequest {
+                method: "POST".into(),
+                url: "http://x/v1/pets".into(),
+                headers: Vec::new(),
+                body: None,
+                body_length: None,
+            },
+            response: Some(RecordedResponse {
+                version: "HTTP/1.1".into(),
+                status: 201,
+                headers: Vec::new(),
+                body: r#"{"id": -42,"name":"\ud800","categoryId":1}"#.into(),
+                body_truncated: false,
+                body_omitted: 0,
+                json: None,
+                json_error: Some("lone surrogate".into()),
+            }),
+            transport_error: None,
+            elapsed_ms: 0,
+            throttled: None,
+            not_sent: false,
+        };
+        assert_eq!(id_in(&exchange), Some(-42));
+    }
+}
