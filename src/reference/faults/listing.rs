@@ -1,0 +1,168 @@
+//! Faults in listPets: the page size, the status filter, what a page holds.
+
+use super::{Fault, FaultInfo};
+
+pub(super) const FAULTS: &[FaultInfo] = &[
+    FaultInfo {
+        fault: Fault::ListPetsInvalidPet,
+        name: "list-pets-invalid-pet",
+        description: "listPets returns ids as strings",
+        breaks: &[
+            "list-pets/success/pets-array",
+            "create-pet/concurrent/all-listed",
+            "responses/success-body/schema",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::DefaultLimitIgnored,
+        name: "default-limit-ignored",
+        description: "without a limit, listPets returns every pet",
+        breaks: &[
+            "list-pets/limit/default-at-most-20",
+            "list-pets/limit/default-fills-page",
+            "sequences/read-your-writes",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::DefaultLimitTen,
+        name: "default-limit-ten",
+        description: "without a limit, listPets returns 10 pets, not 20",
+        breaks: &["list-pets/limit/default-fills-page"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::LimitIgnored,
+        name: "limit-ignored",
+        description: "a limit in 1..100 is ignored: listPets always returns up to 20 pets",
+        breaks: &[
+            "list-pets/limit/one-fills-page",
+            "list-pets/limit/within-bounds",
+            "list-pets/limit/minimum-accepted",
+            "list-pets/limit/maximum-fills-page",
+            "sequences/read-your-writes",
+        ],
+        may_break: &["create-pet/concurrent/all-listed"],
+    },
+    FaultInfo {
+        fault: Fault::LimitOffByOne,
+        name: "limit-off-by-one",
+        description: "listPets returns limit + 1 pets",
+        breaks: &[
+            "list-pets/limit/one-fills-page",
+            "list-pets/limit/within-bounds",
+            "list-pets/limit/minimum-accepted",
+            "list-pets/limit/maximum-accepted",
+            "list-pets/limit/maximum-fills-page",
+            "sequences/read-your-writes",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::LimitMinimumRefused,
+        name: "limit-minimum-refused",
+        description: "limit=1 is refused with 400",
+        breaks: &[
+            "list-pets/limit/one-fills-page",
+            "list-pets/limit/within-bounds",
+            "list-pets/limit/minimum-accepted",
+            "list-pets/parameters/answered",
+        ],
+        may_break: &["sequences/read-your-writes"],
+    },
+    FaultInfo {
+        fault: Fault::LimitBoundsUnchecked,
+        name: "limit-bounds-unchecked",
+        description: "out-of-range and non-integer limits are not refused (applied as given, or the default)",
+        breaks: &[
+            "list-pets/limit/below-minimum",
+            "list-pets/limit/negative",
+            "list-pets/limit/above-maximum",
+            "list-pets/limit/huge",
+            "list-pets/limit/non-integer",
+            "list-pets/limit/fractional",
+            "list-pets/limit/empty",
+            "list-pets/limit/out-of-range-never-over-100",
+            "list-pets/parameters/refused",
+            "inputs/list-pets/recommended",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::LimitMaximumReturns99,
+        name: "limit-maximum-returns-99",
+        description: "limit=100 returns at most 99 pets",
+        breaks: &["list-pets/limit/maximum-fills-page"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::StatusFilterIgnored,
+        name: "status-filter-ignored",
+        description: "the status filter is ignored",
+        breaks: &["list-pets/status/filter", "sequences/read-your-writes"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::StatusFilterUnknownAccepted,
+        name: "status-filter-unknown-accepted",
+        description: "an unknown status filter value answers 200 with an empty list",
+        breaks: &[
+            "list-pets/status/unknown-value",
+            "list-pets/parameters/refused",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::StatusFilterFirst50,
+        name: "status-filter-first-50",
+        description: "the status filter looks only at the first 50 pets stored; later ones pass unfiltered",
+        breaks: &["list-pets/status/filter", "sequences/read-your-writes"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::LimitHuge500,
+        name: "limit-huge-500",
+        description: "a limit of more than 18 digits overflows the parser: 500",
+        breaks: &[
+            "list-pets/parameters/answered",
+            "list-pets/parameters/refused",
+            "list-pets/limit/huge",
+            "responses/no-server-error",
+            "inputs/list-pets/recommended",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::StatusCaseInsensitive,
+        name: "status-case-insensitive",
+        description: "the status filter ignores case: status=AVAILABLE lists the available pets",
+        breaks: &["list-pets/parameters/refused"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::LimitNonFiniteUnchecked,
+        name: "limit-non-finite-unchecked",
+        description: "limit is read as a double: Infinity, NaN and 1e400 pass the maximum check and list every pet",
+        breaks: &[
+            "list-pets/limit/out-of-range-never-over-100",
+            "inputs/list-pets/recommended",
+            "list-pets/parameters/refused",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::EmptyListNull,
+        name: "empty-list-null",
+        description: "listPets answers null instead of [] when its status filter matches no pet",
+        breaks: &[
+            "list-pets/status/empty-is-array",
+            "responses/success-body/schema",
+        ],
+        may_break: &[
+            "sequences/read-your-writes",
+            "list-pets/parameters/answered",
+            "list-pets/status/filter",
+        ],
+    },
+];

@@ -1,0 +1,166 @@
+//! Faults: each makes the reference server break one statement of the contract, so that every
+//! rule can be seen to fail. `serve-reference --list-faults` prints this table.
+
+mod auth;
+mod creating;
+mod inputs;
+mod listing;
+mod reading;
+
+/// A deliberate deviation from the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Fault {
+    AuthSkippedListPets,
+    AuthSkippedCreatePet,
+    AuthSkippedGetPet,
+    AuthSkippedStoreOrders,
+    AuthAnyScheme,
+    AuthEmptyTokenAccepted,
+    AuthSchemeCaseSensitive,
+    UnauthorizedWithoutBody,
+    RefusedCreateStillStored,
+    StoreOrdersMissing,
+    ErrorStatusMismatch,
+    ErrorTextPlain,
+    ListPetsInvalidPet,
+    DefaultLimitIgnored,
+    DefaultLimitTen,
+    LimitIgnored,
+    LimitOffByOne,
+    LimitMinimumRefused,
+    LimitBoundsUnchecked,
+    LimitMaximumReturns99,
+    StatusFilterIgnored,
+    StatusFilterUnknownAccepted,
+    CreateReturns200,
+    CreateDropsStatus,
+    CreateMissingNameAccepted,
+    CreateMissingCategoryStored,
+    CreateNameCoerced,
+    CreateCategoryIdCoerced,
+    CreateCategoryIdTruncated,
+    CreateCategoryIdSaturates,
+    CreateUnknownStatusAccepted,
+    CreateArrayBodyAccepted,
+    CreateMalformedJson500,
+    CreateEmptyBodyAccepted,
+    InvalidValues422,
+    DuplicateIds,
+    GetPetAltersCategory,
+    GetPetUnknown200,
+    GetPetNonInteger500,
+    NoDeprecationHeader,
+    DeprecationLegacyTrue,
+    DeprecationAfterSunset,
+    NoSunsetHeader,
+    SunsetWrongDate,
+    NoSuccessorLink,
+    DeprecationOnListPets,
+    DeprecationOnCreatePet,
+    CreateCategoryIdNullAccepted,
+    CreateIgnoresContentType,
+    LongName500,
+    NonAsciiNameAltered,
+    CategoryIdTruncated32,
+    UnescapedNameJson,
+    StatusFilterFirst50,
+    AuthCaseInsensitive,
+    AuthPrefixMatch,
+    AuthOneCharShort,
+    AuthIgnoresFirstChar,
+    ValidationBeforeAuth,
+    NotFoundBeforeAuth,
+    QueryValidatedBeforeAuth,
+    PetIdPercentEncodingIgnored,
+    PetIdOverflow500,
+    LimitHuge500,
+    StatusCaseInsensitive,
+    CategoryIdBoolCoerced,
+    StatusNull500,
+    StatusCaseInsensitiveCreate,
+    NameArrayJoined,
+    StatusValidatedAfterInsert,
+    RacyIdCounter,
+    LostWriteUnderLoad,
+    ReadAfterWriteLag,
+    TrailingSlash500,
+    ContentTypeCharsetRefused,
+    AuthNoSeparatorAccepted,
+    LimitNonFiniteUnchecked,
+    CreateNanAccepted,
+    CreateStatusNullStored,
+    CreateNoBody500,
+    CreateNoBody415,
+    LargeBody500,
+    NameCutAt1000,
+    EmptyListNull,
+    LoneSurrogatePoisonsReads,
+    Create500TwoWays,
+}
+
+/// A fault's name on the command line, what it does, and the rules it is meant to fail.
+#[derive(Clone, Copy)]
+pub struct FaultInfo {
+    pub fault: Fault,
+    pub name: &'static str,
+    pub description: &'static str,
+    pub breaks: &'static [&'static str],
+    /// Rules it fails only when generation happens on the input that shows it (not declared
+    /// as broken, but not a surprise either).
+    pub may_break: &'static [&'static str],
+}
+
+/// Every fault, area by area (one file each).
+pub const FAULTS: &[FaultInfo] = &joined::<
+    {
+        auth::FAULTS.len()
+            + inputs::FAULTS.len()
+            + listing::FAULTS.len()
+            + creating::FAULTS.len()
+            + reading::FAULTS.len()
+    },
+>(&[
+    auth::FAULTS,
+    inputs::FAULTS,
+    listing::FAULTS,
+    creating::FAULTS,
+    reading::FAULTS,
+]);
+
+/// The areas' tables as one (a const slice cannot be concatenated otherwise).
+const fn joined<const N: usize>(parts: &[&[FaultInfo]]) -> [FaultInfo; N] {
+    let mut all = [parts[0][0]; N];
+    let mut at = 0;
+    let mut part = 0;
+    while part < parts.len() {
+        let mut i = 0;
+        while i < parts[part].len() {
+            all[at] = parts[part][i];
+            at += 1;
+            i += 1;
+        }
+        part += 1;
+    }
+    assert!(at == N, "every fault is in FAULTS once");
+    all
+}
+
+impl Fault {
+    pub fn info(self) -> &'static FaultInfo {
+        FAULTS
+            .iter()
+            .find(|info| info.fault == self)
+            .expect("every fault is in FAULTS")
+    }
+
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+
+    pub fn parse(name: &str) -> Option<Fault> {
+        FAULTS
+            .iter()
+            .find(|info| info.name == name)
+            .map(|info| info.fault)
+    }
+}

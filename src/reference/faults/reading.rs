@@ -1,0 +1,126 @@
+//! Faults in getPet, its deprecation headers, and the answers every response shares.
+
+use super::{Fault, FaultInfo};
+
+pub(super) const FAULTS: &[FaultInfo] = &[
+    FaultInfo {
+        fault: Fault::ErrorStatusMismatch,
+        name: "error-status-mismatch",
+        description: "the Error body's status field is always 400, whatever the HTTP status",
+        breaks: &["responses/error-body/status-matches"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::ErrorTextPlain,
+        name: "error-text-plain",
+        description: "Error bodies are sent as text/plain",
+        breaks: &["responses/content-type/json"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::GetPetUnknown200,
+        name: "get-pet-unknown-200",
+        description: "getPet answers 200 with an empty object for an unknown id",
+        breaks: &["get-pet/unknown/not-found", "responses/success-body/schema"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::GetPetNonInteger500,
+        name: "get-pet-non-integer-500",
+        description: "getPet answers 500 for an id that is not an integer",
+        breaks: &[
+            "get-pet/non-integer-id/client-error",
+            "responses/no-server-error",
+            "get-pet/parameters/answered",
+            "get-pet/parameters/refused",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::NoDeprecationHeader,
+        name: "no-deprecation-header",
+        description: "getPet responses carry no Deprecation header",
+        breaks: &["deprecation/get-pet/deprecation-header"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::DeprecationLegacyTrue,
+        name: "deprecation-legacy-true",
+        description: "getPet sends the legacy 'Deprecation: true'",
+        breaks: &["deprecation/get-pet/deprecation-syntax"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::DeprecationAfterSunset,
+        name: "deprecation-after-sunset",
+        description: "the Deprecation date is later than the Sunset date",
+        breaks: &["deprecation/get-pet/sunset-not-before-deprecation"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::NoSunsetHeader,
+        name: "no-sunset-header",
+        description: "getPet responses carry no Sunset header",
+        breaks: &["deprecation/get-pet/sunset-header"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::SunsetWrongDate,
+        name: "sunset-wrong-date",
+        description: "Sunset names 5 December 2029",
+        breaks: &["deprecation/get-pet/sunset-date"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::NoSuccessorLink,
+        name: "no-successor-link",
+        description: "getPet responses carry no successor-version link",
+        breaks: &["deprecation/get-pet/successor-link"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::DeprecationOnListPets,
+        name: "deprecation-on-list-pets",
+        description: "listPets responses carry a Deprecation header",
+        breaks: &[
+            "deprecation/list-pets/not-deprecated",
+            "responses/deprecation/get-pet-only",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::DeprecationOnCreatePet,
+        name: "deprecation-on-create-pet",
+        description: "createPet responses carry a Deprecation header",
+        breaks: &[
+            "deprecation/create-pet/not-deprecated",
+            "responses/deprecation/get-pet-only",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::PetIdPercentEncodingIgnored,
+        name: "pet-id-percent-encoding-ignored",
+        description: "getPet reads petId without percent-decoding it: /pets/%31 is refused instead of being pet 1",
+        breaks: &["get-pet/parameters/answered"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::PetIdOverflow500,
+        name: "pet-id-overflow-500",
+        description: "a petId past the int64 range crashes the lookup: 500",
+        breaks: &[
+            "get-pet/parameters/answered",
+            "get-pet/parameters/refused",
+            "responses/no-server-error",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::TrailingSlash500,
+        name: "trailing-slash-500",
+        description: "a path with a trailing slash (GET /pets/, the empty petId) answers 500, as an unhandled route does",
+        breaks: &["responses/outside-operations/no-server-error"],
+        may_break: &[],
+    },
+];
