@@ -192,3 +192,30 @@ fn no_import_circle_between_sibling_files() {
         circles.join("\n")
     );
 }
+
+/// A room a newcomer can read: no source file over 600 lines (split it into modules that
+/// name their parts instead).
+#[test]
+fn no_source_file_over_600_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let lines = std::fs::read_to_string(file).unwrap().lines().count();
+            (lines > 600).then(|| {
+                format!(
+                    "{} ({lines} lines)",
+                    file.strip_prefix(&src).unwrap().display()
+                )
+            })
+        })
+        .collect();
+    long.sort();
+    assert!(
+        long.is_empty(),
+        "source files over 600 lines:\n{}",
+        long.join("\n")
+    );
+}

@@ -8,6 +8,7 @@ mod answers;
 mod faults;
 mod gate;
 mod handlers;
+mod new_pet;
 mod store;
 mod variants;
 
@@ -34,6 +35,7 @@ use crate::contract::{DEPRECATED_SINCE_UNIX, PET_STATUSES, SUNSET_HTTP_DATE};
 use answers::*;
 use gate::*;
 use handlers::*;
+use new_pet::*;
 use store::*;
 
 /// How to run the reference server.

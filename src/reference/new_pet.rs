@@ -1,0 +1,222 @@
+//! createPet's body: validated as NewPet (and as each fault bends it), then stored.
+
+use super::*;
+
+/// Validates a NewPet body and stores it; the error is the status and message of the refusal.
+pub(super) fn new_pet(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Pet, (StatusCode, String)> {
+    let bad = |message: &str| (StatusCode::BAD_REQUEST, message.to_string());
+    // A well-formed body whose values are wrong: 400 by the contract, 422 under a fault.
+    let invalid = |message: &str| {
+        let status = if shared.has(Fault::InvalidValues422) || shared.is(Variant::Unprocessable422)
+        {
+            StatusCode::UNPROCESSABLE_ENTITY
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        (status, message.to_string())
+    };
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if body.is_empty() && !headers.contains_key(header::CONTENT_TYPE) {
+        if shared.has(Fault::CreateNoBody500) {
+            return Err((StatusCode::INTERNAL_SERVER_ERROR, "no body to read".into()));
+        }
+        if shared.has(Fault::CreateNoBody415) {
+            return Err((StatusCode::UNSUPPORTED_MEDIA_TYPE, "no media type".into()));
+        }
+    }
+    if shared.has(Fault::ContentTypeCharsetRefused)
+        && headers.contains_key(header::CONTENT_TYPE)
+        && content_type != "application/json"
+    {
+        return Err((
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must be application/json".into(),
+        ));
+    }
+    let essence = content_type.split(';').next().unwrap_or("").trim();
+    if !essence.eq_ignore_ascii_case("application/json")
+        && !shared.has(Fault::CreateIgnoresContentType)
+    {
+        return Err(bad("the body must be application/json"));
+    }
+    if shared.has(Fault::LargeBody500) && body.len() >= 16 * 1024 {
+        return Err((
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "request body exceeds the proxy buffer".into(),
+        ));
+    }
+    let repaired;
+    let mut poisoned = false;
+    let body = if shared.has(Fault::LoneSurrogatePoisonsReads)
+        && let Some(text) = lone_surrogates_replaced(body)
+    {
+        poisoned = true;
+        repaired = text;
+        repaired.as_bytes()
+    } else {
+        body
+    };
+    if body.iter().all(u8::is_ascii_whitespace) {
+        if shared.has(Fault::CreateEmptyBodyAccepted) {
+            return Ok(shared.insert("unnamed".into(), 0, None));
+        }
+        return Err(bad("the body is empty; a NewPet is required"));
+    }
+    let parsed: Value = match serde_json::from_slice(body) {
+        Ok(value) => value,
+        Err(e) if shared.has(Fault::CreateMalformedJson500) => {
+            return Err((
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("parser crashed: {e}"),
+            ));
+        }
+        Err(_) if shared.has(Fault::CreateNanAccepted) && non_json_number(body).is_some() => {
+            non_json_number(body).unwrap_or_default()
+        }
+        Err(e) => return Err(bad(&format!("the body is not well-formed JSON: {e}"))),
+    };
+    let fields = match parsed {
+        Value::Object(fields) => fields,
+        Value::Array(_) if shared.has(Fault::CreateArrayBodyAccepted) => {
+            return Ok(shared.insert(String::new(), 0, None));
+        }
+        _ => return Err(bad("the body must be a JSON object (NewPet)")),
+    };
+    let name = match fields.get("name") {
+        Some(Value::String(name)) => name.clone(),
+        None if shared.has(Fault::CreateMissingNameAccepted) => String::new(),
+        None => return Err(bad("name is required")),
+        Some(other) if shared.has(Fault::CreateNameCoerced) => other.to_string(),
+        Some(Value::Array(parts)) if shared.has(Fault::NameArrayJoined) => parts
+            .iter()
+            .map(|part| part.as_str().map_or_else(|| part.to_string(), String::from))
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(_) => return Err(invalid("name must be a string")),
+    };
+    let status = match fields.get("status") {
+        None => None,
+        Some(Value::String(s)) if PET_STATUSES.contains(&s.as_str()) => Some(s.clone()),
+        Some(Value::String(s)) if shared.has(Fault::CreateUnknownStatusAccepted) => Some(s.clone()),
+        Some(Value::String(s))
+            if shared.has(Fault::StatusCaseInsensitiveCreate)
+                && PET_STATUSES.contains(&s.to_ascii_lowercase().as_str()) =>
+        {
+            Some(s.to_ascii_lowercase())
+        }
+        Some(Value::Null) if shared.has(Fault::CreateStatusNullStored) => None,
+        Some(Value::Null) if shared.has(Fault::StatusNull500) => {
+            return Err((
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "null pointer dereference".into(),
+            ));
+        }
+        Some(_) if shared.has(Fault::StatusValidatedAfterInsert) => {
+            let name = fields.get("name").and_then(Value::as_str).unwrap_or("");
+            let category_id = fields
+                .get("categoryId")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            shared.insert(name.to_string(), category_id, None);
+            return Err(invalid("status must be one of available, pending, sold"));
+        }
+        Some(_) => return Err(invalid("status must be one of available, pending, sold")),
+    };
+    let category_id = match fields.get("categoryId") {
+        None if shared.has(Fault::CreateMissingCategoryStored) => {
+            shared.insert(name, 0, status);
+            return Err(bad("categoryId is required"));
+        }
+        None => return Err(bad("categoryId is required")),
+        Some(Value::Null) if shared.has(Fault::CreateCategoryIdNullAccepted) => 0,
+        Some(value) => category_id(shared, value)
+            .ok_or_else(|| invalid("categoryId must be an integer in the int64 range"))?,
+    };
+    if shared.is(Variant::KnownCategories) && !KNOWN_CATEGORIES.contains(&category_id) {
+        return Err(invalid(&format!(
+            "unknown category {category_id}: this store knows categories 1 to 10"
+        )));
+    }
+    // Storage-level faults: they act after validation, as a database would.
+    if shared.has(Fault::Create500TwoWays)
+        && (name.chars().count() > 255 || category_id == i64::MAX || category_id == i64::MIN)
+    {
+        return Err((
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "value out of range".into(),
+        ));
+    }
+    let name = if shared.has(Fault::NameCutAt1000) {
+        name.chars().take(1000).collect()
+    } else {
+        name
+    };
+    if shared.has(Fault::LongName500) && name.chars().count() > 255 {
+        return Err((
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "value too long for column \"name\" (255)".into(),
+        ));
+    }
+    let stored_category = if shared.has(Fault::CategoryIdTruncated32) {
+        i64::from(category_id as i32)
+    } else {
+        category_id
+    };
+    if shared.has(Fault::NonAsciiNameAltered) {
+        let stored: String = name
+            .chars()
+            .map(|c| if c.is_ascii() { c } else { '?' })
+            .collect();
+        let mut pet = shared.insert(stored, stored_category, status);
+        pet.name = name; // the answer echoes what was sent; the store keeps the altered name
+        return Ok(pet);
+    }
+    let pet = shared.insert(name, stored_category, status);
+    if poisoned {
+        shared.store().poisoned.insert(pet.id);
+    }
+    Ok(pet)
+}
+
+/// The categories that exist under the known-categories variant.
+const KNOWN_CATEGORIES: std::ops::RangeInclusive<i64> = 1..=10;
+
+pub(super) fn category_id(shared: &Shared, value: &Value) -> Option<i64> {
+    match value {
+        Value::Number(n) => {
+            if let Some(id) = n.as_i64() {
+                return Some(id);
+            }
+            let float = n.as_f64()?;
+            if shared.has(Fault::CreateCategoryIdSaturates) && float.fract() == 0.0 {
+                return Some(float as i64);
+            }
+            if shared.has(Fault::CreateCategoryIdTruncated) && float.abs() < 9.0e18 {
+                return Some(float.trunc() as i64);
+            }
+            // JSON Schema counts 3.0 as an integer; accept it where it fits exactly.
+            let fits = float.fract() == 0.0 && (-9.2e18..9.2e18).contains(&float);
+            fits.then_some(float as i64)
+        }
+        Value::String(text) if shared.has(Fault::CreateCategoryIdCoerced) => text.parse().ok(),
+        Value::Bool(flag) if shared.has(Fault::CategoryIdBoolCoerced) => Some(i64::from(*flag)),
+        _ => None,
+    }
+}
+
+/// The body read as JavaScript would, NaN and Infinity taken as 0: what the
+/// create-nan-accepted fault parses.
+fn non_json_number(body: &[u8]) -> Option<Value> {
+    let text = String::from_utf8_lossy(body)
+        .replace("-Infinity", "0")
+        .replace("Infinity", "0")
+        .replace("NaN", "0");
+    serde_json::from_str(&text).ok()
+}
