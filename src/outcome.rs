@@ -420,10 +420,12 @@ impl Failure {
             .as_ref()
             .and_then(Exchange::status)
             .map_or("no status".to_string(), |s| s.to_string());
-        // What was expected, up to the first value it quotes (a name, a Pet, a count).
+        // What was expected, up to the first value it quotes (a name, a Pet, a count) or
+        // the first aside about the input (which fields a confused body changed): the input's
+        // class is told apart on its own, and a shrunk input must still count as failing.
         let expected = self
             .expected
-            .split(['=', ':', '{', '"', '['])
+            .split(['=', ':', '{', '"', '[', '('])
             .next()
             .unwrap_or_default();
         format!("{status}: {}", numbers_as_n(expected).trim())

@@ -349,7 +349,19 @@ fn listings_end_quietly_on_a_closed_pipe_and_version_names_what_judges() {
             .unwrap();
         String::from_utf8_lossy(&output.stdout).into_owned()
     };
-    let helps = format!("{}{}", help("run"), help("serve-reference"));
+    let helps: String = [
+        "run",
+        "serve-reference",
+        "replay",
+        "verify-report",
+        "compare",
+        "merge",
+        "bench",
+        "rules",
+    ]
+    .into_iter()
+    .map(help)
+    .collect();
     for file in [
         "src/cli/mod.rs",
         "src/cli/args.rs",

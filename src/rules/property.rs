@@ -27,8 +27,12 @@ use serde_json::Value;
 use super::{Checked, Failure, RuleCtx, Verdict};
 use crate::outcome::{CasePhase, Counterexample, MAX_DISTINCT_FAILURES};
 
-/// Shrinking stops after this many steps; each step is one or two requests.
+/// Shrinking stops after this many steps; each step is one or two requests. They are the
+/// rule's in all: its first failure takes what it needs, later distinct failures share what
+/// is left, each at most [`MAX_MORE_SHRINK_STEPS`] (on a target that fails everything, ten
+/// distinct failures would otherwise cost ten chains of sequential requests).
 const MAX_SHRINK_STEPS: u32 = 1024;
+const MAX_MORE_SHRINK_STEPS: u32 = 256;
 
 /// Generated cases are drawn and judged in batches of at least this size when a time budget
 /// is set, so that the budget is checked between batches.
@@ -174,6 +178,7 @@ fn shrink<T>(
     mut tree: impl ValueTree<Value = T>,
     failure: Box<Failure>,
     case: &impl Fn(&T) -> Checked,
+    max_steps: u32,
 ) -> (T, Box<Failure>, u32) {
     // A simpler value counts as still failing only the same way: shrinking one distinct
     // failure must not wander into another.
@@ -183,7 +188,7 @@ fn shrink<T>(
     if !tree.simplify() {
         return (minimal.0, minimal.1, steps);
     }
-    while steps < MAX_SHRINK_STEPS {
+    while steps < max_steps {
         let value = tree.current();
         steps += 1;
         ctx.case_done();
@@ -279,6 +284,8 @@ struct Distinct {
     found: Vec<(String, BTreeSet<String>, Box<Failure>)>,
     /// Failing generated cases shrunk so far: each costs a chain of requests.
     shrunk: usize,
+    /// Shrinking steps taken so far, of the rule's [`MAX_SHRINK_STEPS`].
+    shrink_steps: u32,
 }
 
 impl Distinct {
@@ -293,12 +300,6 @@ impl Distinct {
         self.found
             .iter()
             .any(|(k, found, _)| k == key && found.is_subset(input))
-    }
-
-    fn has(&self, key: &str, input: &BTreeSet<String>) -> bool {
-        self.found
-            .iter()
-            .any(|(k, found, _)| k == key && found == input)
     }
 
     fn add(&mut self, key: String, input: BTreeSet<String>, mut failure: Box<Failure>) {
@@ -358,7 +359,7 @@ where
                 let key = failure.class_key();
                 let data = as_data(value);
                 let input = input_class(&data);
-                if pinned_failures.full() || pinned_failures.has(&key, &input) {
+                if pinned_failures.full() || pinned_failures.covers(&key, &input) {
                     continue;
                 }
                 let description = describe(value);
@@ -477,10 +478,17 @@ where
                 };
                 generated.shrunk += 1;
                 let original = describe(&values[index]);
-                let (minimal, failure, steps) = shrink(ctx, tree, failure, &case);
+                let left = MAX_SHRINK_STEPS.saturating_sub(generated.shrink_steps);
+                let max_steps = if generated.found.is_empty() {
+                    left
+                } else {
+                    left.min(MAX_MORE_SHRINK_STEPS)
+                };
+                let (minimal, failure, steps) = shrink(ctx, tree, failure, &case, max_steps);
+                generated.shrink_steps += steps;
                 let data = as_data(&minimal);
                 let input = input_class(&data);
-                if generated.has(&key, &input) {
+                if generated.covers(&key, &input) {
                     continue;
                 }
                 match confirm(ctx, &minimal, &describe(&minimal), failure, &case) {
@@ -526,13 +534,16 @@ where
     // others, then the pinned ones of a class not found by generation.
     let mut failures = generated.found;
     for (key, input, failure) in pinned_failures.found {
-        if !failures.iter().any(|(k, i, _)| *k == key && *i == input) {
+        if !failures
+            .iter()
+            .any(|(k, i, _)| *k == key && i.is_subset(&input))
+        {
             failures.push((key, input, failure));
         }
     }
     let failures = Distinct {
         found: failures,
-        shrunk: 0,
+        ..Distinct::default()
     }
     .into_failures();
     if let Some(verdict) = Verdict::failed_distinct(failures) {

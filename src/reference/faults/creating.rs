@@ -353,6 +353,12 @@ pub(super) const FAULTS: &[FaultInfo] = &[
             "responses/no-server-error",
             "sequences/read-your-writes",
         ],
-        may_break: &["create-pet/valid/round-trip"],
+        // The request space's createPet classes are sent with generated NewPets: a long name
+        // among them gets the 500 too.
+        may_break: &[
+            "create-pet/valid/round-trip",
+            "inputs/create-pet/required",
+            "inputs/create-pet/recommended",
+        ],
     },
 ];
