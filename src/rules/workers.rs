@@ -168,3 +168,21 @@ fn helper<'scope, 'env, T: Sync, F: Fn(&T) -> Checked + Sync>(
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_never_more_than_given_and_come_back_when_a_helper_ends() {
+        let slots = WorkerSlots::new(2);
+        let first = slots.take().expect("a free slot");
+        let second = slots.take().expect("a second free slot");
+        assert!(slots.take().is_none(), "two slots, two helpers");
+        drop(first);
+        let third = slots.take().expect("the slot given back");
+        assert!(slots.take().is_none());
+        drop((second, third));
+        assert_eq!(slots.0.load(Ordering::Relaxed), 2);
+    }
+}
