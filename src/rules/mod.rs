@@ -20,6 +20,7 @@ pub mod responses;
 pub mod run;
 mod sequences;
 mod sizes;
+pub mod workers;
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -47,6 +48,11 @@ thread_local! {
     /// Inside a worker of a property rule: the requests this worker waited on, which the
     /// rule's chain counts only once, as the longest of its workers (see [`lane`]).
     static LANE: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+/// Inside a worker, the round trips it has waited on so far (0 outside one).
+pub(crate) fn lane_so_far() -> u32 {
+    LANE.with(|lane| lane.get()).unwrap_or(0)
 }
 
 /// Runs `work` as one lane of a rule's concurrent cases; returns the round trips it waited on.

@@ -13,8 +13,6 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Debug;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use proptest::prelude::RngCore;
@@ -111,64 +109,7 @@ fn confirm<T>(
     )))
 }
 
-/// Judges every value with `case`, on up to `workers` threads; the verdicts come back in the
-/// order of `values`. Each value counts as one case of the rule, and the rule's chain of
-/// round trips grows by the longest chain of any one worker.
-pub(super) fn judge_all<T: Sync>(
-    ctx: &RuleCtx,
-    values: &[T],
-    case: &(impl Fn(&T) -> Checked + Sync),
-) -> Vec<Checked> {
-    let workers = ctx.run.concurrency.clamp(1, values.len().max(1));
-    if workers == 1 {
-        return values
-            .iter()
-            .map(|value| {
-                ctx.case_done();
-                case(value)
-            })
-            .collect();
-    }
-    let next = AtomicUsize::new(0);
-    let verdicts: Vec<Mutex<Option<Checked>>> = values.iter().map(|_| Mutex::new(None)).collect();
-    let longest_lane = std::thread::scope(|scope| {
-        let lanes: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    super::lane(|| {
-                        loop {
-                            let index = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(value) = values.get(index) else {
-                                break;
-                            };
-                            ctx.case_done();
-                            let verdict = case(value);
-                            *verdicts[index].lock().unwrap_or_else(|e| e.into_inner()) =
-                                Some(verdict);
-                        }
-                    })
-                })
-            })
-            .collect();
-        lanes
-            .into_iter()
-            .map(|lane| {
-                lane.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .max()
-            .unwrap_or(0)
-    });
-    ctx.add_round_trips(longest_lane);
-    verdicts
-        .into_iter()
-        .map(|slot| {
-            slot.into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .unwrap_or(Ok(()))
-        })
-        .collect()
-}
+pub(super) use super::workers::judge_all;
 
 /// Shrinks a failing generated value, one request after another: a simpler value that still
 /// fails is kept and simplified further; one that passes (or cannot be decided) is made a

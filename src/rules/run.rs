@@ -136,6 +136,8 @@ pub struct Run {
     /// The request space the coverage pass walks, and what it found per class.
     pub space: crate::generation::space::RequestSpace,
     pub input_tally: super::inputs::Tally,
+    /// Helper threads of property rules, at most `concurrency` across the run.
+    pub worker_slots: super::workers::WorkerSlots,
 }
 
 impl Run {

@@ -204,6 +204,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         first_pass_left: Default::default(),
         space,
         input_tally: Default::default(),
+        worker_slots: crate::rules::workers::WorkerSlots::new(config.client.concurrency.max(1)),
     });
     // The listener sets the flag once the run is in the slot; a signal that came before is
     // seen here (both sides write, then read the other's, with a full fence between).

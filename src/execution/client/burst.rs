@@ -1,0 +1,91 @@
+//! Requests sent at one moment, for races a sequential client cannot show.
+
+use super::Client;
+use crate::generation::request::RequestSpec;
+use crate::outcome::Exchange;
+
+impl Client {
+    /// Sends every request at the same moment and returns the exchanges in the order of
+    /// `specs`: for races a sequential client cannot show. The batch takes its lanes together
+    /// (as many as the level allows, so a burst never passes it); requests past that follow on
+    /// the same lanes as they come free.
+    pub fn send_at_once(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
+        self.runtime.block_on(async {
+            let checkouts = match self.until_halt(self.lanes.checkout_many(specs.len())).await {
+                Ok(checkouts) => checkouts,
+                Err(reason) => {
+                    return specs
+                        .iter()
+                        .map(|spec| self.not_sent(spec, &reason))
+                        .collect();
+                }
+            };
+            if let Some(reason) = self.halt.reason() {
+                return specs
+                    .iter()
+                    .map(|spec| self.not_sent(spec, &reason))
+                    .collect();
+            }
+            // The lanes take the requests in turn. A lane whose fresh connection the server left
+            // in its backlog hands its request to the others and closes (keeping it would hold
+            // the burst's other connections open, and the server full, until it timed out);
+            // the last lane left sends again itself.
+            // What is left to send, and the lanes still taking from it; one lock, so that a
+            // request handed back always finds a lane that has not left.
+            let queue = std::sync::Mutex::new((
+                (0..specs.len()).collect::<std::collections::VecDeque<usize>>(),
+                checkouts.len(),
+            ));
+            let results: Vec<std::sync::Mutex<Option<Exchange>>> =
+                specs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+            futures_util::future::join_all(checkouts.into_iter().map(|mut checkout| {
+                let (queue, results) = (&queue, &results);
+                async move {
+                    loop {
+                        let next = {
+                            let mut queue = queue.lock().unwrap_or_else(|e| e.into_inner());
+                            let next = queue.0.pop_front();
+                            if next.is_none() {
+                                queue.1 -= 1; // this lane leaves
+                            }
+                            next
+                        };
+                        let Some(index) = next else { break };
+                        let spec = &specs[index];
+                        let hand_off = || {
+                            let mut queue = queue.lock().unwrap_or_else(|e| e.into_inner());
+                            if queue.1 < 2 {
+                                return false; // the last lane sends again itself
+                            }
+                            queue.1 -= 1;
+                            queue.0.push_back(index);
+                            true
+                        };
+                        let sent = self
+                            .send_bounded(
+                                spec,
+                                self.send_async(spec, Some(checkout.lane()), &hand_off),
+                            )
+                            .await;
+                        let Some(exchange) = sent else {
+                            self.lanes.resending();
+                            checkout.discard();
+                            break;
+                        };
+                        *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(exchange);
+                    }
+                }
+            }))
+            .await;
+            results
+                .into_iter()
+                .zip(specs)
+                .map(|(slot, spec)| {
+                    slot.into_inner()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .unwrap_or_else(|| self.not_sent(spec, "not sent"))
+                })
+                .collect()
+        })
+    }
+}

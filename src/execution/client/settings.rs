@@ -1,0 +1,123 @@
+//! What a run asks of its client: limits, TLS, headers, proxy, and when to stop sending.
+
+use std::time::Duration;
+
+/// Limits of the client, from the command line.
+#[derive(Debug, Clone)]
+pub struct ClientSettings {
+    /// For the whole exchange, connect to last body byte.
+    pub timeout: Duration,
+    pub connect_timeout: Duration,
+    /// Bytes of a response body kept; the rest is dropped and the body marked truncated.
+    pub body_cap: usize,
+    /// Extra root certificates (PEM), for a target behind a private CA.
+    pub ca_certificates: Vec<Vec<u8>>,
+    /// Accept any certificate. Explicit, and recorded in the report.
+    pub insecure: bool,
+    /// Speak HTTP/2 without negotiation (h2c). Over TLS, HTTP/2 is negotiated anyway.
+    pub http2_prior_knowledge: bool,
+    /// Requests per second across the whole run; `None`: as fast as the rules go.
+    pub rate: Option<f64>,
+    /// The most one request waits out throttling (429, 503 with Retry-After) in all.
+    pub max_throttle_wait: Duration,
+    /// Requests in flight, and connections open, at most across the whole run
+    /// (`--concurrency`): the ceiling of the adaptive level. Against a remote target this, not
+    /// the number of rule threads, sets how many round trips overlap.
+    pub concurrency: usize,
+    /// Headers sent with every request (`-H 'Name: value'`: a tenant or a gateway header).
+    pub extra_headers: Vec<(String, String)>,
+    /// A client certificate chain and its private key (PEM), for a target that asks for one
+    /// (mTLS).
+    pub client_identity: Option<(Vec<u8>, Vec<u8>)>,
+    /// How requests reach the target: straight, through `--proxy`, or through the
+    /// `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY` of the environment.
+    pub proxy: ProxySetting,
+}
+
+/// Where requests go on their way to the target.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ProxySetting {
+    /// Straight to the target.
+    #[default]
+    Direct,
+    /// Through this proxy (`--proxy URL`), except for the hosts `NO_PROXY` names.
+    Explicit(String),
+    /// As the environment says (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`), reqwest's reading.
+    Environment,
+}
+
+/// When the client stops sending: at the end of the budget, or once the run has set a reason
+/// (the target stopped answering). Checked when a request gets its place among those in
+/// flight, so that one queued behind a slow or dead target does not go out after the stop.
+#[derive(Debug, Clone, Default)]
+pub struct Halt {
+    pub at: Option<std::time::Instant>,
+    pub reason: std::sync::Arc<std::sync::OnceLock<String>>,
+}
+
+impl Halt {
+    /// Why nothing may be sent now, if so.
+    pub fn reason(&self) -> Option<String> {
+        if self.at.is_some_and(|at| std::time::Instant::now() >= at) {
+            return Some(BUDGET_SPENT.into());
+        }
+        self.reason.get().cloned()
+    }
+}
+
+/// Why a request was not sent once the budget was spent (the runner says the same).
+pub const BUDGET_SPENT: &str = "not sent: the run's time budget is spent";
+
+/// Why a request in flight when the budget ended has no answer.
+pub const BUDGET_CUT: &str = "cut off: the run's time budget is spent";
+
+/// In-flight requests (and so connections) at most, by default: against a store 50 ms away, the
+/// default suite's 1300 requests then take about 32 round trips (1.6 s; at 64, 40), and it stays
+/// below the 100 connections common servers accept (waitress's default). The run starts
+/// lower and finds the level the target bears (see [`super::lanes`]); a gateway's request rate
+/// is `--rate`'s business.
+pub const DEFAULT_CONCURRENCY: usize = 96;
+
+impl Default for ClientSettings {
+    fn default() -> Self {
+        ClientSettings {
+            timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(5),
+            body_cap: 1 << 20,
+            ca_certificates: Vec::new(),
+            insecure: false,
+            http2_prior_knowledge: false,
+            rate: None,
+            max_throttle_wait: Duration::from_secs(30),
+            concurrency: DEFAULT_CONCURRENCY,
+            extra_headers: Vec::new(),
+            client_identity: None,
+            proxy: ProxySetting::Direct,
+        }
+    }
+}
+
+/// Whether an extra header (`-H`) carries a credential, by its name or its value's scheme:
+/// its value is then redacted everywhere, as the key is.
+pub fn looks_like_credential(name: &str, value: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    let value = value.trim_start().to_ascii_lowercase();
+    [
+        "auth",
+        "token",
+        "key",
+        "secret",
+        "cookie",
+        "session",
+        "password",
+        "passwd",
+        "signature",
+        "credential",
+        "jwt",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
+        || ["bearer ", "basic ", "digest ", "token "]
+            .iter()
+            .any(|scheme| value.starts_with(scheme))
+}

@@ -1,0 +1,78 @@
+//! Reading an answer off the wire: a body capped by bytes, and transport errors in words.
+
+use std::time::Instant;
+
+/// Reads at most `cap` bytes of the body; returns the bytes, whether more was sent, and the
+/// error that cut the body short, if any.
+pub(super) async fn read_capped(
+    mut response: reqwest::Response,
+    cap: usize,
+) -> (Vec<u8>, bool, Option<String>) {
+    // Sized from the declared length (up to 1 MiB: a declared length is only a claim), so the
+    // buffer of a large body does not double past it.
+    let declared = response.content_length().unwrap_or(0);
+    let mut bytes = Vec::with_capacity(
+        usize::try_from(declared)
+            .unwrap_or(cap)
+            .min(cap)
+            .min(1 << 20),
+    );
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = cap.saturating_sub(bytes.len());
+                if chunk.len() > room {
+                    bytes.extend_from_slice(&chunk[..room]);
+                    return (bytes, true, None);
+                }
+                bytes.extend_from_slice(&chunk);
+            }
+            Ok(None) => return (bytes, false, None),
+            Err(e) => {
+                let error = format!("body cut short: {}", describe_error(&e));
+                return (bytes, false, Some(error));
+            }
+        }
+    }
+}
+
+/// The start of a transport error that never reached the target: the connect failed.
+const CONNECT_FAILED: &str = "could not connect";
+/// The start of a transport error where the exchange outlasted `--timeout`.
+const TIMED_OUT: &str = "timed out";
+
+pub(super) fn is_connect_error(error: &str) -> bool {
+    error.starts_with(CONNECT_FAILED)
+}
+
+pub(super) fn is_timeout(error: &str) -> bool {
+    error.starts_with(TIMED_OUT)
+}
+
+pub(super) fn describe_error(error: &reqwest::Error) -> String {
+    // A connect that timed out is a connect failure first: the request never left.
+    let kind = if error.is_connect() {
+        CONNECT_FAILED
+    } else if error.is_timeout() {
+        TIMED_OUT
+    } else if error.is_body() || error.is_decode() {
+        "broken body"
+    } else {
+        "request failed"
+    };
+    let mut reasons = Vec::new();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        reasons.push(cause.to_string());
+        source = cause.source();
+    }
+    if reasons.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}: {}", reasons.join(": "))
+    }
+}
+
+pub(super) fn elapsed_ms(started: Instant) -> u64 {
+    started.elapsed().as_millis().try_into().unwrap_or(u64::MAX)
+}

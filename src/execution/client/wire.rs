@@ -1,0 +1,215 @@
+//! One request on one lane: built, recorded with the key redacted, its answer read capped.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+use super::Client;
+use super::transport::{describe_error, elapsed_ms, read_capped};
+use crate::execution::lanes::Lane;
+use crate::generation::request::{Body, RequestSpec};
+use crate::outcome::{Exchange, RecordedRequest, RecordedResponse};
+
+impl Client {
+    /// One request on `http` (a lane's client). `None` when, after `stall_after` without
+    /// response headers, the request turns out to sit on a connection opened for it (`fresh`):
+    /// one the server has not taken (the caller cuts the level and sends it again).
+    pub(super) async fn send_once(
+        &self,
+        lane: &Lane,
+        spec: &RequestSpec,
+        stall_after: Option<Duration>,
+        answers_before: u64,
+    ) -> Option<Exchange> {
+        let connects = lane.connects();
+        let started = Instant::now();
+        let mut url = match reqwest::Url::parse(&format!("{}{}", self.base, spec.path)) {
+            Ok(url) => url,
+            Err(e) => {
+                return Some(self.failed_exchange(
+                    spec,
+                    String::new(),
+                    format!("bad URL: {e}"),
+                    started,
+                ));
+            }
+        };
+        if let Some(raw) = &spec.raw_query {
+            url.set_query(Some(raw));
+        } else if !spec.query.is_empty() {
+            let mut pairs = url.query_pairs_mut();
+            for (name, value) in &spec.query {
+                pairs.append_pair(name, value);
+            }
+        }
+        let method =
+            reqwest::Method::from_bytes(spec.method.as_bytes()).unwrap_or(reqwest::Method::GET);
+        let mut request = lane.http.request(method, url.clone());
+        let mut headers = Vec::new();
+        if let Some(value) = spec.credential.header_value(&self.key) {
+            headers.push(("Authorization".to_string(), value));
+        }
+        let recorded_authorization = spec.credential.recorded_value();
+        let body: Option<Vec<u8>> = match &spec.body {
+            Body::None => None,
+            Body::Json(value) => {
+                headers.push(("Content-Type".into(), "application/json".into()));
+                Some(serde_json::to_vec(value).unwrap_or_default())
+            }
+            Body::Raw {
+                content_type,
+                bytes,
+            } => {
+                if let Some(content_type) = content_type {
+                    headers.push(("Content-Type".into(), content_type.clone()));
+                }
+                Some(bytes.clone())
+            }
+        };
+        headers.push(("Accept".into(), "application/json".into()));
+        headers.extend(self.settings.extra_headers.iter().cloned());
+        for (name, value) in &headers {
+            request = request.header(name, value);
+        }
+        if let Some(body) = &body {
+            request = request.body(body.clone());
+        }
+        let recorded = RecordedRequest {
+            method: spec.method.to_string(),
+            url: self.redactor.redact(url.as_str()),
+            headers: headers
+                .iter()
+                .map(|(n, v)| match (n.as_str(), &recorded_authorization) {
+                    ("Authorization", Some(recorded)) => (n.clone(), recorded.clone()),
+                    _ => (n.clone(), self.redactor.redact(v)),
+                })
+                .collect(),
+            body: body.map(|b| self.redactor.redact(&String::from_utf8_lossy(&b))),
+            body_length: None,
+        };
+        let pending = request.send();
+        tokio::pin!(pending);
+        let sent = match stall_after {
+            Some(after) => tokio::select! {
+                sent = &mut pending => sent,
+                _ = tokio::time::sleep(after) => {
+                    // Fresh, and others answered meanwhile: the server did not take it.
+                    if lane.connects() != connects
+                        && self.answers.load(Relaxed) > answers_before
+                    {
+                        lane.disconnected();
+                        return None;
+                    }
+                    pending.await
+                }
+            },
+            None => pending.await,
+        };
+        let response = match sent {
+            Ok(response) => response,
+            Err(e) => {
+                lane.disconnected();
+                return Some(Exchange {
+                    request: recorded,
+                    response: None,
+                    transport_error: Some(self.redactor.redact(&describe_error(&e))),
+                    elapsed_ms: elapsed_ms(started),
+                    throttled: None,
+                    not_sent: false,
+                });
+            }
+        };
+        self.slowest_ms.fetch_max(elapsed_ms(started), Relaxed);
+        let closing = response
+            .headers()
+            .get_all(reqwest::header::CONNECTION)
+            .iter()
+            .any(|value| {
+                String::from_utf8_lossy(value.as_bytes())
+                    .split(',')
+                    .any(|token| token.trim().eq_ignore_ascii_case("close"))
+            });
+        lane.served(!closing);
+        let status = response.status().as_u16();
+        let version = format!("{:?}", response.version());
+        let response_headers: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .map(|(n, v)| {
+                // As received: rules judge what came back, whatever the key is; every
+                // writer redacts (the reports as a whole, the request log, the terminal).
+                (
+                    n.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let (bytes, body_truncated, body_error) =
+            read_capped(response, self.settings.body_cap).await;
+        if body_truncated || body_error.is_some() {
+            lane.disconnected(); // a body not read to its end takes its connection with it
+        }
+        // A cut may leave the start of the key at the end.
+        let cut = body_truncated || body_error.is_some();
+        let unparsed =
+            body_truncated.then(|| format!("body exceeds {} bytes", self.settings.body_cap));
+        let body = self
+            .bodies
+            .record(&bytes, cut, unparsed, &self.redactor)
+            .await;
+        drop(bytes);
+        Some(Exchange {
+            request: recorded,
+            response: Some(RecordedResponse {
+                version,
+                status,
+                headers: response_headers,
+                body: body.text,
+                body_truncated,
+                body_omitted: body.omitted,
+                json: body.json,
+                json_error: body.json_error,
+            }),
+            transport_error: body_error.map(|e| self.redactor.redact(&e)),
+            elapsed_ms: elapsed_ms(started),
+            throttled: None,
+            not_sent: false,
+        })
+    }
+
+    /// An exchange for a request that was not sent, and why.
+    pub fn not_sent(&self, spec: &RequestSpec, reason: &str) -> Exchange {
+        let url = format!("{}{}", self.base, spec.path);
+        Exchange {
+            not_sent: true,
+            ..self.failed_exchange(
+                spec,
+                self.redactor.redact(&url),
+                reason.to_string(),
+                Instant::now(),
+            )
+        }
+    }
+
+    pub(super) fn failed_exchange(
+        &self,
+        spec: &RequestSpec,
+        url: String,
+        error: String,
+        started: Instant,
+    ) -> Exchange {
+        Exchange {
+            request: RecordedRequest {
+                method: spec.method.into(),
+                url,
+                headers: Vec::new(),
+                body: None,
+                body_length: None,
+            },
+            response: None,
+            transport_error: Some(error),
+            elapsed_ms: elapsed_ms(started),
+            throttled: None,
+            not_sent: false,
+        }
+    }
+}

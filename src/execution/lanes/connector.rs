@@ -1,0 +1,130 @@
+//! A lane's connector layer: it counts the connects of the lane and of the run, and holds
+//! back the spare connect hyper races against a connection on its way back to the pool.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::Lane;
+
+/// What a lane and its connector layer share.
+#[derive(Default)]
+pub(super) struct LaneConnector {
+    /// Connects started on this lane.
+    pub(super) connects: AtomicU64,
+    /// The lane's last exchange left its connection open (an answer without `Connection:
+    /// close`): a connect now is most likely hyper's spare, raced against that connection's
+    /// way back to the pool.
+    pub(super) connected: std::sync::atomic::AtomicBool,
+    /// Bumped when a request of the lane gets its answer.
+    pub(super) served: Option<tokio::sync::watch::Sender<u64>>,
+}
+
+/// How long a connect waits, when the lane's own connection is on its way back to the pool,
+/// before it is made: if the request is served on that connection first, the spare connect is
+/// dropped. hyper's pool starts a connect whenever a checkout finds no idle connection, even
+/// one that is microseconds from being returned, and keeps the spare: with one request at a
+/// time on a lane, that doubled the connections open.
+pub const SPARE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+
+impl Lane {
+    /// Connects this lane has started so far; a request during which it moved went out on a
+    /// fresh connection.
+    pub fn connects(&self) -> u64 {
+        self.shared.connects.load(Ordering::Relaxed)
+    }
+
+    /// A request of this lane got its answer (`keep_alive`: its connection stays open).
+    pub fn served(&self, keep_alive: bool) {
+        self.shared.connected.store(keep_alive, Ordering::Relaxed);
+        if let Some(served) = &self.shared.served {
+            served.send_modify(|count| *count += 1);
+        }
+    }
+
+    /// A request of this lane got no answer: its connection is gone.
+    pub fn disconnected(&self) {
+        self.shared.connected.store(false, Ordering::Relaxed);
+    }
+}
+
+/// Counts the connects of one lane, and of the whole run, as a connector layer sees them, and
+/// holds back a spare connect (see [`SPARE_GRACE`]).
+#[derive(Clone)]
+pub(super) struct CountConnects {
+    pub(super) lane: Arc<LaneConnector>,
+    pub(super) run: Arc<AtomicU64>,
+}
+
+impl<S> tower_layer::Layer<S> for CountConnects {
+    type Service = Counted<S>;
+    fn layer(&self, inner: S) -> Counted<S> {
+        Counted {
+            inner,
+            counts: self.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub(super) struct Counted<S> {
+    inner: S,
+    counts: CountConnects,
+}
+
+impl<S, R> tower_service::Service<R> for Counted<S>
+where
+    S: tower_service::Service<R, Error = Box<dyn std::error::Error + Send + Sync>>,
+    S::Future: Send + 'static,
+    S::Response: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        let lane = Arc::clone(&self.counts.lane);
+        let run = Arc::clone(&self.counts.run);
+        // Subscribed now: an answer from here on cancels a spare.
+        let served = lane.served.as_ref().map(|served| served.subscribe());
+        let connect = self.inner.call(request);
+        Box::pin(async move {
+            if let Some(mut served) = served
+                && lane.connected.load(Ordering::Relaxed)
+                && tokio::time::timeout(SPARE_GRACE, served.changed())
+                    .await
+                    .is_ok_and(|changed| changed.is_ok())
+            {
+                return Err("a spare connection: the lane's own was reused".into());
+            }
+            lane.connects.fetch_add(1, Ordering::Relaxed);
+            run.fetch_add(1, Ordering::Relaxed);
+            connect.await
+        })
+    }
+}
+
+/// What a lane's client needs to count its connects (opaque outside this module).
+pub struct CountConnectsHandle(pub(super) CountConnects);
+
+impl CountConnectsHandle {
+    /// Counters of no lane: for a client built only to check the settings.
+    pub fn detached() -> CountConnectsHandle {
+        CountConnectsHandle(CountConnects {
+            lane: Arc::default(),
+            run: Arc::default(),
+        })
+    }
+
+    /// Adds the counting layer to a lane's client.
+    pub fn install(self, builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
+        builder.connector_layer(self.0)
+    }
+}
