@@ -420,12 +420,17 @@ impl Failure {
             .as_ref()
             .and_then(Exchange::status)
             .map_or("no status".to_string(), |s| s.to_string());
-        // What was expected, up to the first value it quotes (a name, a Pet, a count) or
-        // the first aside about the input (which fields a confused body changed): the input's
+        // What was expected, up to the first value it quotes (a name, a Pet, a count), less
+        // its asides about the input (which fields a confused body changed): the input's
         // class is told apart on its own, and a shrunk input must still count as failing.
-        let mut depth = 0usize;
-        let without_asides: String = self
+        let quoted_from = self
             .expected
+            .split(['=', ':', '{', '"', '['])
+            .next()
+            .unwrap_or_default();
+        // Then without its asides: a parenthesis left open by the cut runs to the end.
+        let mut depth = 0usize;
+        let without_asides: String = quoted_from
             .chars()
             .filter(|c| {
                 match c {
@@ -440,10 +445,9 @@ impl Failure {
             })
             .collect();
         let expected = without_asides
-            .split(['=', ':', '{', '"', '['])
-            .next()
-            .unwrap_or_default();
-        let expected = expected.split_whitespace().collect::<Vec<_>>().join(" ");
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         format!("{status}: {}", numbers_as_n(&expected).trim())
     }
 }
