@@ -9,7 +9,7 @@ use super::args::{
 };
 use super::evidence;
 use super::options;
-use super::run::{Configured, append_step_summary, configure};
+use super::run::{Configured, append_step_summary, configure, tell_totals};
 use petstore_conformance::reference::{
     FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,
 };
@@ -271,19 +271,7 @@ pub(super) fn merge(
             );
         }
     }
-    let t = &report.totals;
-    eprintln!(
-        "{}: {} (seed {}): {} passed, {} failed required, {} failed recommended, {} known failures, {} inconclusive, {} skipped",
-        report.suite.name,
-        report.conformance.as_str().to_uppercase(),
-        report.seed,
-        t.passed,
-        t.failed_required,
-        t.failed_recommended,
-        t.known_failures,
-        t.inconclusive,
-        t.skipped
-    );
+    tell_totals(report);
     eprintln!("  the answer: {}", report.answer_line());
     for path in &merged.written {
         eprintln!("  wrote {}", path.display());

@@ -182,23 +182,30 @@ pub(super) fn configure(
     Ok(Configured::Run(Box::new(config)))
 }
 
+/// The run's answer and its counts, on stderr, as a run or a merge ends.
+pub(super) fn tell_totals(report: &petstore_conformance::report::Report) {
+    let t = &report.totals;
+    eprintln!(
+        "{}: {} against {} (seed {}): {} passed, {} failed required, {} failed recommended, {} known failures, {} inconclusive, {} skipped",
+        report.suite.name,
+        report.conformance.as_str().to_uppercase(),
+        report.target.base_url,
+        report.seed,
+        t.passed,
+        t.failed_required,
+        t.failed_recommended,
+        t.known_failures,
+        t.inconclusive,
+        t.skipped
+    );
+}
+
 pub(super) fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {
     let outcome = engine::execute(config)?;
     if let Some(report) = &outcome.report {
+        eprintln!();
+        tell_totals(report);
         let t = &report.totals;
-        eprintln!(
-            "\n{}: {} against {} (seed {}): {} passed, {} failed required, {} failed recommended, {} known failures, {} inconclusive, {} skipped",
-            report.suite.name,
-            report.conformance.as_str().to_uppercase(),
-            report.target.base_url,
-            report.seed,
-            t.passed,
-            t.failed_required,
-            t.failed_recommended,
-            t.known_failures,
-            t.inconclusive,
-            t.skipped
-        );
         eprintln!("  the answer: {}", report.answer_line());
         if report.interrupted {
             eprintln!("  interrupted: the rules not run are skipped");

@@ -320,15 +320,11 @@ fn tally(
             }
         }
     }
-    let conformance = if rules.iter().any(|r| r.gated) {
-        Conformance::DoesNotConform
-    } else if required_undecided {
-        Conformance::Undetermined
-    } else if required_known {
-        Conformance::KnownFailuresOnly
-    } else {
-        Conformance::Conforms
-    };
+    let conformance = Conformance::of(
+        rules.iter().any(|r| r.gated),
+        required_undecided,
+        required_known,
+    );
     (totals, conformance)
 }
 

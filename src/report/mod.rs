@@ -189,6 +189,21 @@ pub enum Conformance {
 }
 
 impl Conformance {
+    /// The answer from what the rules showed, in this order: a gated failure, then a required
+    /// rule without a verdict, then a required rule failing as a known failure. `run` and
+    /// `merge` both answer through it.
+    pub fn of(gated_failure: bool, required_undecided: bool, required_known: bool) -> Conformance {
+        if gated_failure {
+            Conformance::DoesNotConform
+        } else if required_undecided {
+            Conformance::Undetermined
+        } else if required_known {
+            Conformance::KnownFailuresOnly
+        } else {
+            Conformance::Conforms
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Conformance::Conforms => "conforms",

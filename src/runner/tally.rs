@@ -88,15 +88,11 @@ pub(super) fn tally(
         }
         reports.push(report);
     }
-    let conformance = if reports.iter().any(|r| r.gated) {
-        Conformance::DoesNotConform
-    } else if required_undecided {
-        Conformance::Undetermined
-    } else if required_known {
-        Conformance::KnownFailuresOnly
-    } else {
-        Conformance::Conforms
-    };
+    let conformance = Conformance::of(
+        reports.iter().any(|r| r.gated),
+        required_undecided,
+        required_known,
+    );
     (reports, totals, conformance)
 }
 
