@@ -3,7 +3,7 @@
 //! target whose every answer the transport cuts mid-body gives no evidence at all: the run is
 //! undetermined, never failed.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::process::Command;
 use std::sync::Arc;
@@ -30,32 +30,6 @@ enum Behaviour {
     /// Declares more body than it sends and keeps the connection open: every request waits
     /// for the timeout. Only the time budget bounds the run.
     Stalling,
-}
-
-/// Reads one request (head and Content-Length body); returns its head.
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<String> {
-    let mut head = String::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        if line == "\r\n" {
-            break;
-        }
-        head.push_str(&line);
-    }
-    let length = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-        })
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some(head)
 }
 
 fn respond(stream: &mut TcpStream, behaviour: Behaviour, port: u16, elsewhere: u16) -> bool {
@@ -132,7 +106,7 @@ fn serve(behaviour: Behaviour, elsewhere: u16) -> u16 {
                     return;
                 }
                 let mut reader = BufReader::new(stream);
-                while read_request(&mut reader).is_some() {
+                while common::read_request_head(&mut reader).is_some() {
                     if !respond(&mut writer, behaviour, port, elsewhere) {
                         break;
                     }

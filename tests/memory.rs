@@ -3,7 +3,7 @@
 //! RSS (VmHWM, read from /proc while it runs) stays under 256 MB. Before the bound these took
 //! 18.7 GB and 2.6 GB.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -16,29 +16,9 @@ use petstore_conformance::runner::bench::vm_hwm_kb;
 const KEY: &str = "memory-test-key-77a1";
 const LIMIT_KB: u64 = 256 * 1024;
 
-/// Reads one request (head and Content-Length body); returns its method and path.
+/// Reads one request; returns its method and path.
 fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, String)> {
-    let mut head = String::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        if line == "\r\n" {
-            break;
-        }
-        head.push_str(&line);
-    }
-    let length = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-        })
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
+    let head = common::read_request_head(reader)?;
     let mut words = head.split(' ');
     let method = words.next().unwrap_or("GET").to_string();
     Some((method, words.next().unwrap_or("/").to_string()))
