@@ -348,7 +348,7 @@ impl Client {
                 if response.status == 503 && exchange.header("retry-after").is_none() {
                     self.lanes.overloaded(Overload::Unavailable);
                 } else {
-                    self.lanes.answered(lane);
+                    self.lanes.answered(lane, exchange.elapsed_ms);
                 }
             }
             None if exchange

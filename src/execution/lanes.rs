@@ -28,13 +28,21 @@ mod connector;
 use connector::{CountConnects, LaneConnector};
 pub use connector::{CountConnectsHandle, SPARE_GRACE};
 
-/// The level a run starts at: modest for a small server, and enough that a remote target 50 ms
-/// away fills the ceiling within a few round trips.
-pub const START: usize = 16;
+/// The level a run starts at: what the run's first round trips need (the quiet-store rules
+/// send about 60 requests at once), so that a remote target is not paid a round trip per
+/// doubling. It costs a server that holds fewer connections nothing it would not pay anyway:
+/// the level would grow past that server's cap within a few round trips, and the one stall
+/// that shows the cap (a second) comes earlier instead. 64 connections waiting at most sit in
+/// any listen backlog (128 and more on common servers).
+pub const START: usize = 64;
 
 /// Lanes past the proven ones that the level may open: the connections at most that a server
 /// which stopped accepting leaves waiting at once.
 pub const PROBES: usize = 4;
+
+/// An answer slower than the fastest by more than this (and more than twice it) was queued at
+/// the server: the level does not grow on it (see [`Lanes::answered`]).
+pub const QUEUEING: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// How often a burst gathering its lanes looks at the level again.
 const BURST_RECHECK: std::time::Duration = std::time::Duration::from_millis(10);
@@ -132,6 +140,8 @@ pub struct Lanes {
     proven: AtomicUsize,
     opened: Arc<AtomicU64>,
     resent: AtomicU64,
+    /// The fastest answer so far, in ms: the round trip with nothing queued.
+    fastest_ms: AtomicU64,
     /// Held by the burst gathering its lanes.
     gathering: tokio::sync::Mutex<()>,
 }
@@ -195,6 +205,7 @@ impl Lanes {
             proven: AtomicUsize::new(0),
             opened: Arc::default(),
             resent: AtomicU64::new(0),
+            fastest_ms: AtomicU64::new(u64::MAX),
             gathering: tokio::sync::Mutex::new(()),
         }
     }
@@ -322,15 +333,26 @@ impl Lanes {
         }
     }
 
-    /// An answer came back on `lane`: the level grows while the target keeps up.
-    pub fn answered(&self, lane: &Lane) {
+    /// An answer came back on `lane` after `elapsed_ms`: the level grows while the target keeps
+    /// up. An answer that waited in the server's queue (more than twice the fastest answer, and
+    /// [`QUEUEING`] more) does not grow it: more in flight would only lengthen that queue, as
+    /// delay-based congestion control (TCP Vegas) reads it. A server 50 ms away that answers at
+    /// once lets the level reach the ceiling; a small worker pool holds it near what it serves.
+    pub fn answered(&self, lane: &Lane, elapsed_ms: u64) {
         if !lane.proven.swap(true, Ordering::Relaxed) {
             self.proven.fetch_add(1, Ordering::Relaxed);
         }
+        let fastest = self
+            .fastest_ms
+            .fetch_min(elapsed_ms, Ordering::Relaxed)
+            .min(elapsed_ms);
+        let slack = u64::try_from(QUEUEING.as_millis()).unwrap_or(u64::MAX);
+        let queued = elapsed_ms > fastest.saturating_mul(2).max(fastest.saturating_add(slack));
         let mut state = self.state();
         let proven = self.proven.load(Ordering::Relaxed);
         let room = state.level < state.ceiling.min(state.limit)
-            && state.level < (proven * 2).max(proven + PROBES);
+            && state.level < (proven * 2).max(proven + PROBES)
+            && !queued;
         let grow = if state.slow_start {
             room
         } else {
@@ -438,14 +460,14 @@ mod tests {
 
     #[tokio::test]
     async fn the_level_grows_per_answer_then_halves_and_grows_by_one_per_round() {
-        let lanes = lanes(40);
+        let lanes = lanes(5 * START / 2);
         assert_eq!(lanes.level(), START);
         let mut held = Vec::new();
         for _ in 0..START {
             held.push(lanes.checkout().await.unwrap());
         }
         for checkout in &held {
-            lanes.answered(checkout.lane());
+            lanes.answered(checkout.lane(), 1);
         }
         let top = lanes.level();
         assert!(
@@ -459,22 +481,55 @@ mod tests {
         let level = lanes.level();
         let lane = held[0].lane();
         for _ in 0..level - 1 {
-            lanes.answered(lane);
+            lanes.answered(lane, 1);
         }
         assert_eq!(
             lanes.level(),
             level,
             "additive: one step per level's answers"
         );
-        lanes.answered(lane);
+        lanes.answered(lane, 1);
         assert_eq!(lanes.level(), level + 1);
         for _ in 0..10_000 {
-            lanes.answered(lane);
+            lanes.answered(lane, 1);
         }
         assert_eq!(lanes.level(), 2 * START, "within twice the lanes proven");
         drop(held);
         assert!(lanes.live() <= 2 * START);
         assert_eq!(lanes.tally().concurrency_reached, 2 * START as u64);
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_waited_in_the_servers_queue_does_not_grow_the_level() {
+        let lanes = lanes(4 * START);
+        let held: Vec<_> = futures_util::future::join_all((0..START).map(|_| lanes.checkout()))
+            .await
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        // Slow start: past twice the lanes proven, one more per answer as fast as the fastest.
+        let half = START / 2 + 8;
+        for checkout in &held[..half] {
+            lanes.answered(checkout.lane(), 50);
+        }
+        let level = lanes.level();
+        assert_eq!(level, START + 8, "answers as fast as the fastest grow it");
+        for checkout in &held[half..] {
+            lanes.answered(checkout.lane(), 50 + 101 + 50);
+        }
+        assert_eq!(lanes.level(), level, "queued answers do not grow it");
+        lanes.answered(held[0].lane(), 90);
+        assert_eq!(
+            lanes.level(),
+            level + 1,
+            "within twice the fastest, it grows"
+        );
+        lanes.answered(held[1].lane(), 140);
+        assert_eq!(
+            lanes.level(),
+            level + 2,
+            "within the fastest and 100 ms, it grows"
+        );
     }
 
     #[tokio::test]
@@ -487,7 +542,7 @@ mod tests {
         assert_eq!(lanes.live(), START);
         assert!(lanes.permits.try_acquire().is_err(), "the level is full");
         for checkout in &held[..10] {
-            lanes.answered(checkout.lane());
+            lanes.answered(checkout.lane(), 1);
         }
         let mut stalled = held.pop().unwrap();
         lanes.overloaded(Overload::StalledConnect);
@@ -503,7 +558,7 @@ mod tests {
         assert_eq!(lanes.permits.available_permits(), level);
         let lane = lanes.checkout().await.unwrap();
         for _ in 0..1000 {
-            lanes.answered(lane.lane());
+            lanes.answered(lane.lane(), 1);
         }
         drop(lane);
         assert_eq!(lanes.level(), 10, "capped at the lanes proven at the stall");

@@ -47,11 +47,52 @@ fn create_at_once(
 }
 
 /// "Unique identifier, assigned by the service on creation", under concurrency: every id
-/// distinct, and every pet, fetched by its id, the pet createPet returned.
+/// distinct, and every pet, fetched by its id, the pet createPet returned. A round's pets are
+/// fetched while the next round is created (the fetches need only their own round's ids), so
+/// the rounds cost one round trip each, and one more.
 pub fn distinct_ids(ctx: &RuleCtx, clients: u64, rounds: u64) -> Checked {
     let mut seen: BTreeMap<i64, Value> = BTreeMap::new();
-    for round in 0..rounds {
-        let mut created = create_at_once(ctx, clients, round, None)?;
+    let mut to_fetch: Vec<(Value, Exchange)> = Vec::new();
+    for round in 0..=rounds {
+        let fetches: Vec<RequestSpec> = to_fetch
+            .iter()
+            .map(|(pet, _)| {
+                RequestSpec::get(format!("/pets/{}", expect::pet_id(pet).unwrap_or_default()))
+            })
+            .collect();
+        // One request at a time (`--concurrency 1`), in one fixed order: fetches, then creates.
+        let sequential = ctx.run.concurrency == 1;
+        let fetched_first = if sequential && !fetches.is_empty() {
+            ctx.send_all(&fetches)
+        } else {
+            Vec::new()
+        };
+        let (created, fetched) = std::thread::scope(|scope| {
+            // The fetches count as part of this round's round trip, not one of their own.
+            let fetching = (!sequential && !fetches.is_empty())
+                .then(|| scope.spawn(|| super::lane_collect(|| ctx.send_all(&fetches))));
+            let created = (round < rounds).then(|| create_at_once(ctx, clients, round, None));
+            let fetched = fetching.map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            });
+            (created, fetched.unwrap_or(fetched_first))
+        });
+        for ((pet, _), fetched) in to_fetch.iter().zip(&fetched) {
+            ctx.case_done();
+            expect::status(
+                fetched,
+                &[200],
+                "200 with the pet createPet answered 201 for (created at the same moment as others)",
+            )?;
+            let body = expect::body(ctx, fetched, SchemaName::Pet)?;
+            get_pet::same_pet(pet, body, fetched)?;
+        }
+        let Some(created) = created else {
+            break;
+        };
+        let mut created = created?;
         // Fetched in id order: the ids follow arrival order, which varies from run to run; the
         // requests of a seed stay the same.
         created.sort_by_key(|(pet, _)| expect::pet_id(pet));
@@ -65,22 +106,7 @@ pub fn distinct_ids(ctx: &RuleCtx, clients: u64, rounds: u64) -> Checked {
                 ));
             }
         }
-        let fetches: Vec<RequestSpec> = created
-            .iter()
-            .map(|(pet, _)| {
-                RequestSpec::get(format!("/pets/{}", expect::pet_id(pet).unwrap_or_default()))
-            })
-            .collect();
-        for ((pet, _), fetched) in created.iter().zip(ctx.send_all(&fetches)) {
-            ctx.case_done();
-            expect::status(
-                &fetched,
-                &[200],
-                "200 with the pet createPet answered 201 for (created at the same moment as others)",
-            )?;
-            let body = expect::body(ctx, &fetched, SchemaName::Pet)?;
-            get_pet::same_pet(pet, body, &fetched)?;
-        }
+        to_fetch = created;
     }
     Ok(())
 }

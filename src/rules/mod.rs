@@ -55,6 +55,14 @@ pub(crate) fn lane_so_far() -> u32 {
     LANE.with(|lane| lane.get()).unwrap_or(0)
 }
 
+/// Runs `work` beside the rule's own chain (in a thread of its own), its round trips not
+/// counted on that chain; returns what `work` returns.
+pub(crate) fn lane_collect<T>(work: impl FnOnce() -> T) -> T {
+    let mut out = None;
+    lane(|| out = Some(work()));
+    out.expect("the lane ran")
+}
+
 /// Runs `work` as one lane of a rule's concurrent cases; returns the round trips it waited on.
 pub(crate) fn lane(work: impl FnOnce()) -> u32 {
     LANE.with(|lane| lane.set(Some(0)));
@@ -236,6 +244,31 @@ pub fn phase(check: &Check) -> Phase {
         | Check::NotDeprecated {}
         | Check::InputsWalk {} => Phase::Main,
     }
+}
+
+/// Whether a check starts before the others of its phase: the checks whose chain of dependent
+/// requests is long (sequences, rounds, a fixture to build first, cases in batches) go first,
+/// so that the phase's end is their chain's, not a queue of short checks before them; a
+/// check of one or two round trips fits in beside them.
+pub fn starts_early(check: &Check) -> bool {
+    matches!(
+        check,
+        Check::SequencesReadYourWrites { .. }
+            | Check::CreateConcurrentDistinctIds { .. }
+            | Check::CreateUniqueIds { .. }
+            | Check::CreateRoundTrip {}
+            | Check::CreateProperty {}
+            | Check::CreateMutationsProperty {}
+            | Check::CreateTypeConfusion {}
+            | Check::InputsWalk {}
+            | Check::ParametersAnswered {}
+            | Check::ListDefaultAtMost { .. }
+            | Check::ListLimitProperty {}
+            | Check::ListStatusProperty {}
+            | Check::ListFillsPage { .. }
+            | Check::CreateConcurrentAllListed { .. }
+            | Check::CreateNameLadder { .. }
+    )
 }
 
 /// When a check runs in a run with or without a time budget: the poisoned read-back runs last,

@@ -63,6 +63,31 @@ fn next_tree<S: Strategy>(runner: &mut TestRunner, strategy: &S) -> Result<S::Tr
     strategy.new_tree(runner)
 }
 
+/// `wanted` value trees from `strategy`; a value the strategy rejects counts against
+/// `max_rejects`, past which fewer come back.
+fn generate<S: Strategy>(
+    runner: &mut TestRunner,
+    strategy: &S,
+    wanted: u32,
+    (rejects, max_rejects): (&mut u32, u32),
+    last_undecided: &mut Option<String>,
+) -> Vec<S::Tree> {
+    let mut trees = Vec::with_capacity(wanted as usize);
+    while trees.len() < wanted as usize {
+        match next_tree(runner, strategy) {
+            Ok(tree) => trees.push(tree),
+            Err(reason) => {
+                *rejects += 1;
+                *last_undecided = Some(reason.to_string());
+                if *rejects > max_rejects {
+                    break;
+                }
+            }
+        }
+    }
+    trees
+}
+
 fn with_counterexample(
     mut failure: Box<Failure>,
     original: String,
@@ -292,7 +317,47 @@ where
     let mut last_undecided: Option<String> = None;
     let mut undecided = 0u32;
     let mut decided = 0u32;
-    for ((phase, value), verdict) in pinned.iter().zip(judge_all(ctx, &pinned_values, &case)) {
+    let total = ctx.run.cases;
+    // Under a budget: a first batch as large as a default run's, then batches of one value per
+    // worker, once every rule has had its first pass. A rule holds no more generated values
+    // (and their shrink trees) than it can send at once: at eight per worker, a 5 s budget
+    // peaked at 146 MB resident, at one 63 MB, for a tenth fewer requests.
+    let budget = ctx.run.deadline.is_some();
+    let large_batch = BATCH.max(u32::try_from(ctx.run.concurrency).unwrap_or(u32::MAX));
+    let mut batch = if budget { FIRST_BATCH } else { total.max(1) };
+    // Undecided cases (the target gave nothing to check) are replaced by new ones, up to a
+    // point: a target that leaves most cases undecided gets an inconclusive verdict.
+    let max_rejects = total.min(batch).saturating_mul(8).max(32);
+    let mut rejects = 0u32;
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            failure_persistence: None,
+            ..Config::default()
+        },
+        rng_for(ctx.seed),
+    );
+    // The first batch of generated values is judged together with the pinned ones: a remote
+    // target answers both within the chain of one.
+    let past_deadline = ctx
+        .run
+        .deadline
+        .is_some_and(|deadline| Instant::now() >= deadline);
+    let first_wanted = if past_deadline { 0 } else { batch.min(total) };
+    let first_trees = generate(
+        &mut runner,
+        &strategy,
+        first_wanted,
+        (&mut rejects, max_rejects),
+        &mut last_undecided,
+    );
+    let first_values: Vec<T> = first_trees.iter().map(ValueTree::current).collect();
+    let mut all_values = pinned_values;
+    all_values.extend(first_values.iter().cloned());
+    let mut pinned_verdicts = judge_all(ctx, &all_values, &case);
+    let first_verdicts = pinned_verdicts.split_off(pinned.len());
+    drop(all_values);
+    let mut prejudged = Some((first_trees, first_values, first_verdicts));
+    for ((phase, value), verdict) in pinned.iter().zip(pinned_verdicts) {
         match verdict {
             Ok(()) => decided += 1,
             Err(Verdict::Failed(failure)) => {
@@ -330,25 +395,6 @@ where
         }
     }
 
-    let total = ctx.run.cases;
-    // Under a budget: a first batch as large as a default run's, then batches of one value per
-    // worker, once every rule has had its first pass. A rule holds no more generated values
-    // (and their shrink trees) than it can send at once: at eight per worker, a 5 s budget
-    // peaked at 146 MB resident, at one 63 MB, for a tenth fewer requests.
-    let budget = ctx.run.deadline.is_some();
-    let large_batch = BATCH.max(u32::try_from(ctx.run.concurrency).unwrap_or(u32::MAX));
-    let mut batch = if budget { FIRST_BATCH } else { total.max(1) };
-    // Undecided cases (the target gave nothing to check) are replaced by new ones, up to a
-    // point: a target that leaves most cases undecided gets an inconclusive verdict.
-    let max_rejects = total.min(batch).saturating_mul(8).max(32);
-    let mut rejects = 0u32;
-    let mut runner = TestRunner::new_with_rng(
-        Config {
-            failure_persistence: None,
-            ..Config::default()
-        },
-        rng_for(ctx.seed),
-    );
     let mut generated = Distinct::default();
     let mut generated_flaky: Option<Verdict> = None;
     let mut done = 0u32;
@@ -374,21 +420,21 @@ where
         let mut wanted = batch.min(total - done);
         done += wanted;
         while wanted > 0 {
-            let mut trees = Vec::with_capacity(wanted as usize);
-            while trees.len() < wanted as usize {
-                match next_tree(&mut runner, &strategy) {
-                    Ok(tree) => trees.push(tree),
-                    Err(reason) => {
-                        rejects += 1;
-                        last_undecided = Some(reason.to_string());
-                        if rejects > max_rejects {
-                            break;
-                        }
-                    }
+            let (trees, values, verdicts) = match prejudged.take() {
+                Some(first) => first,
+                None => {
+                    let trees = generate(
+                        &mut runner,
+                        &strategy,
+                        wanted,
+                        (&mut rejects, max_rejects),
+                        &mut last_undecided,
+                    );
+                    let values: Vec<T> = trees.iter().map(ValueTree::current).collect();
+                    let verdicts = judge_all(ctx, &values, &case);
+                    (trees, values, verdicts)
                 }
-            }
-            let values: Vec<T> = trees.iter().map(ValueTree::current).collect();
-            let verdicts = judge_all(ctx, &values, &case);
+            };
             wanted = 0;
             let mut failing = Vec::new();
             for (index, verdict) in verdicts.into_iter().enumerate() {

@@ -197,6 +197,13 @@ impl Run {
         exchanges
     }
 
+    /// Exchanges sent before the rules (the preflight), through the recorder all the same.
+    pub fn record_all(&self, origin: &str, answers: &[(RequestSpec, Exchange)]) {
+        for (spec, exchange) in answers {
+            self.record(origin, spec, exchange.clone());
+        }
+    }
+
     /// The recorder: every exchange of the rules passes here once.
     fn record(&self, rule_id: &str, spec: &RequestSpec, exchange: Exchange) -> Exchange {
         if self.stops.interrupted() && exchange.response.is_none() {

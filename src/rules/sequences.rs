@@ -86,62 +86,62 @@ impl Transcript {
     }
 }
 
-/// Runs one sequence against the target and its model.
+/// Runs one sequence against the target and its model, in waves: a wave is the longest run of
+/// steps in which no read follows a create, so every read waits for the creates before it and
+/// nothing else. A wave's requests go out at once (one round trip); a create may then be
+/// answered before a read that comes earlier in the sequence, which the model allows for: a
+/// read is judged only on the pets created before it. The answers are judged in the
+/// sequence's order, and the first failure ends it.
 fn run_sequence(ctx: &RuleCtx, steps: &[Step]) -> Checked {
     let mut created: Vec<Value> = Vec::new();
     let mut transcript = Transcript { steps: Vec::new() };
-    for (n, step) in steps.iter().enumerate() {
-        let what = format!("{}. {}", n + 1, describe_step(step));
-        let outcome = run_step(ctx, step, &mut created, |exchange: &Exchange| {
-            transcript.steps.push((what.clone(), exchange.evidence()));
-        });
-        if let Err(verdict) = outcome {
-            return Err(match verdict {
-                failed @ Verdict::Failed(_) => transcript.fail(failed),
-                other => other,
-            });
+    for wave in waves(steps) {
+        let specs: Vec<Option<RequestSpec>> =
+            wave.clone().map(|n| request(&steps[n], &created)).collect();
+        let sent: Vec<RequestSpec> = specs.iter().flatten().cloned().collect();
+        let mut answers = ctx.send_all(&sent).into_iter();
+        for (n, spec) in wave.zip(specs) {
+            let Some(exchange) = spec.and_then(|_| answers.next()) else {
+                continue; // a getPet before any pet was created: nothing to ask
+            };
+            let what = format!("{}. {}", n + 1, describe_step(&steps[n]));
+            transcript.steps.push((what, exchange.evidence()));
+            if let Err(verdict) = judge(ctx, &steps[n], &exchange, &mut created) {
+                return Err(match verdict {
+                    failed @ Verdict::Failed(_) => transcript.fail(failed),
+                    other => other,
+                });
+            }
         }
     }
     Ok(())
 }
 
-fn run_step(
-    ctx: &RuleCtx,
-    step: &Step,
-    created: &mut Vec<Value>,
-    mut seen: impl FnMut(&Exchange),
-) -> Checked {
-    match step {
-        Step::Create(pet) => {
-            let exchange = ctx.send(&RequestSpec::post("/pets", Body::Json(pet.clone())));
-            seen(&exchange);
-            expect::status(&exchange, &[201], "201 (the animal was added)")?;
-            let answered = expect::body(ctx, &exchange, SchemaName::Pet)?.clone();
-            let id = expect::pet_id(&answered);
-            if let Some(earlier) = created.iter().find(|p| expect::pet_id(p) == id) {
-                return Err(Verdict::failed(
-                    "a new id for every pet created",
-                    format!("the id of {earlier} was given again: {answered}"),
-                    &exchange,
-                ));
-            }
-            created.push(answered);
+/// The steps of a sequence cut into waves: a new wave starts at a read that follows a create.
+fn waves(steps: &[Step]) -> Vec<std::ops::Range<usize>> {
+    let mut waves = Vec::new();
+    let mut start = 0;
+    for n in 1..steps.len() {
+        let read = !matches!(steps[n], Step::Create(_));
+        if read && matches!(steps[n - 1], Step::Create(_)) {
+            waves.push(start..n);
+            start = n;
         }
+    }
+    if start < steps.len() {
+        waves.push(start..steps.len());
+    }
+    waves
+}
+
+/// A step's request, given the pets created before it; `None` for a getPet with none.
+fn request(step: &Step, created: &[Value]) -> Option<RequestSpec> {
+    match step {
+        Step::Create(pet) => Some(RequestSpec::post("/pets", Body::Json(pet.clone()))),
         Step::Get(n) => {
-            if created.is_empty() {
-                return Ok(());
-            }
-            let pet = &created[n % created.len()];
+            let pet = created.get(n % created.len().max(1))?;
             let id = expect::pet_id(pet).unwrap_or_default();
-            let exchange = ctx.send(&RequestSpec::get(format!("/pets/{id}")));
-            seen(&exchange);
-            expect::status(
-                &exchange,
-                &[200],
-                "200 with the pet created earlier in the sequence",
-            )?;
-            let fetched = expect::body(ctx, &exchange, SchemaName::Pet)?;
-            get_pet::same_pet(pet, fetched, &exchange)?;
+            Some(RequestSpec::get(format!("/pets/{id}")))
         }
         Step::List { status, limit } => {
             let mut spec = RequestSpec::get("/pets");
@@ -151,15 +151,45 @@ fn run_step(
             if let Some(limit) = limit {
                 spec = spec.query("limit", limit.to_string());
             }
-            let exchange = ctx.send(&spec);
-            seen(&exchange);
-            let pets = expect::listing(&exchange)?;
+            Some(spec)
+        }
+    }
+}
+
+/// Judges a step's answer against the model: the pets created before it.
+fn judge(ctx: &RuleCtx, step: &Step, exchange: &Exchange, created: &mut Vec<Value>) -> Checked {
+    match step {
+        Step::Create(_) => {
+            expect::status(exchange, &[201], "201 (the animal was added)")?;
+            let answered = expect::body(ctx, exchange, SchemaName::Pet)?.clone();
+            let id = expect::pet_id(&answered);
+            if let Some(earlier) = created.iter().find(|p| expect::pet_id(p) == id) {
+                return Err(Verdict::failed(
+                    "a new id for every pet created",
+                    format!("the id of {earlier} was given again: {answered}"),
+                    exchange,
+                ));
+            }
+            created.push(answered);
+        }
+        Step::Get(n) => {
+            let pet = &created[n % created.len().max(1)];
+            expect::status(
+                exchange,
+                &[200],
+                "200 with the pet created earlier in the sequence",
+            )?;
+            let fetched = expect::body(ctx, exchange, SchemaName::Pet)?;
+            get_pet::same_pet(pet, fetched, exchange)?;
+        }
+        Step::List { status, limit } => {
+            let pets = expect::listing(exchange)?;
             let max = limit.map_or(20, usize::from);
             if pets.len() > max {
                 return Err(Verdict::failed(
                     format!("at most {max} pets"),
                     format!("{} pets", pets.len()),
-                    &exchange,
+                    exchange,
                 ));
             }
             for listed in pets {
@@ -169,12 +199,12 @@ fn run_step(
                     return Err(Verdict::failed(
                         format!("only pets whose status is {status}"),
                         format!("{listed} is listed"),
-                        &exchange,
+                        exchange,
                     ));
                 }
                 let id = expect::pet_id(listed);
                 if let Some(mine) = created.iter().find(|p| expect::pet_id(p) == id) {
-                    get_pet::same_pet(mine, listed, &exchange)?;
+                    get_pet::same_pet(mine, listed, exchange)?;
                 }
             }
         }
@@ -193,4 +223,31 @@ pub fn read_your_writes(ctx: &RuleCtx, max_steps: u64) -> Checked {
         |steps| describe(steps),
         |steps| run_sequence(ctx, steps),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wave_ends_where_a_read_follows_a_create() {
+        let create = || Step::Create(Value::Null);
+        let list = || Step::List {
+            status: None,
+            limit: None,
+        };
+        let steps = [
+            list(),
+            Step::Get(0),
+            create(),
+            create(),
+            Step::Get(1),
+            list(),
+            create(),
+            list(),
+        ];
+        assert_eq!(waves(&steps), vec![0..4, 4..7, 7..8]);
+        assert_eq!(waves(&[create(), create()]), vec![0..2]);
+        assert_eq!(waves(&[]), Vec::<std::ops::Range<usize>>::new());
+    }
 }

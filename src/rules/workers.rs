@@ -18,9 +18,20 @@ use super::{Checked, RuleCtx};
 /// The helper threads a run may have at once, across its rules.
 pub struct WorkerSlots(AtomicUsize);
 
+/// Helper threads at most, whatever `--concurrency` allows in flight: a thread costs its
+/// touched stack and buffers (some 70 kB each, measured), a place in flight on a kept-alive
+/// connection much less, and the run's batches (`send_all`, bursts) fill the places past the
+/// workers without threads. Past 96, a default run 50 ms away gains no round trip.
+pub const MAX_WORKERS: usize = 96;
+
 impl WorkerSlots {
     pub fn new(slots: usize) -> WorkerSlots {
         WorkerSlots(AtomicUsize::new(slots))
+    }
+
+    /// The slots of a run with `concurrency` places in flight.
+    pub fn for_concurrency(concurrency: usize) -> WorkerSlots {
+        WorkerSlots::new(concurrency.clamp(1, MAX_WORKERS))
     }
 
     /// A slot, if one is free now (never waits: the caller works on without).

@@ -169,9 +169,6 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             })
             .ok()
     });
-    if let (Some(har), Some(first)) = (&har, &preflight) {
-        har.add("preflight", first, &redactor);
-    }
     let created = match &report_dir {
         Some(dir) => CreatedPets::streamed_to(dir.stage(CREATED_PETS_FILE)?, redactor.clone()),
         None => CreatedPets::default(),
@@ -204,10 +201,17 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         first_pass_left: Default::default(),
         space,
         input_tally: Default::default(),
-        worker_slots: crate::rules::workers::WorkerSlots::new(config.client.concurrency.max(1)),
+        worker_slots: crate::rules::workers::WorkerSlots::for_concurrency(
+            config.client.concurrency,
+        ),
     });
     // The listener sets the flag once the run is in the slot; a signal that came before is
     // seen here (both sides write, then read the other's, with a full fence between).
+    // The store before the run: recorded as every exchange is, and kept for the rules.
+    if let Some(answers) = &preflight {
+        run.record_all("preflight", answers);
+        run.fixtures.snapshot_from(answers);
+    }
     let _ = run_slot.set(Arc::clone(&run));
     std::sync::atomic::fence(Ordering::SeqCst);
     if super::interrupts::signalled().is_some() {
@@ -240,6 +244,10 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         stopped_answering.is_some(),
     );
     let interrupted = run.stops.interrupted();
+    let first = preflight
+        .as_ref()
+        .and_then(|answers| answers.first())
+        .map(|(_, exchange)| exchange);
     let statements = crate::report::statements::matrix(&catalogue.rules, &rules);
     let report = Report {
         suite: Named {
@@ -265,18 +273,14 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             faults: target.faults.clone(),
             variants: target.variants.clone(),
             tls_verification: !config.client.insecure,
-            http_version: preflight
-                .as_ref()
+            http_version: first
                 .and_then(|p| p.response.as_ref())
                 .map(|r| r.version.clone())
                 .unwrap_or_default(),
             stopped_answering,
             product: config.product.clone(),
             product_version: config.product_version.clone(),
-            server: preflight
-                .as_ref()
-                .and_then(|p| p.header("server"))
-                .map(String::from),
+            server: first.and_then(|p| p.header("server")).map(String::from),
         },
         seed: config.seed,
         cases_per_property: run.cases,

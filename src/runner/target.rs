@@ -185,22 +185,33 @@ pub fn start_reference(
     Ok((server, api_key))
 }
 
-/// Stage 2b: one authenticated request before any rule, GET /pets. No answer at all is
-/// "could not be reached" (exit 2), unless the budget or an interrupt stopped it: then the
-/// rules run and say so (undetermined or interrupted, with reports). 401 or 403 is confirmed
-/// with a second operation (GET /pets/1): refused on both, the key is refused (exit 2); a
-/// target that refuses a valid key on one operation only is judged by the rules.
+/// Stage 2b: the store as it is before the run changes it, in one round trip: its first page
+/// (`GET /pets?limit=100`, authenticated: the key's check) and each status's first page, which
+/// the quiet-store rules need and would otherwise ask for in round trips of their own. No
+/// answer at all to the first is "could not be reached" (exit 2), unless the budget or an
+/// interrupt stopped it: then the rules run and say so (undetermined or interrupted, with
+/// reports). 401 or 403 is confirmed with a second operation (GET /pets/1): refused on both,
+/// the key is refused (exit 2); a target that refuses a valid key on one operation only is
+/// judged by the rules. Returns the requests and their exchanges, the first page's first.
 pub(super) fn preflight(
     config: &RunConfig,
     client: &Client,
     halt: &crate::execution::Halt,
     base_url: &str,
-) -> Result<crate::outcome::Exchange, RunError> {
-    let preflight = client.send(&RequestSpec::get("/pets"));
+) -> Result<Vec<(RequestSpec, crate::outcome::Exchange)>, RunError> {
+    let specs = crate::rules::fixtures::snapshot_requests();
+    let answers: Vec<(RequestSpec, crate::outcome::Exchange)> =
+        specs.iter().cloned().zip(client.send_all(&specs)).collect();
+    let preflight = &answers[0].1;
     let stopped = || halt.reason().is_some() || super::interrupts::signalled().is_some();
+    // Another of the snapshot's requests answered: the target is there, and the rules say
+    // what it does next.
+    let any_answered = answers
+        .iter()
+        .any(|(_, exchange)| exchange.response.is_some());
     if preflight.response.is_none() {
-        if !preflight.was_sent() || stopped() {
-            return Ok(preflight);
+        if !preflight.was_sent() || stopped() || any_answered {
+            return Ok(answers);
         }
         return Err(RunError::Unreachable(format!(
             "the target {base_url} could not be reached: {}",
@@ -213,12 +224,12 @@ pub(super) fn preflight(
             .as_ref()
             .is_some_and(|r| r.status == 401 || r.status == 403)
     };
-    if !refused(&preflight) {
-        return Ok(preflight);
+    if !refused(preflight) {
+        return Ok(answers);
     }
     let confirmation = client.send(&RequestSpec::get("/pets/1"));
     if !refused(&confirmation) {
-        return Ok(preflight);
+        return Ok(answers);
     }
     let status =
         |exchange: &crate::outcome::Exchange| exchange.response.as_ref().map_or(0, |r| r.status);
@@ -228,7 +239,7 @@ pub(super) fn preflight(
     };
     Err(RunError::KeyRefused(format!(
         "the target {base_url} refused the key from {source} (GET /pets answered {}, GET /pets/1 answered {}): check the key; no rule was run",
-        status(&preflight),
+        status(preflight),
         status(&confirmation)
     )))
 }

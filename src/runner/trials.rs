@@ -86,7 +86,7 @@ pub(super) fn run_trials(
             (index, rule, phase)
         })
         .collect();
-    ordered.sort_by_key(|(index, _, phase)| (*phase, *index));
+    ordered.sort_by_key(|(index, rule, phase)| (*phase, !rules::starts_early(&rule.check), *index));
 
     let gate = Arc::new(PhaseGate {
         remaining: Mutex::new([0; 3]),
