@@ -142,6 +142,8 @@ pub struct Lanes {
     resent: AtomicU64,
     /// The fastest answer so far, in ms: the round trip with nothing queued.
     fastest_ms: AtomicU64,
+    /// The usual answer time, in ms: a moving average (an eighth of each new answer).
+    usual_ms: Arc<AtomicU64>,
     /// Held by the burst gathering its lanes.
     gathering: tokio::sync::Mutex<()>,
 }
@@ -206,6 +208,7 @@ impl Lanes {
             opened: Arc::default(),
             resent: AtomicU64::new(0),
             fastest_ms: AtomicU64::new(u64::MAX),
+            usual_ms: Arc::default(),
             gathering: tokio::sync::Mutex::new(()),
         }
     }
@@ -285,6 +288,7 @@ impl Lanes {
             let handle = CountConnectsHandle(CountConnects {
                 lane: Arc::clone(&shared),
                 run: Arc::clone(&self.opened),
+                usual_ms: Arc::clone(&self.usual_ms),
             });
             let live = self.live.fetch_add(1, Ordering::Relaxed) + 1;
             self.most_live.fetch_max(live, Ordering::Relaxed);
@@ -346,6 +350,11 @@ impl Lanes {
             .fastest_ms
             .fetch_min(elapsed_ms, Ordering::Relaxed)
             .min(elapsed_ms);
+        let _ = self
+            .usual_ms
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |usual| {
+                Some(usual - usual / 8 + elapsed_ms / 8)
+            });
         let slack = u64::try_from(QUEUEING.as_millis()).unwrap_or(u64::MAX);
         let queued = elapsed_ms > fastest.saturating_mul(2).max(fastest.saturating_add(slack));
         let mut state = self.state();

@@ -21,8 +21,8 @@ pub struct WorkerSlots(AtomicUsize);
 /// Helper threads at most, whatever `--concurrency` allows in flight: a thread costs its
 /// touched stack and buffers (some 70 kB each, measured), a place in flight on a kept-alive
 /// connection much less, and the run's batches (`send_all`, bursts) fill the places past the
-/// workers without threads. Past 96, a default run 50 ms away gains no round trip.
-pub const MAX_WORKERS: usize = 96;
+/// workers without threads.
+pub const MAX_WORKERS: usize = 128;
 
 impl WorkerSlots {
     pub fn new(slots: usize) -> WorkerSlots {

@@ -19,11 +19,14 @@ pub(super) struct LaneConnector {
     pub(super) served: Option<tokio::sync::watch::Sender<u64>>,
 }
 
-/// How long a connect waits, when the lane's own connection is on its way back to the pool,
-/// before it is made: if the request is served on that connection first, the spare connect is
-/// dropped. hyper's pool starts a connect whenever a checkout finds no idle connection, even
-/// one that is microseconds from being returned, and keeps the spare: with one request at a
-/// time on a lane, that doubled the connections open.
+/// How long a connect waits, at least, when the lane's own connection is on its way back to
+/// the pool, before it is made: if the request is served on that connection first, the spare
+/// connect is dropped. hyper's pool starts a connect whenever a checkout finds no idle
+/// connection, even one that is microseconds from being returned, and keeps the spare: with
+/// one request at a time on a lane, that doubled the connections open. The wait grows with the
+/// run's usual answer time (three of them): the request must be answered on the returning
+/// connection within it, which takes a round trip to a remote target and longer on a loaded
+/// machine.
 pub const SPARE_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 
 impl Lane {
@@ -53,6 +56,8 @@ impl Lane {
 pub(super) struct CountConnects {
     pub(super) lane: Arc<LaneConnector>,
     pub(super) run: Arc<AtomicU64>,
+    /// The run's usual answer time, in ms (see [`super::Lanes::answered`]).
+    pub(super) usual_ms: Arc<AtomicU64>,
 }
 
 impl<S> tower_layer::Layer<S> for CountConnects {
@@ -92,13 +97,15 @@ where
     fn call(&mut self, request: R) -> Self::Future {
         let lane = Arc::clone(&self.counts.lane);
         let run = Arc::clone(&self.counts.run);
+        let usual = std::time::Duration::from_millis(self.counts.usual_ms.load(Ordering::Relaxed));
+        let grace = SPARE_GRACE.max(usual.saturating_mul(3));
         // Subscribed now: an answer from here on cancels a spare.
         let served = lane.served.as_ref().map(|served| served.subscribe());
         let connect = self.inner.call(request);
         Box::pin(async move {
             if let Some(mut served) = served
                 && lane.connected.load(Ordering::Relaxed)
-                && tokio::time::timeout(SPARE_GRACE, served.changed())
+                && tokio::time::timeout(grace, served.changed())
                     .await
                     .is_ok_and(|changed| changed.is_ok())
             {
@@ -120,6 +127,7 @@ impl CountConnectsHandle {
         CountConnectsHandle(CountConnects {
             lane: Arc::default(),
             run: Arc::default(),
+            usual_ms: Arc::default(),
         })
     }
 
