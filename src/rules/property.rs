@@ -51,16 +51,39 @@ pub fn rng_for(seed: u64) -> TestRng {
     TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
 }
 
-/// The next case's value tree, drawn as proptest's own runner draws it (a fresh ChaCha RNG
-/// per case, seeded from the runner's), so that a seed gives the values it gave before cases
-/// were judged concurrently: a seed in an old report still names the same cases.
-fn next_tree<S: Strategy>(runner: &mut TestRunner, strategy: &S) -> Result<S::Tree, Reason> {
+/// What a case's value tree is drawn from: the tree can be drawn again from it (to shrink a
+/// failing case) rather than kept for every case in flight.
+type CaseSeed = [u8; 32];
+
+/// The next case's seed and value tree, drawn as proptest's own runner draws it (a fresh
+/// ChaCha RNG per case, seeded from the runner's), so that a seed gives the values it gave
+/// before cases were judged concurrently: a seed in an old report still names the same cases.
+fn next_tree<S: Strategy>(
+    runner: &mut TestRunner,
+    strategy: &S,
+) -> (CaseSeed, Result<S::Tree, Reason>) {
     let mut seed = [0u8; 32];
     for byte in &mut seed {
         *byte = runner.rng().next_u32() as u8;
     }
-    *runner.rng() = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
+    (seed, tree_of(runner, &seed, strategy))
+}
+
+fn tree_of<S: Strategy>(
+    runner: &mut TestRunner,
+    seed: &CaseSeed,
+    strategy: &S,
+) -> Result<S::Tree, Reason> {
+    *runner.rng() = TestRng::from_seed(RngAlgorithm::ChaCha, seed);
     strategy.new_tree(runner)
+}
+
+/// The runner that draws a rule's cases; another one draws a case's tree again.
+fn runner_config() -> Config {
+    Config {
+        failure_persistence: None,
+        ..Config::default()
+    }
 }
 
 fn with_counterexample(
@@ -342,13 +365,7 @@ where
     // point: a target that leaves most cases undecided gets an inconclusive verdict.
     let max_rejects = total.min(batch).saturating_mul(8).max(32);
     let mut rejects = 0u32;
-    let mut runner = TestRunner::new_with_rng(
-        Config {
-            failure_persistence: None,
-            ..Config::default()
-        },
-        rng_for(ctx.seed),
-    );
+    let mut runner = TestRunner::new_with_rng(runner_config(), rng_for(ctx.seed));
     let mut generated = Distinct::default();
     let mut generated_flaky: Option<Verdict> = None;
     let mut done = 0u32;
@@ -374,11 +391,17 @@ where
         let mut wanted = batch.min(total - done);
         done += wanted;
         while wanted > 0 {
-            let mut trees = Vec::with_capacity(wanted as usize);
-            while trees.len() < wanted as usize {
+            // Each case's value and seed; its tree (many times the value: every element's
+            // shrink state) is let go at once and drawn again if the case fails.
+            let mut values: Vec<T> = Vec::with_capacity(wanted as usize);
+            let mut seeds: Vec<CaseSeed> = Vec::with_capacity(wanted as usize);
+            while values.len() < wanted as usize {
                 match next_tree(&mut runner, &strategy) {
-                    Ok(tree) => trees.push(tree),
-                    Err(reason) => {
+                    (seed, Ok(tree)) => {
+                        values.push(tree.current());
+                        seeds.push(seed);
+                    }
+                    (_, Err(reason)) => {
                         rejects += 1;
                         last_undecided = Some(reason.to_string());
                         if rejects > max_rejects {
@@ -387,7 +410,6 @@ where
                     }
                 }
             }
-            let values: Vec<T> = trees.iter().map(ValueTree::current).collect();
             let verdicts = judge_all(ctx, &values, &case);
             wanted = 0;
             let mut failing = Vec::new();
@@ -405,7 +427,6 @@ where
                     }
                 }
             }
-            let mut trees: Vec<Option<S::Tree>> = trees.into_iter().map(Some).collect();
             for (index, failure) in failing {
                 let key = failure.class_key();
                 if generated.full() || generated.shrunk >= MAX_DISTINCT_FAILURES {
@@ -414,7 +435,8 @@ where
                 if generated.covers(&key, &input_class(&as_data(&values[index]))) {
                     continue; // most likely the failure already found, on a richer input
                 }
-                let Some(tree) = trees[index].take() else {
+                let again = &mut TestRunner::new_with_rng(runner_config(), rng_for(0));
+                let Ok(tree) = tree_of(again, &seeds[index], &strategy) else {
                     continue;
                 };
                 generated.shrunk += 1;
@@ -500,4 +522,28 @@ where
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_case_drawn_again_from_its_seed_is_the_case_drawn() {
+        // A filter rejects draws through the runner: the case drawn again takes the same path.
+        let strategy = proptest::collection::vec("[a-z]{0,8}", 0..6)
+            .prop_filter("not two alike", |v| v.first() != v.last() || v.len() < 2);
+        let mut runner = TestRunner::new_with_rng(runner_config(), rng_for(7));
+        for _ in 0..200 {
+            let (seed, tree) = next_tree(&mut runner, &strategy);
+            let tree = tree.unwrap();
+            let again = &mut TestRunner::new_with_rng(runner_config(), rng_for(0));
+            let mut drawn_again = tree_of(again, &seed, &strategy).unwrap();
+            assert_eq!(drawn_again.current(), tree.current());
+            // It shrinks as the first tree would have.
+            let mut tree = tree;
+            assert_eq!(drawn_again.simplify(), tree.simplify());
+            assert_eq!(drawn_again.current(), tree.current());
+        }
+    }
 }
