@@ -49,11 +49,11 @@ impl Client {
             headers.push(("Authorization".to_string(), value));
         }
         let recorded_authorization = spec.credential.recorded_value();
-        let body: Option<Vec<u8>> = match &spec.body {
+        let body: Option<bytes::Bytes> = match &spec.body {
             Body::None => None,
             Body::Json(value) => {
                 headers.push(("Content-Type".into(), "application/json".into()));
-                Some(serde_json::to_vec(value).unwrap_or_default())
+                Some(serde_json::to_vec(value).unwrap_or_default().into())
             }
             Body::Raw {
                 content_type,
@@ -78,7 +78,7 @@ impl Client {
             None => (None, None),
         };
         if let Some(body) = body {
-            request = request.body(body); // moved, not copied: a body may be 1 MiB
+            request = request.body(body); // shared with the spec, not copied: a body may be 1 MiB
         }
         let recorded = RecordedRequest {
             method: spec.method.to_string(),
@@ -211,7 +211,7 @@ impl Client {
             Body::Json(value) => {
                 std::borrow::Cow::Owned(serde_json::to_vec(value).unwrap_or_default())
             }
-            Body::Raw { bytes, .. } => std::borrow::Cow::Borrowed(bytes.as_slice()),
+            Body::Raw { bytes, .. } => std::borrow::Cow::Borrowed(&bytes[..]),
         };
         Some(self.redactor.redact(&String::from_utf8_lossy(&bytes)))
     }
