@@ -88,7 +88,13 @@ impl ReportDir {
             contents.push((name, text));
         }
         for name in staged.iter().copied() {
-            if let Ok(bytes) = std::fs::read(self.partial(name)) {
+            // Read only to be signed: after a long budget the created pets are megabytes, and
+            // reading them for nothing was the run's peak (67 MB against 42 MB over a 60 s run).
+            if signing.is_none() {
+                if self.partial(name).exists() {
+                    names.push(name);
+                }
+            } else if let Ok(bytes) = std::fs::read(self.partial(name)) {
                 names.push(name);
                 contents.push((name, bytes));
             }
