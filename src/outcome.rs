@@ -120,7 +120,8 @@ impl Exchange {
         if let Some(body) = &mut copy.request.body
             && body.len() > BODY_KEPT
         {
-            copy.request.body_length = Some(body.len());
+            // The client may have cut it already (and redaction changed its length since).
+            copy.request.body_length.get_or_insert(body.len());
             let mut end = BODY_KEPT;
             while !body.is_char_boundary(end) {
                 end -= 1;

@@ -142,3 +142,41 @@ fn a_17000_pet_listing_to_every_request_on_pets_stays_under_256_mb() {
     assert!(peak < LIMIT_KB, "peak RSS {} MB", peak / 1024);
     assert_eq!(code, Some(1), "a listing that ignores limit fails");
 }
+
+/// A run keeps the first 64 KiB of a large request body (and its length) while it is in
+/// flight and in the report; the request log and the HAR, which promise every byte sent,
+/// still get the whole 1 MiB rung of the body ladder.
+#[test]
+fn a_large_request_body_is_kept_whole_only_where_every_byte_is_promised() {
+    let (_server, base_url) = common::serve_reference(KEY, &[]);
+    let dir = common::temp_dir("memory", "whole-bodies");
+    let (log, har) = (dir.join("requests.jsonl"), dir.join("run.har"));
+    let output = Command::new(BIN)
+        .args(["run", "create-pet/sizes/body-ladder", "--no-regressions"])
+        .args(["--base-url", &base_url, "--request-log"])
+        .arg(&log)
+        .arg("--har")
+        .arg(&har)
+        .arg("--report-dir")
+        .arg(dir.join("reports"))
+        .env("PETSTORE_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let longest_logged = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter_map(|entry| entry["body"].as_str().map(str::len))
+        .max();
+    assert_eq!(longest_logged, Some(1 << 20));
+    let har: serde_json::Value = serde_json::from_slice(&std::fs::read(&har).unwrap()).unwrap();
+    let longest_har = har["log"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|entry| entry["request"]["postData"]["text"].as_str().map(str::len))
+        .max();
+    assert_eq!(longest_har, Some(1 << 20));
+    let _ = std::fs::remove_dir_all(dir);
+}

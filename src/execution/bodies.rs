@@ -149,7 +149,7 @@ impl Bodies {
 /// the helpers of property rules, that was 7 MB of a 38 MB default run and 5 MB more under a
 /// budget. The threads wait on the network, not on the allocator's lock. Set before the run's
 /// threads allocate (glibc fixes its arena limit once eight arenas exist).
-fn give_back_large_buffers() {
+pub fn give_back_large_buffers() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         static ONCE: std::sync::Once = std::sync::Once::new();

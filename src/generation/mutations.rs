@@ -111,7 +111,7 @@ impl Mutation {
         let json = |value: Value| Body::Json(value);
         let raw = |content_type: &str, text: String| Body::Raw {
             content_type: Some(content_type.into()),
-            bytes: text.into_bytes(),
+            bytes: text.into_bytes().into(),
         };
         let mut body = valid.clone();
         match self {

@@ -212,7 +212,8 @@ pub enum Body {
     /// Sent as is (malformed JSON, an empty body, another content type).
     Raw {
         content_type: Option<String>,
-        bytes: Vec<u8>,
+        /// Shared with the request on the wire, not copied (a body may be 1 MiB).
+        bytes: bytes::Bytes,
     },
 }
 

@@ -137,7 +137,7 @@ impl Case {
         let (content_type, bytes) = match &spec.body {
             Body::Json(value) => (
                 Some("application/json".to_string()),
-                Some(serde_json::to_vec(value).unwrap_or_default()),
+                Some(serde_json::to_vec(value).unwrap_or_default().into()),
             ),
             Body::Raw {
                 content_type,
@@ -150,7 +150,8 @@ impl Case {
             Some(Some(text)) => Some(
                 text.replace("{name}", &Value::String(name.into()).to_string())
                     .replace("{category}", &category.to_string())
-                    .into_bytes(),
+                    .into_bytes()
+                    .into(),
             ),
             Some(None) => None,
             None => bytes,
@@ -338,7 +339,7 @@ mod tests {
             panic!("{spec:?}")
         };
         assert_eq!(content_type.as_deref(), Some("Application/JSON"));
-        assert_eq!(bytes, br#"{"categoryId":1,"name":"a"}"#);
+        assert_eq!(&bytes[..], br#"{"categoryId":1,"name":"a"}"#);
         let spec =
             case(serde_json::json!({"body": null, "content_type": null})).apply(&valid, "n", 7);
         assert_eq!(spec.body, Body::None);
@@ -349,7 +350,7 @@ mod tests {
             spec.body,
             Body::Raw {
                 content_type: Some("application/json".into()),
-                bytes: br#"{"name": "pc-\"x", "categoryId": 7}"#.to_vec()
+                bytes: br#"{"name": "pc-\"x", "categoryId": 7}"#.as_slice().into()
             }
         );
         let spec = case(serde_json::json!({"credential": "no-separator"})).apply(&valid, "n", 7);

@@ -199,10 +199,14 @@ impl Configuration {
 }
 
 /// The in-toto Statement over `files` (name and bytes, as written) for `report`.
-pub fn statement(report: &Report, files: &[(&str, &[u8])], configuration: &Configuration) -> Value {
+pub fn statement(
+    report: &Report,
+    files: &[(&str, String)],
+    configuration: &Configuration,
+) -> Value {
     let subjects: Vec<Value> = files
         .iter()
-        .map(|(name, bytes)| json!({"name": name, "digest": {"sha256": sha256_hex(bytes)}}))
+        .map(|(name, sha256)| json!({"name": name, "digest": {"sha256": sha256}}))
         .collect();
     let ids = |keep: &dyn Fn(&super::RuleReport) -> bool| -> Vec<String> {
         report

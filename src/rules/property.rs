@@ -51,32 +51,60 @@ pub fn rng_for(seed: u64) -> TestRng {
     TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
 }
 
-/// The next case's value tree, drawn as proptest's own runner draws it (a fresh ChaCha RNG
-/// per case, seeded from the runner's), so that a seed gives the values it gave before cases
-/// were judged concurrently: a seed in an old report still names the same cases.
-fn next_tree<S: Strategy>(runner: &mut TestRunner, strategy: &S) -> Result<S::Tree, Reason> {
+/// What a case's value tree is drawn from: the tree can be drawn again from it (to shrink a
+/// failing case) rather than kept for every case in flight.
+type CaseSeed = [u8; 32];
+
+/// The next case's seed and value tree, drawn as proptest's own runner draws it (a fresh
+/// ChaCha RNG per case, seeded from the runner's), so that a seed gives the values it gave
+/// before cases were judged concurrently: a seed in an old report still names the same cases.
+fn next_tree<S: Strategy>(
+    runner: &mut TestRunner,
+    strategy: &S,
+) -> (CaseSeed, Result<S::Tree, Reason>) {
     let mut seed = [0u8; 32];
     for byte in &mut seed {
         *byte = runner.rng().next_u32() as u8;
     }
-    *runner.rng() = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
+    (seed, tree_of(runner, &seed, strategy))
+}
+
+fn tree_of<S: Strategy>(
+    runner: &mut TestRunner,
+    seed: &CaseSeed,
+    strategy: &S,
+) -> Result<S::Tree, Reason> {
+    *runner.rng() = TestRng::from_seed(RngAlgorithm::ChaCha, seed);
     strategy.new_tree(runner)
 }
 
-/// `wanted` value trees from `strategy`; a value the strategy rejects counts against
-/// `max_rejects`, past which fewer come back.
-fn generate<S: Strategy>(
+/// The runner that draws a rule's cases; another one draws a case's tree again.
+fn runner_config() -> Config {
+    Config {
+        failure_persistence: None,
+        ..Config::default()
+    }
+}
+
+/// `wanted` cases from `strategy`: each one's value and seed. Its tree (many times the value:
+/// every element's shrink state) is let go at once and drawn again if the case fails. A value
+/// the strategy rejects counts against `max_rejects`, past which fewer come back.
+fn generate<T, S: Strategy<Value = T>>(
     runner: &mut TestRunner,
     strategy: &S,
     wanted: u32,
     (rejects, max_rejects): (&mut u32, u32),
     last_undecided: &mut Option<String>,
-) -> Vec<S::Tree> {
-    let mut trees = Vec::with_capacity(wanted as usize);
-    while trees.len() < wanted as usize {
+) -> (Vec<T>, Vec<CaseSeed>) {
+    let mut values = Vec::with_capacity(wanted as usize);
+    let mut seeds = Vec::with_capacity(wanted as usize);
+    while values.len() < wanted as usize {
         match next_tree(runner, strategy) {
-            Ok(tree) => trees.push(tree),
-            Err(reason) => {
+            (seed, Ok(tree)) => {
+                values.push(tree.current());
+                seeds.push(seed);
+            }
+            (_, Err(reason)) => {
                 *rejects += 1;
                 *last_undecided = Some(reason.to_string());
                 if *rejects > max_rejects {
@@ -85,7 +113,7 @@ fn generate<S: Strategy>(
             }
         }
     }
-    trees
+    (values, seeds)
 }
 
 fn with_counterexample(
@@ -329,13 +357,7 @@ where
     // point: a target that leaves most cases undecided gets an inconclusive verdict.
     let max_rejects = total.min(batch).saturating_mul(8).max(32);
     let mut rejects = 0u32;
-    let mut runner = TestRunner::new_with_rng(
-        Config {
-            failure_persistence: None,
-            ..Config::default()
-        },
-        rng_for(ctx.seed),
-    );
+    let mut runner = TestRunner::new_with_rng(runner_config(), rng_for(ctx.seed));
     // The first batch of generated values is judged together with the pinned ones: a remote
     // target answers both within the chain of one.
     let past_deadline = ctx
@@ -343,20 +365,19 @@ where
         .deadline
         .is_some_and(|deadline| Instant::now() >= deadline);
     let first_wanted = if past_deadline { 0 } else { batch.min(total) };
-    let first_trees = generate(
+    let (first_values, first_seeds) = generate(
         &mut runner,
         &strategy,
         first_wanted,
         (&mut rejects, max_rejects),
         &mut last_undecided,
     );
-    let first_values: Vec<T> = first_trees.iter().map(ValueTree::current).collect();
     let mut all_values = pinned_values;
     all_values.extend(first_values.iter().cloned());
     let mut pinned_verdicts = judge_all(ctx, &all_values, &case);
     let first_verdicts = pinned_verdicts.split_off(pinned.len());
     drop(all_values);
-    let mut prejudged = Some((first_trees, first_values, first_verdicts));
+    let mut prejudged = Some((first_values, first_seeds, first_verdicts));
     for ((phase, value), verdict) in pinned.iter().zip(pinned_verdicts) {
         match verdict {
             Ok(()) => decided += 1,
@@ -420,19 +441,18 @@ where
         let mut wanted = batch.min(total - done);
         done += wanted;
         while wanted > 0 {
-            let (trees, values, verdicts) = match prejudged.take() {
+            let (values, seeds, verdicts) = match prejudged.take() {
                 Some(first) => first,
                 None => {
-                    let trees = generate(
+                    let (values, seeds) = generate(
                         &mut runner,
                         &strategy,
                         wanted,
                         (&mut rejects, max_rejects),
                         &mut last_undecided,
                     );
-                    let values: Vec<T> = trees.iter().map(ValueTree::current).collect();
                     let verdicts = judge_all(ctx, &values, &case);
-                    (trees, values, verdicts)
+                    (values, seeds, verdicts)
                 }
             };
             wanted = 0;
@@ -451,7 +471,6 @@ where
                     }
                 }
             }
-            let mut trees: Vec<Option<S::Tree>> = trees.into_iter().map(Some).collect();
             for (index, failure) in failing {
                 let key = failure.class_key();
                 if generated.full() || generated.shrunk >= MAX_DISTINCT_FAILURES {
@@ -460,7 +479,8 @@ where
                 if generated.covers(&key, &input_class(&as_data(&values[index]))) {
                     continue; // most likely the failure already found, on a richer input
                 }
-                let Some(tree) = trees[index].take() else {
+                let again = &mut TestRunner::new_with_rng(runner_config(), rng_for(0));
+                let Ok(tree) = tree_of(again, &seeds[index], &strategy) else {
                     continue;
                 };
                 generated.shrunk += 1;
@@ -546,4 +566,28 @@ where
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_case_drawn_again_from_its_seed_is_the_case_drawn() {
+        // A filter rejects draws through the runner: the case drawn again takes the same path.
+        let strategy = proptest::collection::vec("[a-z]{0,8}", 0..6)
+            .prop_filter("not two alike", |v| v.first() != v.last() || v.len() < 2);
+        let mut runner = TestRunner::new_with_rng(runner_config(), rng_for(7));
+        for _ in 0..200 {
+            let (seed, tree) = next_tree(&mut runner, &strategy);
+            let tree = tree.unwrap();
+            let again = &mut TestRunner::new_with_rng(runner_config(), rng_for(0));
+            let mut drawn_again = tree_of(again, &seed, &strategy).unwrap();
+            assert_eq!(drawn_again.current(), tree.current());
+            // It shrinks as the first tree would have.
+            let mut tree = tree;
+            assert_eq!(drawn_again.simplify(), tree.simplify());
+            assert_eq!(drawn_again.current(), tree.current());
+        }
+    }
 }

@@ -55,7 +55,7 @@ pub fn lone_surrogate(ctx: &RuleCtx) -> Checked {
         "/pets",
         Body::Raw {
             content_type: Some("application/json".into()),
-            bytes: body.into_bytes(),
+            bytes: body.into_bytes().into(),
         },
     ));
     ctx.case_done();

@@ -214,21 +214,31 @@ impl Run {
         let operation = Operation::of(spec.method, &spec.path);
         self.observations
             .inspect(rule_id, operation, &exchange, &self.contract);
+        // The log and the HAR keep every byte sent, where the exchange kept a large body's start.
+        let whole = (exchange.request.body_length.is_some()
+            && (self.request_log.is_some() || self.har.is_some()))
+        .then(|| {
+            let mut whole = exchange.clone();
+            whole.request.body = self.client.whole_request_body(spec);
+            whole.request.body_length = None;
+            whole
+        });
+        let logged = whole.as_ref().unwrap_or(&exchange);
         if let Some(log) = &self.request_log {
-            let url = &exchange.request.url;
+            let url = &logged.request.url;
             let line = serde_json::json!({
                 "rule": rule_id,
-                "method": exchange.request.method,
+                "method": logged.request.method,
                 "path": url.strip_prefix(self.client.base_url()).unwrap_or(url),
-                "headers": exchange.request.headers,
-                "body": exchange.request.body,
+                "headers": logged.request.headers,
+                "body": logged.request.body,
             });
             let line = self.client.redactor().redact(&line.to_string());
             let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
             let _ = writeln!(log, "{line}");
         }
         if let Some(har) = &self.har {
-            har.add(rule_id, &exchange, self.client.redactor());
+            har.add(rule_id, logged, self.client.redactor());
         }
         if spec.method == "POST"
             && spec.path == "/pets"

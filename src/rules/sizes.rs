@@ -256,7 +256,7 @@ pub fn body_ladder(ctx: &RuleCtx, sizes: &[u64]) -> Checked {
                 "/pets",
                 Body::Raw {
                     content_type: Some("application/json".into()),
-                    bytes,
+                    bytes: bytes.into(),
                 },
             )
         })

@@ -65,7 +65,7 @@ pub fn recorded_request(report: &Report, rule_id: &str) -> Result<RequestSpec, R
     let body = match &request.body {
         Some(text) => Body::Raw {
             content_type: header("content-type"),
-            bytes: text.as_bytes().to_vec(),
+            bytes: text.as_bytes().to_vec().into(),
         },
         None => Body::None,
     };

@@ -7,7 +7,7 @@ use super::Client;
 use super::transport::{describe_error, elapsed_ms, read_capped};
 use crate::execution::lanes::Lane;
 use crate::generation::request::{Body, RequestSpec};
-use crate::outcome::{Exchange, RecordedRequest, RecordedResponse};
+use crate::outcome::{BODY_KEPT, Exchange, RecordedRequest, RecordedResponse};
 
 impl Client {
     /// One request on `http` (a lane's client). `None` when, after `stall_after` without
@@ -49,11 +49,11 @@ impl Client {
             headers.push(("Authorization".to_string(), value));
         }
         let recorded_authorization = spec.credential.recorded_value();
-        let body: Option<Vec<u8>> = match &spec.body {
+        let body: Option<bytes::Bytes> = match &spec.body {
             Body::None => None,
             Body::Json(value) => {
                 headers.push(("Content-Type".into(), "application/json".into()));
-                Some(serde_json::to_vec(value).unwrap_or_default())
+                Some(serde_json::to_vec(value).unwrap_or_default().into())
             }
             Body::Raw {
                 content_type,
@@ -70,8 +70,15 @@ impl Client {
         for (name, value) in &headers {
             request = request.header(name, value);
         }
-        if let Some(body) = &body {
-            request = request.body(body.clone());
+        let (recorded_body, body_length) = match &body {
+            Some(bytes) => {
+                let (text, length) = self.recorded_body(bytes);
+                (Some(text), length)
+            }
+            None => (None, None),
+        };
+        if let Some(body) = body {
+            request = request.body(body); // shared with the spec, not copied: a body may be 1 MiB
         }
         let recorded = RecordedRequest {
             method: spec.method.to_string(),
@@ -83,8 +90,8 @@ impl Client {
                     _ => (n.clone(), self.redactor.redact(v)),
                 })
                 .collect(),
-            body: body.map(|b| self.redactor.redact(&String::from_utf8_lossy(&b))),
-            body_length: None,
+            body: recorded_body,
+            body_length,
         };
         let pending = request.send();
         tokio::pin!(pending);
@@ -177,6 +184,38 @@ impl Client {
     }
 
     /// An exchange for a request that was not sent, and why.
+    /// A request body as an exchange records it: redacted, its first [`BODY_KEPT`] bytes and
+    /// the whole length when it is longer (what evidence and reports keep anyway; a 1 MiB
+    /// rung of a size ladder is not copied and redacted whole while it is in flight).
+    fn recorded_body(&self, bytes: &[u8]) -> (String, Option<usize>) {
+        if bytes.len() <= BODY_KEPT {
+            return (self.redactor.redact(&String::from_utf8_lossy(bytes)), None);
+        }
+        let mut end = BODY_KEPT;
+        // Not inside a character (it would show as U+FFFD).
+        while end > 0 && bytes[end] & 0xC0 == 0x80 {
+            end -= 1;
+        }
+        // Cut: the start of the key may be left at the end.
+        let text = self
+            .redactor
+            .redact_cut(&String::from_utf8_lossy(&bytes[..end]));
+        (text, Some(bytes.len()))
+    }
+
+    /// The whole body of `spec`, redacted, for the writers that keep every byte sent (the
+    /// request log, the HAR) where the exchange kept its first [`BODY_KEPT`] bytes.
+    pub fn whole_request_body(&self, spec: &RequestSpec) -> Option<String> {
+        let bytes = match &spec.body {
+            Body::None => return None,
+            Body::Json(value) => {
+                std::borrow::Cow::Owned(serde_json::to_vec(value).unwrap_or_default())
+            }
+            Body::Raw { bytes, .. } => std::borrow::Cow::Borrowed(&bytes[..]),
+        };
+        Some(self.redactor.redact(&String::from_utf8_lossy(&bytes)))
+    }
+
     pub fn not_sent(&self, spec: &RequestSpec, reason: &str) -> Exchange {
         let url = format!("{}{}", self.base, spec.path);
         Exchange {

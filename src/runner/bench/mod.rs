@@ -132,7 +132,12 @@ fn logged_request(line: &str) -> Option<RequestSpec> {
             path,
             Body::Raw {
                 content_type: Some("application/json".into()),
-                bytes: entry["body"].as_str().unwrap_or("").as_bytes().to_vec(),
+                bytes: entry["body"]
+                    .as_str()
+                    .unwrap_or("")
+                    .as_bytes()
+                    .to_vec()
+                    .into(),
             },
         ),
         _ => RequestSpec::get(path),
