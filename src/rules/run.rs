@@ -208,15 +208,12 @@ impl Run {
         self.observations
             .inspect(rule_id, operation, &exchange, &self.contract);
         if let Some(log) = &self.request_log {
-            let url = &exchange.request.url;
-            let line = serde_json::json!({
-                "rule": rule_id,
-                "method": exchange.request.method,
-                "path": url.strip_prefix(self.client.base_url()).unwrap_or(url),
-                "headers": exchange.request.headers,
-                "body": exchange.request.body,
-            });
-            let line = self.client.redactor().redact(&line.to_string());
+            let line = crate::execution::request_log::line(
+                rule_id,
+                &exchange.request,
+                self.client.base_url(),
+                self.client.redactor(),
+            );
             let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
             let _ = writeln!(log, "{line}");
         }
