@@ -189,8 +189,17 @@ pub(super) fn show_exchange(exchange: &petstore_conformance::outcome::Exchange, 
     );
 }
 
-pub(super) fn bench(output: &Path, long_budget: u64) -> Result<u8, RunError> {
+pub(super) fn bench(
+    output: &Path,
+    long_budget: u64,
+    only_throughput: bool,
+) -> Result<u8, RunError> {
     use petstore_conformance::runner::bench;
+    if only_throughput {
+        let figure = bench::throughput(Duration::from_secs(5)).map_err(RunError::Config)?;
+        print!("{}", bench::render_throughput(&figure));
+        return Ok(0);
+    }
     if !LONG_BUDGET_SECONDS.contains(&long_budget) {
         return Err(RunError::Config(format!(
             "--long-budget {long_budget}: must be within 1..=86400 seconds"

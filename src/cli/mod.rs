@@ -98,6 +98,9 @@ enum Command {
         /// Seconds of the long memory run.
         #[arg(long, default_value_t = 60)]
         long_budget: u64,
+        /// Print only the time-budget throughput line (a few seconds), for tuning it.
+        #[arg(long, hide = true)]
+        only_throughput: bool,
     },
     /// Merge the reports of the shards of one split run (`run --partition K/N`, one report
     /// directory each) into the report of the whole run, in every format. Exit codes as
@@ -154,7 +157,8 @@ pub fn main() -> ExitCode {
         Command::Bench {
             output,
             long_budget,
-        } => bench(&output, long_budget),
+            only_throughput,
+        } => bench(&output, long_budget, only_throughput),
         Command::VerifyReport {
             report,
             public_key,

@@ -7,6 +7,7 @@ pub mod files;
 pub mod har;
 pub mod lanes;
 pub mod redact;
+pub mod request_log;
 
 pub use client::{
     BUDGET_CUT, BUDGET_SPENT, Client, ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting,

@@ -20,6 +20,7 @@ pub mod responses;
 pub mod run;
 mod sequences;
 mod sizes;
+mod threads;
 pub mod workers;
 
 use std::cell::Cell;

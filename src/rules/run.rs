@@ -225,15 +225,12 @@ impl Run {
         });
         let logged = whole.as_ref().unwrap_or(&exchange);
         if let Some(log) = &self.request_log {
-            let url = &logged.request.url;
-            let line = serde_json::json!({
-                "rule": rule_id,
-                "method": logged.request.method,
-                "path": url.strip_prefix(self.client.base_url()).unwrap_or(url),
-                "headers": logged.request.headers,
-                "body": logged.request.body,
-            });
-            let line = self.client.redactor().redact(&line.to_string());
+            let line = crate::execution::request_log::line(
+                rule_id,
+                &logged.request,
+                self.client.base_url(),
+                self.client.redactor(),
+            );
             let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
             let _ = writeln!(log, "{line}");
         }

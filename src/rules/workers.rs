@@ -2,21 +2,25 @@
 //!
 //! A worker is a thread blocked on one request at a time, so the requests in flight, not the
 //! threads, set the pace: past `--concurrency` workers in all, a thread only waits for a lane.
-//! Each thread costs its touched stack (kept by glibc's stack cache after it ends) and its
-//! buffers, which is how a run under a time budget, with every property rule spawning a
-//! worker per place in flight, came to 570 threads and 70 MB. So a rule's own thread judges
-//! cases itself, and helpers join it while the run has a worker slot free (one more per case
-//! taken, so a rule alone grows to its full width within its first cases, and a rule that
-//! starts while others hold every slot still moves, on its own thread).
+//! Each thread costs its touched stack and its buffers, which is how a run under a time
+//! budget, with every property rule spawning a worker per place in flight, came to 570
+//! threads and 70 MB. So a rule's own thread judges cases itself, and helpers join it while
+//! the run has a worker slot free (one more per case taken, so a rule alone grows to its full
+//! width within its first cases, and a rule that starts while others hold every slot still
+//! moves, on its own thread). Helpers run on threads kept for the run (`threads.rs`), not
+//! on a thread started per batch.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::thread::Scope;
+use std::sync::{Arc, Condvar, Mutex};
 
+use super::threads::{Job, Threads};
 use super::{Checked, RuleCtx};
 
-/// The helper threads a run may have at once, across its rules.
-pub struct WorkerSlots(AtomicUsize);
+/// The helper threads a run may have at once, across its rules, and the threads they run on.
+pub struct WorkerSlots {
+    free: AtomicUsize,
+    threads: Threads,
+}
 
 /// Helper threads at most, whatever `--concurrency` allows in flight: a thread costs its
 /// touched stack and buffers (some 70 kB each, measured), a place in flight on a kept-alive
@@ -26,7 +30,10 @@ pub const MAX_WORKERS: usize = 128;
 
 impl WorkerSlots {
     pub fn new(slots: usize) -> WorkerSlots {
-        WorkerSlots(AtomicUsize::new(slots))
+        WorkerSlots {
+            free: AtomicUsize::new(slots),
+            threads: Threads::new(slots),
+        }
     }
 
     /// The slots of a run with `concurrency` places in flight.
@@ -36,7 +43,7 @@ impl WorkerSlots {
 
     /// A slot, if one is free now (never waits: the caller works on without).
     fn take(&self) -> Option<Slot<'_>> {
-        self.0
+        self.free
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |free| {
                 free.checked_sub(1)
             })
@@ -50,7 +57,47 @@ struct Slot<'a>(&'a WorkerSlots);
 
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
-        self.0.0.fetch_add(1, Ordering::AcqRel);
+        self.0.free.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// The helpers of one call still running. Shared by ownership, not borrowed: a helper's last
+/// act is to count itself out, after which the call may return and its batch go.
+#[derive(Default)]
+struct Running {
+    count: Mutex<usize>,
+    ended: Condvar,
+}
+
+impl Running {
+    fn started(&self) {
+        *self.count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+    }
+
+    fn ended(&self) {
+        let mut count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        *count -= 1;
+        if *count == 0 {
+            self.ended.notify_all();
+        }
+    }
+
+    fn wait_for_none(&self) {
+        let count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        let _none = self
+            .ended
+            .wait_while(count, |count| *count > 0)
+            .unwrap_or_else(|e| e.into_inner());
+    }
+}
+
+/// Waits for every helper of a call when dropped, so that the call neither returns nor
+/// unwinds while a helper still borrows its batch.
+struct JoinHelpers(Arc<Running>);
+
+impl Drop for JoinHelpers {
+    fn drop(&mut self) {
+        self.0.wait_for_none();
     }
 }
 
@@ -68,6 +115,7 @@ struct Batch<'a, T, F> {
     longest: AtomicU32,
     /// A helper's panic, raised again on the rule's thread as it was.
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    running: Arc<Running>,
 }
 
 /// Judges every value with `case`, on up to `--concurrency` workers (the rule's own thread
@@ -99,8 +147,11 @@ pub(super) fn judge_all<T: Sync>(
         verdicts: values.iter().map(|_| Mutex::new(None)).collect(),
         longest: AtomicU32::new(0),
         panic: Mutex::new(None),
+        running: Arc::default(),
     };
-    std::thread::scope(|scope| work(scope, &batch, 0));
+    let join = JoinHelpers(Arc::clone(&batch.running));
+    work(&batch, 0);
+    drop(join);
     if let Some(panic) = batch.panic.lock().unwrap_or_else(|e| e.into_inner()).take() {
         std::panic::resume_unwind(panic);
     }
@@ -119,13 +170,7 @@ pub(super) fn judge_all<T: Sync>(
 /// One worker: takes the next value until none is left, and before judging one, brings in a
 /// helper for the values after it if the run has a slot free. `offset`: the round trips its
 /// spawner had waited on when it started.
-fn work<'scope, 'env, T: Sync, F: Fn(&T) -> Checked + Sync>(
-    scope: &'scope Scope<'scope, 'env>,
-    batch: &'env Batch<'env, T, F>,
-    offset: u32,
-) where
-    'env: 'scope,
-{
+fn work<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset: u32) {
     let own = super::lane(|| {
         loop {
             let index = batch.next.fetch_add(1, Ordering::Relaxed);
@@ -133,7 +178,7 @@ fn work<'scope, 'env, T: Sync, F: Fn(&T) -> Checked + Sync>(
                 break;
             };
             if index + 1 < batch.values.len() {
-                helper(scope, batch, offset + super::lane_so_far());
+                helper(batch, offset + super::lane_so_far());
             }
             batch.ctx.case_done();
             let verdict = (batch.case)(value);
@@ -146,13 +191,7 @@ fn work<'scope, 'env, T: Sync, F: Fn(&T) -> Checked + Sync>(
 }
 
 /// Starts one more worker of `batch`, within its width and the run's free slots.
-fn helper<'scope, 'env, T: Sync, F: Fn(&T) -> Checked + Sync>(
-    scope: &'scope Scope<'scope, 'env>,
-    batch: &'env Batch<'env, T, F>,
-    offset: u32,
-) where
-    'env: 'scope,
-{
+fn helper<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset: u32) {
     if batch
         .workers
         .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
@@ -166,10 +205,10 @@ fn helper<'scope, 'env, T: Sync, F: Fn(&T) -> Checked + Sync>(
         batch.workers.fetch_sub(1, Ordering::AcqRel);
         return;
     };
-    scope.spawn(move || {
-        let _slot = slot;
-        let worked =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(scope, batch, offset)));
+    let running = Arc::clone(&batch.running);
+    running.started();
+    let job = move || {
+        let worked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(batch, offset)));
         if let Err(panic) = worked {
             batch
                 .panic
@@ -177,7 +216,18 @@ fn helper<'scope, 'env, T: Sync, F: Fn(&T) -> Checked + Sync>(
                 .unwrap_or_else(|e| e.into_inner())
                 .get_or_insert(panic);
         }
-    });
+        drop(slot);
+        // The last touch of the batch; `running` is this job's own.
+        running.ended();
+    };
+    let job: Box<dyn FnOnce() + Send + '_> = Box::new(job);
+    // SAFETY: the job borrows the batch (and through it the rule's context and the run) for
+    // less than 'static. The call that owns the batch holds a `JoinHelpers` from before its
+    // first helper starts until after its last one has counted itself out, and drops it before
+    // it returns or unwinds, so every borrow outlives the job (std::thread::scope's argument;
+    // only the threads are kept). The job touches nothing borrowed after `running.ended()`.
+    let job: Job = unsafe { std::mem::transmute::<Box<dyn FnOnce() + Send + '_>, Job>(job) };
+    batch.ctx.run.worker_slots.threads.run(job);
 }
 
 #[cfg(test)]
@@ -194,6 +244,6 @@ mod tests {
         let third = slots.take().expect("the slot given back");
         assert!(slots.take().is_none());
         drop((second, third));
-        assert_eq!(slots.0.load(Ordering::Relaxed), 2);
+        assert_eq!(slots.free.load(Ordering::Relaxed), 2);
     }
 }

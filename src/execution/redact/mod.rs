@@ -7,6 +7,7 @@
 //! verdict, and every file and line the harness writes passes through it again, matching the
 //! spellings that JSON, XML, Markdown, HTML and URLs give the key.
 
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use serde_json::Value;
 
 pub use crate::outcome::REDACTED;
@@ -28,6 +29,11 @@ pub struct Redactor {
     /// Every spelling to take out, ASCII-lowercased, longest first (so that a longer escaped
     /// form is replaced before a shorter one inside it).
     forms: Vec<String>,
+    /// All of `forms` in one automaton, ASCII case ignored: most texts hold no spelling of the
+    /// key, and one pass over them, with no lowercased copy and no search per spelling, says so
+    /// (every request and response passes here). `None` only if the automaton cannot be built:
+    /// then each form is searched for, as before.
+    finder: Option<AhoCorasick>,
 }
 
 impl std::fmt::Debug for Redactor {
@@ -99,7 +105,18 @@ impl Redactor {
             .collect();
         forms.sort_by_key(|form| std::cmp::Reverse(form.len()));
         forms.dedup();
-        Redactor { forms }
+        Redactor::of_forms(forms)
+    }
+
+    fn of_forms(forms: Vec<String>) -> Redactor {
+        // A contiguous NFA: 14 kB for a 31-character key's spellings where a DFA took 250 kB,
+        // and as fast on a 13 kB listing (0.23 against 0.27 µs: the prefilter does the work).
+        let finder = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
+            .build(&forms)
+            .ok();
+        Redactor { forms, finder }
     }
 
     /// The same redactor, which also takes out every spelling of `secret` (an extra header's
@@ -115,10 +132,14 @@ impl Redactor {
         );
         self.forms.sort_by_key(|form| std::cmp::Reverse(form.len()));
         self.forms.dedup();
-        self
+        Redactor::of_forms(self.forms)
     }
 
+    /// Whether `text` holds a form as it is (escapes not decoded), ASCII case ignored.
     fn holds_secret(&self, text: &str) -> bool {
+        if let Some(finder) = &self.finder {
+            return finder.is_match(text);
+        }
         let lower = text.to_ascii_lowercase();
         self.forms.iter().any(|form| lower.contains(form.as_str()))
     }
@@ -133,6 +154,9 @@ impl Redactor {
         } else {
             text.to_string()
         };
+        if !self.holds_secret(&text) {
+            return text;
+        }
         let mut lower = text.to_ascii_lowercase();
         let mut text = text;
         for form in &self.forms {

@@ -331,7 +331,8 @@ pub(super) const FAULTS: &[FaultInfo] = &[
             "create-pet/valid/round-trip",
             "create-pet/concurrent/distinct-ids",
         ],
-        // The rules that read the existing pet right after it was created.
+        // Each reads the existing-pet fixture, and may read it within 100 ms of its creation
+        // (the inputs rules' cases start as soon as it exists).
         may_break: &[
             "get-pet/existing/returns-pet",
             "inputs/get-pet/required",

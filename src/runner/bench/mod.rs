@@ -4,7 +4,9 @@
 //!    round trips, beside the critical path (the longest chain of dependent requests of a rule).
 //! 2. Time-budget throughput against a raw ceiling measured in the same run: the same client,
 //!    at the same concurrency, sending the same mix of requests (the budget run's own request
-//!    log, over again) to a fresh reference with nothing judged, as a ratio.
+//!    log, over again) to a fresh reference with nothing judged, as a ratio. Both write the
+//!    same request log (the run needs it for the mix), so the ratio is what generating and
+//!    judging cost, over the whole run (start, phases and reports included).
 //! 3. Peak RSS and report size of the default run and after 5 s and 60 s budgets (the harness
 //!    alone: the reference runs in a process of its own).
 //! 4. Peak RSS against targets that send much: 1 MiB of `[{},{},...]` to every request, and a
@@ -15,6 +17,7 @@
 
 mod shards;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -47,6 +50,28 @@ pub struct Throughput {
     pub suite_requests_per_s: f64,
     pub raw_requests_per_s: f64,
     pub ratio: f64,
+    /// CPU time of this process (harness and in-process reference) per request, in µs, for
+    /// the budget run and for the ceiling: the ratio of these is what the requests/s ratio
+    /// comes to on a machine with nothing else running, and it holds on a busy one.
+    pub suite_cpu_us_per_request: f64,
+    pub raw_cpu_us_per_request: f64,
+}
+
+/// CPU time this process has used so far (user and system, all threads).
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage writes the struct it is given and reads nothing else.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return Duration::ZERO;
+    }
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+fn per_request_us(cpu: Duration, requests: usize) -> f64 {
+    cpu.as_secs_f64() * 1e6 / requests.max(1) as f64
 }
 
 #[derive(Debug, Serialize)]
@@ -150,8 +175,9 @@ fn logged_request(line: &str) -> Option<RequestSpec> {
 }
 
 /// Requests per second the client gets from a fresh reference with nothing judged: `mix`
-/// sent over and over for `span`, `--concurrency` (96) requests in flight.
-fn raw_ceiling(span: Duration, mix: &[RequestSpec]) -> Result<f64, String> {
+/// sent over and over for `span`, `--concurrency` (96) requests in flight, each written to a
+/// request log in `dir` as the budget run writes its own.
+fn raw_ceiling(span: Duration, mix: &[RequestSpec], dir: &Path) -> Result<(f64, f64), String> {
     if mix.is_empty() {
         return Err("the budget run logged no request".into());
     }
@@ -166,17 +192,30 @@ fn raw_ceiling(span: Duration, mix: &[RequestSpec]) -> Result<f64, String> {
         Client::new(&server.base_url, &key, settings, runtime.handle().clone())
             .map_err(|e| e.to_string())?,
     );
+    let log = crate::execution::files::create(&dir.join("raw-requests.jsonl"))
+        .map(|file| std::sync::Mutex::new(std::io::BufWriter::new(file)))
+        .map_err(|e| e.to_string())?;
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let cpu = cpu_time();
     let started = Instant::now();
     let counts: Vec<usize> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..loops)
             .map(|_| {
-                let (client, next) = (std::sync::Arc::clone(&client), &next);
+                let (client, next, log) = (std::sync::Arc::clone(&client), &next, &log);
                 scope.spawn(move || {
                     let mut sent = 0;
                     while started.elapsed() < span {
                         let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        client.send(&mix[index % mix.len()]);
+                        let exchange = client.send(&mix[index % mix.len()]);
+                        let line = crate::execution::request_log::line(
+                            "raw-ceiling",
+                            &exchange.request,
+                            client.base_url(),
+                            client.redactor(),
+                        );
+                        let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
+                        let _ = writeln!(log, "{line}");
+                        drop(log);
                         sent += 1;
                     }
                     sent
@@ -185,7 +224,9 @@ fn raw_ceiling(span: Duration, mix: &[RequestSpec]) -> Result<f64, String> {
             .collect();
         workers.into_iter().map(|w| w.join().unwrap_or(0)).collect()
     });
-    Ok(counts.iter().sum::<usize>() as f64 / started.elapsed().as_secs_f64())
+    let sent = counts.iter().sum::<usize>();
+    let cpu = per_request_us(cpu_time().saturating_sub(cpu), sent);
+    Ok((sent as f64 / started.elapsed().as_secs_f64(), cpu))
 }
 
 /// The suite's requests per second under a time budget, beside the raw ceiling.
@@ -195,18 +236,22 @@ pub fn throughput(budget: Duration) -> Result<Throughput, String> {
     config.time_budget = Some(budget);
     config.cases = 1_000_000;
     quiet(&mut config, &dir);
+    let cpu = cpu_time();
     let started = Instant::now();
     engine::execute(config).map_err(|e| e.to_string())?;
     let elapsed = started.elapsed().as_secs_f64();
+    let cpu = cpu_time().saturating_sub(cpu);
     let log = std::fs::read_to_string(dir.join("requests.jsonl")).unwrap_or_default();
     let mix: Vec<RequestSpec> = log.lines().filter_map(logged_request).collect();
     let suite = log.lines().count() as f64 / elapsed;
-    let raw = raw_ceiling(Duration::from_secs(3), &mix)?;
+    let (raw, raw_cpu) = raw_ceiling(Duration::from_secs(3), &mix, &dir)?;
     Ok(Throughput {
         budget_s: budget.as_secs(),
         suite_requests_per_s: suite,
         raw_requests_per_s: raw,
         ratio: suite / raw,
+        suite_cpu_us_per_request: per_request_us(cpu, log.lines().count()),
+        raw_cpu_us_per_request: raw_cpu,
     })
 }
 
@@ -451,6 +496,20 @@ pub fn run_all(long: Duration) -> Result<Bench, String> {
     })
 }
 
+/// The throughput line.
+pub fn render_throughput(t: &Throughput) -> String {
+    format!(
+        "time-budget throughput ({} s): {:.0} requests/s; raw ceiling {:.0} requests/s; ratio {:.2} (CPU per request: {:.0} µs against {:.0} µs, {:.2})\n",
+        t.budget_s,
+        t.suite_requests_per_s,
+        t.raw_requests_per_s,
+        t.ratio,
+        t.suite_cpu_us_per_request,
+        t.raw_cpu_us_per_request,
+        t.raw_cpu_us_per_request / t.suite_cpu_us_per_request.max(f64::MIN_POSITIVE)
+    )
+}
+
 /// The table the README shows.
 pub fn render(bench: &Bench) -> String {
     let mut out = format!("machine: {}\n\n", bench.machine);
@@ -469,11 +528,8 @@ pub fn render(bench: &Bench) -> String {
             row.concurrency_reached
         ));
     }
-    let t = &bench.throughput;
-    out.push_str(&format!(
-        "\ntime-budget throughput ({} s): {:.0} requests/s; raw ceiling {:.0} requests/s; ratio {:.2}\n",
-        t.budget_s, t.suite_requests_per_s, t.raw_requests_per_s, t.ratio
-    ));
+    out.push('\n');
+    out.push_str(&render_throughput(&bench.throughput));
     out.push_str("\n| budget | peak RSS | report.json | pets created |\n|---|---|---|---|\n");
     for m in &bench.memory {
         out.push_str(&format!(
