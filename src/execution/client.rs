@@ -402,6 +402,12 @@ impl Client {
     }
 
     /// What the run's connections came to so far.
+    /// The fastest answer so far: how far the target is, with nothing queued (zero before
+    /// any answer).
+    pub fn fastest_answer(&self) -> Duration {
+        self.lanes.fastest_answer()
+    }
+
     pub fn connection_tally(&self) -> ConnectionTally {
         self.lanes.tally()
     }

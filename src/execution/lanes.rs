@@ -142,8 +142,8 @@ pub struct Lanes {
     resent: AtomicU64,
     /// The fastest answer so far, in ms: the round trip with nothing queued.
     fastest_ms: AtomicU64,
-    /// The usual answer time, in ms: a moving average (an eighth of each new answer).
-    usual_ms: Arc<AtomicU64>,
+    /// The usual answer time, in µs: a moving average (an eighth of each new answer).
+    usual_us: Arc<AtomicU64>,
     /// Held by the burst gathering its lanes.
     gathering: tokio::sync::Mutex<()>,
 }
@@ -208,7 +208,7 @@ impl Lanes {
             opened: Arc::default(),
             resent: AtomicU64::new(0),
             fastest_ms: AtomicU64::new(u64::MAX),
-            usual_ms: Arc::default(),
+            usual_us: Arc::default(),
             gathering: tokio::sync::Mutex::new(()),
         }
     }
@@ -288,7 +288,7 @@ impl Lanes {
             let handle = CountConnectsHandle(CountConnects {
                 lane: Arc::clone(&shared),
                 run: Arc::clone(&self.opened),
-                usual_ms: Arc::clone(&self.usual_ms),
+                usual_us: Arc::clone(&self.usual_us),
             });
             let live = self.live.fetch_add(1, Ordering::Relaxed) + 1;
             self.most_live.fetch_max(live, Ordering::Relaxed);
@@ -351,9 +351,9 @@ impl Lanes {
             .fetch_min(elapsed_ms, Ordering::Relaxed)
             .min(elapsed_ms);
         let _ = self
-            .usual_ms
+            .usual_us
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |usual| {
-                Some(usual - usual / 8 + elapsed_ms / 8)
+                Some(usual - usual / 8 + elapsed_ms.saturating_mul(1000) / 8)
             });
         let slack = u64::try_from(QUEUEING.as_millis()).unwrap_or(u64::MAX);
         let queued = elapsed_ms > fastest.saturating_mul(2).max(fastest.saturating_add(slack));
@@ -432,6 +432,14 @@ impl Lanes {
     /// Requests allowed in flight now.
     pub fn level(&self) -> usize {
         self.state().level
+    }
+
+    /// The fastest answer so far: the round trip with nothing queued (zero before any).
+    pub fn fastest_answer(&self) -> std::time::Duration {
+        match self.fastest_ms.load(Ordering::Relaxed) {
+            u64::MAX => std::time::Duration::ZERO,
+            ms => std::time::Duration::from_millis(ms),
+        }
     }
 
     /// Lanes (so connections) open now.

@@ -49,10 +49,12 @@ impl Threads {
         }
     }
 
-    /// Runs `job` on a waiting thread, or on a new one while there are fewer than `max`; else
-    /// it waits in the queue for the first thread done with its job. Where no thread can be
-    /// started, the caller runs it.
-    pub(super) fn run(&self, job: Job) {
+    /// Runs `job` on a waiting thread, or on a new one while there are fewer than `max` and
+    /// `limit` (the helpers allowed now: a thread that has just handed back its slot is not yet
+    /// waiting, and would otherwise be joined by a new one each time); else it waits in the
+    /// queue for the first thread done with its job. Where no thread can be started, the
+    /// caller runs it.
+    pub(super) fn run(&self, job: Job, limit: usize) {
         let mut state = self.shared.lock();
         state.queue.push_back(job);
         if state.idle > 0 {
@@ -60,7 +62,7 @@ impl Threads {
             self.shared.wake.notify_one();
             return;
         }
-        if state.threads >= self.max {
+        if state.threads >= self.max.min(limit.max(1)) {
             // A thread that took another's job may be waiting uncounted: wake them all.
             self.shared.wake.notify_all();
             return;
@@ -128,12 +130,15 @@ mod tests {
             let (tx, rx) = mpsc::channel();
             for _ in 0..3 {
                 let (names, done, tx) = (Arc::clone(&names), Arc::clone(&done), tx.clone());
-                threads.run(Box::new(move || {
-                    let id = std::thread::current().id();
-                    names.lock().unwrap().insert(format!("{id:?}"));
-                    done.fetch_add(1, Ordering::SeqCst);
-                    let _ = tx.send(());
-                }));
+                threads.run(
+                    Box::new(move || {
+                        let id = std::thread::current().id();
+                        names.lock().unwrap().insert(format!("{id:?}"));
+                        done.fetch_add(1, Ordering::SeqCst);
+                        let _ = tx.send(());
+                    }),
+                    3,
+                );
             }
             for _ in 0..3 {
                 rx.recv().expect("a job ran");
@@ -151,13 +156,19 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         let (release, wait) = mpsc::channel::<()>();
         let first = tx.clone();
-        threads.run(Box::new(move || {
-            let _ = wait.recv();
-            let _ = first.send(1);
-        }));
-        threads.run(Box::new(move || {
-            let _ = tx.send(2);
-        }));
+        threads.run(
+            Box::new(move || {
+                let _ = wait.recv();
+                let _ = first.send(1);
+            }),
+            1,
+        );
+        threads.run(
+            Box::new(move || {
+                let _ = tx.send(2);
+            }),
+            1,
+        );
         release.send(()).unwrap();
         let order: Vec<i32> = rx.iter().take(2).collect();
         assert_eq!(

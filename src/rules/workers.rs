@@ -18,20 +18,38 @@ use super::{Checked, RuleCtx};
 
 /// The helper threads a run may have at once, across its rules, and the threads they run on.
 pub struct WorkerSlots {
-    free: AtomicUsize,
+    busy: AtomicUsize,
+    /// The most slots, against a remote target.
+    max: usize,
+    /// The most slots against a near one.
+    local: usize,
     threads: Threads,
 }
 
 /// Helper threads at most, whatever `--concurrency` allows in flight: a thread costs its
-/// touched stack and buffers (some 70 kB each, measured), a place in flight on a kept-alive
-/// connection much less, and the run's batches (`send_all`, bursts) fill the places past the
-/// workers without threads.
-pub const MAX_WORKERS: usize = 128;
+/// touched stack and its allocator caches (kept for the run: some 200 kB each under a budget,
+/// measured), a place in flight on a kept-alive connection much less, and the run's batches
+/// (`send_all`, bursts) fill the places past the workers without threads.
+pub const MAX_WORKERS: usize = 192;
+
+/// Helper threads per core while the fastest answer came back within [`REMOTE`]: a target
+/// that answers in no time leaves the CPU the bound, and more threads only take memory and
+/// contend for it (under a 5 s budget on 2 cores, 8 kept threads sent a sixth more than 128,
+/// in 35 MB, not 80). The fastest answer, not the usual one: a saturated CPU slows every
+/// answer of a near target, and more threads would not help it.
+pub const LOCAL_WORKERS_PER_CORE: usize = 4;
+
+/// The fastest answer past which a target is remote: the requests a worker waits on, not the
+/// CPU, then set the pace (Little's law: in flight = rate x latency).
+pub const REMOTE: std::time::Duration = std::time::Duration::from_millis(10);
 
 impl WorkerSlots {
     pub fn new(slots: usize) -> WorkerSlots {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
         WorkerSlots {
-            free: AtomicUsize::new(slots),
+            busy: AtomicUsize::new(0),
+            max: slots,
+            local: slots.min(LOCAL_WORKERS_PER_CORE.saturating_mul(cores)),
             threads: Threads::new(slots),
         }
     }
@@ -41,11 +59,21 @@ impl WorkerSlots {
         WorkerSlots::new(concurrency.clamp(1, MAX_WORKERS))
     }
 
-    /// A slot, if one is free now (never waits: the caller works on without).
-    fn take(&self) -> Option<Slot<'_>> {
-        self.free
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |free| {
-                free.checked_sub(1)
+    /// The helpers allowed now: [`LOCAL_WORKERS_PER_CORE`] per core while the target answers
+    /// within [`REMOTE`] (`fastest`, the run's fastest answer), the run's most otherwise.
+    fn limit(&self, fastest: std::time::Duration) -> usize {
+        if fastest >= REMOTE {
+            self.max
+        } else {
+            self.local
+        }
+    }
+
+    /// A slot, if fewer than `limit` are taken now (never waits: the caller works on without).
+    fn take(&self, limit: usize) -> Option<Slot<'_>> {
+        self.busy
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |busy| {
+                (busy < limit).then_some(busy + 1)
             })
             .ok()
             .map(|_| Slot(self))
@@ -57,7 +85,7 @@ struct Slot<'a>(&'a WorkerSlots);
 
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
-        self.0.free.fetch_add(1, Ordering::AcqRel);
+        self.0.busy.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -201,7 +229,9 @@ fn helper<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset:
     {
         return;
     }
-    let Some(slot) = batch.ctx.run.worker_slots.take() else {
+    let slots = &batch.ctx.run.worker_slots;
+    let limit = slots.limit(batch.ctx.run.client.fastest_answer());
+    let Some(slot) = slots.take(limit) else {
         batch.workers.fetch_sub(1, Ordering::AcqRel);
         return;
     };
@@ -227,7 +257,7 @@ fn helper<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset:
     // it returns or unwinds, so every borrow outlives the job (std::thread::scope's argument;
     // only the threads are kept). The job touches nothing borrowed after `running.ended()`.
     let job: Job = unsafe { std::mem::transmute::<Box<dyn FnOnce() + Send + '_>, Job>(job) };
-    batch.ctx.run.worker_slots.threads.run(job);
+    slots.threads.run(job, limit);
 }
 
 #[cfg(test)]
@@ -237,13 +267,22 @@ mod tests {
     #[test]
     fn slots_are_never_more_than_given_and_come_back_when_a_helper_ends() {
         let slots = WorkerSlots::new(2);
-        let first = slots.take().expect("a free slot");
-        let second = slots.take().expect("a second free slot");
-        assert!(slots.take().is_none(), "two slots, two helpers");
+        let remote = slots.limit(REMOTE);
+        let first = slots.take(remote).expect("a free slot");
+        let second = slots.take(remote).expect("a second free slot");
+        assert!(slots.take(remote).is_none(), "two slots, two helpers");
         drop(first);
-        let third = slots.take().expect("the slot given back");
-        assert!(slots.take().is_none());
+        let third = slots.take(remote).expect("the slot given back");
+        assert!(slots.take(remote).is_none());
         drop((second, third));
-        assert_eq!(slots.free.load(Ordering::Relaxed), 2);
+        assert_eq!(slots.busy.load(Ordering::Relaxed), 0);
+        // A target that answers at once: the CPU is the bound, fewer threads.
+        let slots = WorkerSlots::new(MAX_WORKERS);
+        let near = slots.limit(std::time::Duration::ZERO);
+        let local: Vec<_> = (0..MAX_WORKERS).map_while(|_| slots.take(near)).collect();
+        assert_eq!(local.len(), slots.local);
+        assert!(slots.local < MAX_WORKERS);
+        let far = slots.limit(REMOTE);
+        assert!(slots.take(far).is_some(), "past them, for a remote target");
     }
 }

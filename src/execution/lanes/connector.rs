@@ -56,8 +56,8 @@ impl Lane {
 pub(super) struct CountConnects {
     pub(super) lane: Arc<LaneConnector>,
     pub(super) run: Arc<AtomicU64>,
-    /// The run's usual answer time, in ms (see [`super::Lanes::answered`]).
-    pub(super) usual_ms: Arc<AtomicU64>,
+    /// The run's usual answer time, in µs (see [`super::Lanes::answered`]).
+    pub(super) usual_us: Arc<AtomicU64>,
 }
 
 impl<S> tower_layer::Layer<S> for CountConnects {
@@ -97,7 +97,7 @@ where
     fn call(&mut self, request: R) -> Self::Future {
         let lane = Arc::clone(&self.counts.lane);
         let run = Arc::clone(&self.counts.run);
-        let usual = std::time::Duration::from_millis(self.counts.usual_ms.load(Ordering::Relaxed));
+        let usual = std::time::Duration::from_micros(self.counts.usual_us.load(Ordering::Relaxed));
         let grace = SPARE_GRACE.max(usual.saturating_mul(3));
         // Subscribed now: an answer from here on cancels a spare.
         let served = lane.served.as_ref().map(|served| served.subscribe());
@@ -127,7 +127,7 @@ impl CountConnectsHandle {
         CountConnectsHandle(CountConnects {
             lane: Arc::default(),
             run: Arc::default(),
-            usual_ms: Arc::default(),
+            usual_us: Arc::default(),
         })
     }
 
