@@ -348,7 +348,8 @@ impl Client {
                 if response.status == 503 && exchange.header("retry-after").is_none() {
                     self.lanes.overloaded(Overload::Unavailable);
                 } else {
-                    self.lanes.answered(lane, exchange.elapsed_ms);
+                    let served = (200..300).contains(&response.status);
+                    self.lanes.answered(lane, exchange.elapsed_ms, served);
                 }
             }
             None if exchange
@@ -402,8 +403,8 @@ impl Client {
     }
 
     /// What the run's connections came to so far.
-    /// The fastest answer so far: how far the target is, with nothing queued (zero before
-    /// any answer).
+    /// The fastest success so far: how far the target is, with nothing queued
+    /// (`Duration::MAX` before any).
     pub fn fastest_answer(&self) -> Duration {
         self.lanes.fastest_answer()
     }

@@ -44,6 +44,13 @@ pub const PROBES: usize = 4;
 /// the server: the level does not grow on it (see [`Lanes::answered`]).
 pub const QUEUEING: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// A target whose fastest answer comes within this is near: the CPU, not the round trips, is
+/// the bound, and more requests in flight only hold more connections and buffers.
+pub const NEAR: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// The level at most against a near target (bursts may still take more, as they need).
+pub const NEAR_LEVEL: usize = 64;
+
 /// How often a burst gathering its lanes looks at the level again.
 const BURST_RECHECK: std::time::Duration = std::time::Duration::from_millis(10);
 
@@ -342,14 +349,19 @@ impl Lanes {
     /// [`QUEUEING`] more) does not grow it: more in flight would only lengthen that queue, as
     /// delay-based congestion control (TCP Vegas) reads it. A server 50 ms away that answers at
     /// once lets the level reach the ceiling; a small worker pool holds it near what it serves.
-    pub fn answered(&self, lane: &Lane, elapsed_ms: u64) {
+    /// Only a success (`served`: a 2xx) counts as the fastest answer: a gateway may refuse a
+    /// bad key at its edge, near the client, while the store itself is far.
+    pub fn answered(&self, lane: &Lane, elapsed_ms: u64, served: bool) {
         if !lane.proven.swap(true, Ordering::Relaxed) {
             self.proven.fetch_add(1, Ordering::Relaxed);
         }
-        let fastest = self
-            .fastest_ms
-            .fetch_min(elapsed_ms, Ordering::Relaxed)
-            .min(elapsed_ms);
+        let fastest = if served {
+            self.fastest_ms
+                .fetch_min(elapsed_ms, Ordering::Relaxed)
+                .min(elapsed_ms)
+        } else {
+            self.fastest_ms.load(Ordering::Relaxed)
+        };
         let _ = self
             .usual_us
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |usual| {
@@ -359,8 +371,10 @@ impl Lanes {
         let queued = elapsed_ms > fastest.saturating_mul(2).max(fastest.saturating_add(slack));
         let mut state = self.state();
         let proven = self.proven.load(Ordering::Relaxed);
+        let near = fastest < u64::try_from(NEAR.as_millis()).unwrap_or(u64::MAX);
         let room = state.level < state.ceiling.min(state.limit)
             && state.level < (proven * 2).max(proven + PROBES)
+            && !(near && state.level >= NEAR_LEVEL)
             && !queued;
         let grow = if state.slow_start {
             room
@@ -434,10 +448,11 @@ impl Lanes {
         self.state().level
     }
 
-    /// The fastest answer so far: the round trip with nothing queued (zero before any).
+    /// The fastest success so far: the round trip with nothing queued (`Duration::MAX` before
+    /// any: far, until shown near).
     pub fn fastest_answer(&self) -> std::time::Duration {
         match self.fastest_ms.load(Ordering::Relaxed) {
-            u64::MAX => std::time::Duration::ZERO,
+            u64::MAX => std::time::Duration::MAX,
             ms => std::time::Duration::from_millis(ms),
         }
     }
@@ -484,7 +499,7 @@ mod tests {
             held.push(lanes.checkout().await.unwrap());
         }
         for checkout in &held {
-            lanes.answered(checkout.lane(), 1);
+            lanes.answered(checkout.lane(), 50, true);
         }
         let top = lanes.level();
         assert!(
@@ -498,17 +513,17 @@ mod tests {
         let level = lanes.level();
         let lane = held[0].lane();
         for _ in 0..level - 1 {
-            lanes.answered(lane, 1);
+            lanes.answered(lane, 50, true);
         }
         assert_eq!(
             lanes.level(),
             level,
             "additive: one step per level's answers"
         );
-        lanes.answered(lane, 1);
+        lanes.answered(lane, 50, true);
         assert_eq!(lanes.level(), level + 1);
         for _ in 0..10_000 {
-            lanes.answered(lane, 1);
+            lanes.answered(lane, 50, true);
         }
         assert_eq!(lanes.level(), 2 * START, "within twice the lanes proven");
         drop(held);
@@ -527,26 +542,62 @@ mod tests {
         // Slow start: past twice the lanes proven, one more per answer as fast as the fastest.
         let half = START / 2 + 8;
         for checkout in &held[..half] {
-            lanes.answered(checkout.lane(), 50);
+            lanes.answered(checkout.lane(), 50, true);
         }
         let level = lanes.level();
         assert_eq!(level, START + 8, "answers as fast as the fastest grow it");
         for checkout in &held[half..] {
-            lanes.answered(checkout.lane(), 50 + 101 + 50);
+            lanes.answered(checkout.lane(), 50 + 101 + 50, true);
         }
         assert_eq!(lanes.level(), level, "queued answers do not grow it");
-        lanes.answered(held[0].lane(), 90);
+        lanes.answered(held[0].lane(), 90, true);
         assert_eq!(
             lanes.level(),
             level + 1,
             "within twice the fastest, it grows"
         );
-        lanes.answered(held[1].lane(), 140);
+        lanes.answered(held[1].lane(), 140, true);
         assert_eq!(
             lanes.level(),
             level + 2,
             "within the fastest and 100 ms, it grows"
         );
+    }
+
+    #[tokio::test]
+    async fn against_a_near_target_the_level_stays_at_the_near_level() {
+        let lanes = lanes(4 * START);
+        let held: Vec<_> = futures_util::future::join_all((0..START).map(|_| lanes.checkout()))
+            .await
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        for _ in 0..10 {
+            for checkout in &held {
+                lanes.answered(checkout.lane(), 0, true);
+            }
+        }
+        assert_eq!(lanes.level(), NEAR_LEVEL.max(START));
+        for checkout in &held {
+            lanes.answered(checkout.lane(), 50, true);
+        }
+        assert_eq!(
+            lanes.level(),
+            NEAR_LEVEL.max(START),
+            "the fastest answer says the target is near"
+        );
+        // A refusal at a gateway's edge, however fast, says nothing of how far the store is.
+        let far = super::tests::lanes(4 * START);
+        let held: Vec<_> = futures_util::future::join_all((0..START).map(|_| far.checkout()))
+            .await
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        for checkout in &held {
+            far.answered(checkout.lane(), 0, false);
+        }
+        assert!(far.level() > NEAR_LEVEL.max(START), "{}", far.level());
+        assert_eq!(far.fastest_answer(), std::time::Duration::MAX);
     }
 
     #[tokio::test]
@@ -559,7 +610,7 @@ mod tests {
         assert_eq!(lanes.live(), START);
         assert!(lanes.permits.try_acquire().is_err(), "the level is full");
         for checkout in &held[..10] {
-            lanes.answered(checkout.lane(), 1);
+            lanes.answered(checkout.lane(), 50, true);
         }
         let mut stalled = held.pop().unwrap();
         lanes.overloaded(Overload::StalledConnect);
@@ -575,7 +626,7 @@ mod tests {
         assert_eq!(lanes.permits.available_permits(), level);
         let lane = lanes.checkout().await.unwrap();
         for _ in 0..1000 {
-            lanes.answered(lane.lane(), 1);
+            lanes.answered(lane.lane(), 50, true);
         }
         drop(lane);
         assert_eq!(lanes.level(), 10, "capped at the lanes proven at the stall");

@@ -41,7 +41,7 @@ pub const LOCAL_WORKERS_PER_CORE: usize = 4;
 
 /// The fastest answer past which a target is remote: the requests a worker waits on, not the
 /// CPU, then set the pace (Little's law: in flight = rate x latency).
-pub const REMOTE: std::time::Duration = std::time::Duration::from_millis(10);
+pub const REMOTE: std::time::Duration = crate::execution::lanes::NEAR;
 
 impl WorkerSlots {
     pub fn new(slots: usize) -> WorkerSlots {
