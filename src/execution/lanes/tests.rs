@@ -1,0 +1,171 @@
+//! The level's growth, cuts and caps, on lanes no request is sent on.
+
+use super::*;
+
+fn lanes(ceiling: usize) -> Lanes {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Lanes::new(ceiling, |count| {
+        count
+            .install(reqwest::Client::builder().no_proxy())
+            .build()
+            .expect("a plain client builds")
+    })
+}
+
+#[tokio::test]
+async fn the_level_grows_per_answer_then_halves_and_grows_by_one_per_round() {
+    let lanes = lanes(5 * START / 2);
+    assert_eq!(lanes.level(), START);
+    let mut held = Vec::new();
+    for _ in 0..START {
+        held.push(lanes.checkout().await.unwrap());
+    }
+    for checkout in &held {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    let top = lanes.level();
+    assert!(
+        top > START && top <= 2 * START,
+        "slow start, within twice the lanes proven: {top}"
+    );
+    lanes.overloaded(Overload::TimedOut);
+    assert_eq!(lanes.level(), top / 2);
+    lanes.overloaded(Overload::TimedOut);
+    assert_eq!(lanes.level(), top / 2, "one cut per overload");
+    let level = lanes.level();
+    let lane = held[0].lane();
+    for _ in 0..level - 1 {
+        lanes.answered(lane, 50, true);
+    }
+    assert_eq!(
+        lanes.level(),
+        level,
+        "additive: one step per level's answers"
+    );
+    lanes.answered(lane, 50, true);
+    assert_eq!(lanes.level(), level + 1);
+    for _ in 0..10_000 {
+        lanes.answered(lane, 50, true);
+    }
+    assert_eq!(lanes.level(), 2 * START, "within twice the lanes proven");
+    drop(held);
+    assert!(lanes.live() <= 2 * START);
+    assert_eq!(lanes.tally().concurrency_reached, 2 * START as u64);
+}
+
+#[tokio::test]
+async fn an_answer_that_waited_in_the_servers_queue_does_not_grow_the_level() {
+    let lanes = lanes(4 * START);
+    let held: Vec<_> = futures_util::future::join_all((0..START).map(|_| lanes.checkout()))
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    // Slow start: past twice the lanes proven, one more per answer as fast as the fastest.
+    let half = START / 2 + 8;
+    for checkout in &held[..half] {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    let level = lanes.level();
+    assert_eq!(level, START + 8, "answers as fast as the fastest grow it");
+    for checkout in &held[half..] {
+        lanes.answered(checkout.lane(), 50 + 101 + 50, true);
+    }
+    assert_eq!(lanes.level(), level, "queued answers do not grow it");
+    lanes.answered(held[0].lane(), 90, true);
+    assert_eq!(
+        lanes.level(),
+        level + 1,
+        "within twice the fastest, it grows"
+    );
+    lanes.answered(held[1].lane(), 140, true);
+    assert_eq!(
+        lanes.level(),
+        level + 2,
+        "within the fastest and 100 ms, it grows"
+    );
+}
+
+#[tokio::test]
+async fn against_a_near_target_the_level_stays_at_the_near_level() {
+    let lanes = lanes(4 * START);
+    let held: Vec<_> = futures_util::future::join_all((0..START).map(|_| lanes.checkout()))
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    for _ in 0..10 {
+        for checkout in &held {
+            lanes.answered(checkout.lane(), 0, true);
+        }
+    }
+    assert_eq!(lanes.level(), NEAR_LEVEL.max(START));
+    for checkout in &held {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    assert_eq!(
+        lanes.level(),
+        NEAR_LEVEL.max(START),
+        "the fastest answer says the target is near"
+    );
+    // A refusal at a gateway's edge, however fast, says nothing of how far the store is.
+    let far = super::tests::lanes(4 * START);
+    let held: Vec<_> = futures_util::future::join_all((0..START).map(|_| far.checkout()))
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    for checkout in &held {
+        far.answered(checkout.lane(), 0, false);
+    }
+    assert!(far.level() > NEAR_LEVEL.max(START), "{}", far.level());
+    assert_eq!(far.fastest_answer(), std::time::Duration::MAX);
+}
+
+#[tokio::test]
+async fn lanes_never_outnumber_the_level_and_a_stall_caps_it_at_the_proven_lanes() {
+    let lanes = lanes(64);
+    let mut held = Vec::new();
+    for _ in 0..START {
+        held.push(lanes.checkout().await.unwrap());
+    }
+    assert_eq!(lanes.live(), START);
+    assert!(lanes.permits.try_acquire().is_err(), "the level is full");
+    for checkout in &held[..10] {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    let mut stalled = held.pop().unwrap();
+    lanes.overloaded(Overload::StalledConnect);
+    stalled.discard();
+    drop(stalled);
+    let level = lanes.level();
+    assert!(
+        level <= 10,
+        "halved, and capped at the lanes proven: {level}"
+    );
+    drop(held);
+    assert_eq!(lanes.live(), level, "lanes past the level are closed");
+    assert_eq!(lanes.permits.available_permits(), level);
+    let lane = lanes.checkout().await.unwrap();
+    for _ in 0..1000 {
+        lanes.answered(lane.lane(), 50, true);
+    }
+    drop(lane);
+    assert_eq!(lanes.level(), 10, "capped at the lanes proven at the stall");
+    let many = lanes.checkout_many(100).await.unwrap();
+    assert_eq!(
+        many.len(),
+        10,
+        "after an overload, a burst takes at most the level"
+    );
+    assert!(lanes.live() <= 10);
+    drop(many);
+    let fresh = super::tests::lanes(64);
+    let many = fresh.checkout_many(100).await.unwrap();
+    assert_eq!(
+        many.len(),
+        64,
+        "in slow start, a burst may reach the ceiling"
+    );
+    assert_eq!(fresh.level(), 64);
+}
