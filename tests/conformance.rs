@@ -50,6 +50,13 @@ fn run_rule(seed: u64, fault: Fault, rule_id: &str) -> Result<Report, Failed> {
         faults: BTreeSet::from([fault]),
         variants: BTreeSet::new(),
     };
+    execute(config)?.report.ok_or_else(|| "no report".into())
+}
+
+/// Runs `config` on this repository's cases and schemas, its libtest log removed after.
+fn execute(
+    mut config: RunConfig,
+) -> Result<petstore_conformance::runner::engine::RunOutcome, Failed> {
     config.cases_dir = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases"));
     config.schemas = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas"));
     let log = config.libtest.logfile.clone();
@@ -57,7 +64,7 @@ fn run_rule(seed: u64, fault: Fault, rule_id: &str) -> Result<Report, Failed> {
     if let Some(log) = log {
         let _ = std::fs::remove_file(log);
     }
-    outcome.report.ok_or_else(|| "no report".into())
+    Ok(outcome)
 }
 
 fn run_target(
@@ -90,13 +97,7 @@ fn run_gated(
         config.libtest.filter = Some("create-pet/valid".into());
     }
     config.target = Target::Reference { faults, variants };
-    config.cases_dir = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases"));
-    config.schemas = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas"));
-    let log = config.libtest.logfile.clone();
-    let outcome = engine::execute(config).map_err(|e| Failed::from(e.to_string()))?;
-    if let Some(log) = log {
-        let _ = std::fs::remove_file(log);
-    }
+    let outcome = execute(config)?;
     let exit_code = outcome.exit_code;
     let report = outcome.report.ok_or("no report")?;
     // Every report reads back into the report model and writes out the same.

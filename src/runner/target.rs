@@ -238,7 +238,7 @@ pub(super) fn preflight(
         None => format!("the environment variable {}", config.api_key_env),
     };
     Err(RunError::KeyRefused(format!(
-        "the target {base_url} refused the key from {source} (GET /pets answered {}, GET /pets/1 answered {}): check the key; no rule was run",
+        "the target {base_url} refused the key from {source} (GET /pets?limit=100 answered {}, GET /pets/1 answered {}): check the key; no rule was run",
         status(preflight),
         status(&confirmation)
     )))

@@ -12,6 +12,15 @@ fn lanes(ceiling: usize) -> Lanes {
     })
 }
 
+/// `n` lanes taken at once.
+async fn checkouts(lanes: &Lanes, n: usize) -> Vec<Checkout<'_>> {
+    futures_util::future::join_all((0..n).map(|_| lanes.checkout()))
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect()
+}
+
 #[tokio::test]
 async fn the_level_grows_per_answer_then_halves_and_grows_by_one_per_round() {
     let lanes = lanes(5 * START / 2);
@@ -56,11 +65,7 @@ async fn the_level_grows_per_answer_then_halves_and_grows_by_one_per_round() {
 #[tokio::test]
 async fn an_answer_that_waited_in_the_servers_queue_does_not_grow_the_level() {
     let lanes = lanes(4 * START);
-    let held: Vec<_> = futures_util::future::join_all((0..START).map(|_| lanes.checkout()))
-        .await
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
+    let held = checkouts(&lanes, START).await;
     // Slow start: past twice the lanes proven, one more per answer as fast as the fastest.
     let half = START / 2 + 8;
     for checkout in &held[..half] {
@@ -89,11 +94,7 @@ async fn an_answer_that_waited_in_the_servers_queue_does_not_grow_the_level() {
 #[tokio::test]
 async fn against_a_near_target_the_level_stays_at_the_near_level() {
     let lanes = lanes(4 * START);
-    let held: Vec<_> = futures_util::future::join_all((0..START).map(|_| lanes.checkout()))
-        .await
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
+    let held = checkouts(&lanes, START).await;
     for _ in 0..10 {
         for checkout in &held {
             lanes.answered(checkout.lane(), 0, true);
@@ -110,11 +111,7 @@ async fn against_a_near_target_the_level_stays_at_the_near_level() {
     );
     // A refusal at a gateway's edge, however fast, says nothing of how far the store is.
     let far = super::tests::lanes(4 * START);
-    let held: Vec<_> = futures_util::future::join_all((0..START).map(|_| far.checkout()))
-        .await
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
+    let held = checkouts(&far, START).await;
     for checkout in &held {
         far.answered(checkout.lane(), 0, false);
     }
