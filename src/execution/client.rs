@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
-use super::lanes::{ConnectionTally, CountConnectsHandle, Lane, Lanes, Overload};
+use super::lanes::{ConnectionTally, CountConnectsHandle, Lane, Lanes, Overload, Priority};
 use super::redact::Redactor;
 use crate::generation::request::{NearMiss, RequestSpec};
 use crate::outcome::{Exchange, Throttling};
@@ -178,22 +178,32 @@ impl Client {
 
     /// Sends one request and records the exchange. Never panics on what the target sends.
     pub fn send(&self, spec: &RequestSpec) -> Exchange {
-        self.runtime.block_on(self.send_one(spec))
+        self.send_as(spec, Priority::Plain)
+    }
+
+    /// [`Client::send`], taking its place in flight as `priority` says.
+    pub fn send_as(&self, spec: &RequestSpec, priority: Priority) -> Exchange {
+        self.runtime.block_on(self.send_one(spec, priority))
     }
 
     /// Sends every request at once, each as soon as a lane is free (independent requests of
     /// one rule), and returns the exchanges in the order of `specs`.
     pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
+        self.send_all_as(specs, Priority::Plain)
+    }
+
+    /// [`Client::send_all`], each request taking its place in flight as `priority` says.
+    pub fn send_all_as(&self, specs: &[RequestSpec], priority: Priority) -> Vec<Exchange> {
         self.runtime.block_on(futures_util::future::join_all(
-            specs.iter().map(|spec| self.send_one(spec)),
+            specs.iter().map(|spec| self.send_one(spec, priority)),
         ))
     }
 
     /// One request on a lane of its own, within the budget and the interrupt.
-    async fn send_one(&self, spec: &RequestSpec) -> Exchange {
+    async fn send_one(&self, spec: &RequestSpec, priority: Priority) -> Exchange {
         self.send_bounded(spec, async {
             // No lane is held, so nothing is handed back: always an exchange.
-            self.send_async(spec, None, &|| false)
+            self.send_async(spec, None, priority, &|| false)
                 .await
                 .unwrap_or_else(|| self.not_sent(spec, "not sent"))
         })
@@ -260,6 +270,7 @@ impl Client {
         &self,
         spec: &RequestSpec,
         lane: Option<&Lane>,
+        priority: Priority,
         hand_off: &dyn Fn() -> bool,
     ) -> Option<Exchange> {
         let mut throttling = Throttling::default();
@@ -271,7 +282,7 @@ impl Client {
             let attempt = match lane {
                 Some(lane) => self.attempt(lane, spec, resends).await,
                 None => {
-                    let mut checkout = match self.until_halt(self.lanes.checkout()).await {
+                    let mut checkout = match self.until_halt(self.lanes.checkout(priority)).await {
                         Ok(checkout) => checkout,
                         Err(reason) => return Some(self.not_sent(spec, &reason)),
                     };

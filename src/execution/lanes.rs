@@ -34,7 +34,7 @@ pub use connector::{CountConnectsHandle, SPARE_GRACE};
 /// the level would grow past that server's cap within a few round trips, and the one stall
 /// that shows the cap (a second) comes earlier instead. 64 connections waiting at most sit in
 /// any listen backlog (128 and more on common servers).
-pub const START: usize = 64;
+pub const START: usize = 128;
 
 /// Lanes past the proven ones that the level may open: the connections at most that a server
 /// which stopped accepting leaves waiting at once.
@@ -50,6 +50,22 @@ pub const NEAR: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The level at most against a near target (bursts may still take more, as they need).
 pub const NEAR_LEVEL: usize = 64;
+
+/// How often a request behind the chains looks for a free place even without being told of
+/// one (a place given back by a wait that was called off tells no one).
+const PLAIN_RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Which requests take a free place first when the level is full. Every round trip a request
+/// of a long chain of dependent requests waits in line lengthens the chain, so the run; a
+/// request that ends its rule's chain costs the run nothing by waiting while places are busy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Priority {
+    /// On a long chain: in line before every plain request, in arrival order.
+    Chain,
+    /// Takes a place no chain request waits for, in arrival order.
+    #[default]
+    Plain,
+}
 
 /// How often a burst gathering its lanes looks at the level again.
 const BURST_RECHECK: std::time::Duration = std::time::Duration::from_millis(10);
@@ -153,6 +169,8 @@ pub struct Lanes {
     usual_us: Arc<AtomicU64>,
     /// Held by the burst gathering its lanes.
     gathering: tokio::sync::Mutex<()>,
+    /// Told when a place may have come free: wakes a plain request waiting for one.
+    freed: tokio::sync::Notify,
 }
 
 /// A lane taken for a request, with its place among those in flight; both go back on drop.
@@ -217,6 +235,7 @@ impl Lanes {
             fastest_ms: AtomicU64::new(u64::MAX),
             usual_us: Arc::default(),
             gathering: tokio::sync::Mutex::new(()),
+            freed: tokio::sync::Notify::new(),
         }
     }
 
@@ -224,11 +243,37 @@ impl Lanes {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A lane and a place in flight, once the level has room; `Err` when the permits are
-    /// closed (never, in practice).
-    pub async fn checkout(&self) -> Result<Checkout<'_>, String> {
+    /// A lane and a place in flight, once the level has room and, for a plain request, no
+    /// chain request (nor burst) waits for it; `Err` when the permits are closed (never, in
+    /// practice).
+    pub async fn checkout(&self, priority: Priority) -> Result<Checkout<'_>, String> {
+        // The semaphore hands a place given back to the requests in its line (chain requests
+        // and bursts) first: a place is free to take only when none waits there. A plain
+        // request that has waited a usual answer's time joins the line: it may end a short
+        // chain of its own, which would otherwise be left for after the long ones.
+        let joins_line = tokio::time::Instant::now() + self.usual_answer();
+        while priority == Priority::Plain && tokio::time::Instant::now() < joins_line {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            match self.permits.try_acquire() {
+                Ok(permit) => return Ok(self.lane_for(permit)),
+                Err(tokio::sync::TryAcquireError::Closed) => return Err("closed".into()),
+                Err(tokio::sync::TryAcquireError::NoPermits) => {}
+            }
+            let _ = tokio::time::timeout_at(
+                joins_line.min(tokio::time::Instant::now() + PLAIN_RECHECK),
+                freed,
+            )
+            .await;
+        }
         let permit = self.permits.acquire().await.map_err(|e| e.to_string())?;
         Ok(self.lane_for(permit))
+    }
+
+    /// The run's usual answer time (a moving average; none before the first answer).
+    fn usual_answer(&self) -> std::time::Duration {
+        std::time::Duration::from_micros(self.usual_us.load(Ordering::Relaxed))
     }
 
     /// `n` lanes for a burst sent at one moment, within the level: a burst is what a race is
@@ -250,6 +295,7 @@ impl Lanes {
                 let repaid = grow.min(state.debt);
                 state.debt -= repaid;
                 self.permits.add_permits(grow - repaid);
+                self.freed.notify_waiters();
                 state.level = want;
                 state.reached = state.reached.max(want);
             }
@@ -276,6 +322,8 @@ impl Lanes {
                     }
                     _ = tokio::time::sleep(BURST_RECHECK) => {
                         if self.level() < checkouts.len() + need {
+                            // The places this wait held go back: a plain request may take one.
+                            self.freed.notify_waiters();
                             continue 'gather;
                         }
                     }
@@ -325,22 +373,34 @@ impl Lanes {
     /// when the level has dropped below the lanes open.
     fn give_back(&self, lane: Lane, permit: SemaphorePermit<'_>, discard: bool) {
         let mut state = self.state();
-        if state.debt > 0 {
+        let permit = if state.debt > 0 {
             state.debt -= 1;
             permit.forget();
-        }
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if discard {
-            self.close(lane);
-        } else if self.live.load(Ordering::Relaxed) > state.level
-            && (!lane.proven.load(Ordering::Relaxed)
-                || self.proven.load(Ordering::Relaxed) > state.level)
-        {
-            // One lane too many. A proven one is kept while the proven are within the level:
-            // the unproven go first as they come back, since the server may never take them.
-            self.close(lane);
+            None
         } else {
-            idle.push(lane);
+            Some(permit)
+        };
+        {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            if discard {
+                self.close(lane);
+            } else if self.live.load(Ordering::Relaxed) > state.level
+                && (!lane.proven.load(Ordering::Relaxed)
+                    || self.proven.load(Ordering::Relaxed) > state.level)
+            {
+                // One lane too many. A proven one is kept while the proven are within the
+                // level: the unproven go first as they come back, since the server may never
+                // take them.
+                self.close(lane);
+            } else {
+                idle.push(lane);
+            }
+        }
+        drop(state);
+        // The place goes back after the lane, so whoever takes it finds the lane idle.
+        if let Some(permit) = permit {
+            drop(permit);
+            self.freed.notify_one();
         }
     }
 
@@ -372,6 +432,10 @@ impl Lanes {
         let mut state = self.state();
         let proven = self.proven.load(Ordering::Relaxed);
         let near = fastest < u64::try_from(NEAR.as_millis()).unwrap_or(u64::MAX);
+        if near && state.level > NEAR_LEVEL {
+            // The start level is for a far target: a near one is held to the near level.
+            self.lower(&mut state, NEAR_LEVEL);
+        }
         let room = state.level < state.ceiling.min(state.limit)
             && state.level < (proven * 2).max(proven + PROBES)
             && !(near && state.level >= NEAR_LEVEL)
@@ -388,6 +452,7 @@ impl Lanes {
                 state.debt -= 1; // a permit still out stays in circulation instead
             } else {
                 self.permits.add_permits(1);
+                self.freed.notify_one();
             }
             state.level += 1;
             state.reached = state.reached.max(state.level);
@@ -414,9 +479,15 @@ impl Lanes {
             state.limit = state.limit.min(bearable);
         }
         let target = (state.level / 2).max(1).min(state.limit);
+        self.lower(&mut state, target);
+    }
+
+    /// Lowers the level to `target`: free places go out of circulation now, the rest as they
+    /// come back; idle lanes past the level are closed now, so that a server can take the
+    /// connections waiting in its backlog.
+    fn lower(&self, state: &mut Level, target: usize) {
         let cut = state.level.saturating_sub(target);
         state.level -= cut;
-        // Free permits go out of circulation now; the rest as they come back.
         let mut owed = cut;
         while owed > 0 {
             match self.permits.try_acquire() {
@@ -428,8 +499,6 @@ impl Lanes {
             }
         }
         state.debt += owed;
-        // Idle lanes past the level are closed now, so the server can take the connections
-        // waiting in its backlog.
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         idle.sort_by_key(|lane| lane.proven.load(Ordering::Relaxed));
         while self.live.load(Ordering::Relaxed) > state.level && !idle.is_empty() {

@@ -13,5 +13,5 @@ pub use client::{
     BUDGET_CUT, BUDGET_SPENT, Client, ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting,
     looks_like_credential,
 };
-pub use lanes::ConnectionTally;
+pub use lanes::{ConnectionTally, Priority};
 pub use redact::Redactor;

@@ -46,40 +46,79 @@ fn create_at_once(
     Ok(created)
 }
 
+/// A round of [`distinct_ids`]: each pet with the exchanges that created and fetched it.
+type Round = Vec<(Value, Exchange, Exchange)>;
+
+/// One round of [`distinct_ids`]: `clients` pets created at the same moment, then each fetched
+/// by its id (all at once); the pets in id order.
+fn create_and_fetch(ctx: &RuleCtx, clients: u64, round: u64) -> Result<Round, Verdict> {
+    let mut created = create_at_once(ctx, clients, round, None)?;
+    // Fetched in id order: the ids follow arrival order, which varies from run to run; the
+    // requests of a seed stay the same.
+    created.sort_by_key(|(pet, _)| expect::pet_id(pet));
+    let fetches: Vec<RequestSpec> = created
+        .iter()
+        .map(|(pet, _)| {
+            RequestSpec::get(format!("/pets/{}", expect::pet_id(pet).unwrap_or_default()))
+        })
+        .collect();
+    let fetched = ctx.send_all(&fetches);
+    Ok(created
+        .into_iter()
+        .zip(fetched)
+        .map(|((pet, created), fetched)| (pet, created, fetched))
+        .collect())
+}
+
 /// "Unique identifier, assigned by the service on creation", under concurrency: every id
-/// distinct, and every pet, fetched by its id, the pet createPet returned. A round's pets are
-/// fetched while the next round is created (the fetches need only their own round's ids), so
-/// the rounds cost one round trip each, and one more.
+/// distinct, and every pet, fetched by its id, the pet createPet returned. The rounds are
+/// bursts of their own that overlap (each starts as soon as it has its places, not when the
+/// one before is answered), so the rule costs two round trips, not two per round; under
+/// `--concurrency 1` they go one after another, in one fixed order.
 pub fn distinct_ids(ctx: &RuleCtx, clients: u64, rounds: u64) -> Checked {
-    let mut seen: BTreeMap<i64, Value> = BTreeMap::new();
-    let mut to_fetch: Vec<(Value, Exchange)> = Vec::new();
-    for round in 0..=rounds {
-        let fetches: Vec<RequestSpec> = to_fetch
-            .iter()
-            .map(|(pet, _)| {
-                RequestSpec::get(format!("/pets/{}", expect::pet_id(pet).unwrap_or_default()))
-            })
-            .collect();
-        // One request at a time (`--concurrency 1`), in one fixed order: fetches, then creates.
-        let sequential = ctx.run.concurrency == 1;
-        let fetched_first = if sequential && !fetches.is_empty() {
-            ctx.send_all(&fetches)
-        } else {
-            Vec::new()
-        };
-        let (created, fetched) = std::thread::scope(|scope| {
-            // The fetches count as part of this round's round trip, not one of their own.
-            let fetching = (!sequential && !fetches.is_empty())
-                .then(|| scope.spawn(|| super::lane_collect(|| ctx.send_all(&fetches))));
-            let created = (round < rounds).then(|| create_at_once(ctx, clients, round, None));
-            let fetched = fetching.map(|handle| {
-                handle
-                    .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
-            });
-            (created, fetched.unwrap_or(fetched_first))
+    let results: Vec<Result<Round, Verdict>> = if ctx.run.concurrency == 1 {
+        (0..rounds)
+            .map(|round| create_and_fetch(ctx, clients, round))
+            .collect()
+    } else {
+        let (results, longest) = std::thread::scope(|scope| {
+            let rounds: Vec<_> = (0..rounds)
+                .map(|round| {
+                    scope.spawn(move || {
+                        super::lane_collect(|| create_and_fetch(ctx, clients, round))
+                    })
+                })
+                .collect();
+            let mut longest = 0;
+            let results: Vec<_> = rounds
+                .into_iter()
+                .map(|handle| {
+                    let (result, trips) = handle
+                        .join()
+                        .unwrap_or_else(|e| std::panic::resume_unwind(e));
+                    longest = longest.max(trips);
+                    result
+                })
+                .collect();
+            (results, longest)
         });
-        for ((pet, _), fetched) in to_fetch.iter().zip(&fetched) {
+        ctx.add_round_trips(longest);
+        results
+    };
+    let mut seen: BTreeMap<i64, Value> = BTreeMap::new();
+    for result in results {
+        let round = result?;
+        for (pet, created, _) in &round {
+            let id = expect::pet_id(pet).unwrap_or_default();
+            if let Some(earlier) = seen.insert(id, pet.clone()) {
+                return Err(Verdict::failed(
+                    "a new id for every pet, whatever is created at the same moment",
+                    format!("id {id} given to {earlier} and to {pet}"),
+                    created,
+                ));
+            }
+        }
+        for (pet, _, fetched) in &round {
             ctx.case_done();
             expect::status(
                 fetched,
@@ -89,24 +128,6 @@ pub fn distinct_ids(ctx: &RuleCtx, clients: u64, rounds: u64) -> Checked {
             let body = expect::body(ctx, fetched, SchemaName::Pet)?;
             get_pet::same_pet(pet, body, fetched)?;
         }
-        let Some(created) = created else {
-            break;
-        };
-        let mut created = created?;
-        // Fetched in id order: the ids follow arrival order, which varies from run to run; the
-        // requests of a seed stay the same.
-        created.sort_by_key(|(pet, _)| expect::pet_id(pet));
-        for (pet, exchange) in &created {
-            let id = expect::pet_id(pet).unwrap_or_default();
-            if let Some(earlier) = seen.insert(id, pet.clone()) {
-                return Err(Verdict::failed(
-                    "a new id for every pet, whatever is created at the same moment",
-                    format!("id {id} given to {earlier} and to {pet}"),
-                    exchange,
-                ));
-            }
-        }
-        to_fetch = created;
     }
     Ok(())
 }

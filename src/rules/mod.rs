@@ -18,6 +18,7 @@ mod property;
 mod read_back;
 pub mod responses;
 pub mod run;
+mod schedule;
 mod sequences;
 mod sizes;
 mod threads;
@@ -28,9 +29,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::catalogue::{Check, Rule};
 use crate::contract::Contract;
+use crate::execution::Priority;
 use crate::generation::request::RequestSpec;
 pub use crate::outcome::{Checked, Counterexample, Exchange, Failure, SequenceStep, Verdict};
 pub use run::Run;
+pub use schedule::{Phase, on_long_chain, phase, phase_for, starts_early};
 
 /// Everything a check may use: the run (client, contract, fixtures) and its own rule.
 pub struct RuleCtx<'r> {
@@ -43,6 +46,11 @@ pub struct RuleCtx<'r> {
     round_trips: AtomicU32,
     /// Whether this rule has said its first pass is over (it says so once).
     first_pass_over: std::sync::atomic::AtomicBool,
+    /// Whether this rule's first requests were answered, or it ended (counted once, see
+    /// [`Run::quiet_unanswered`]).
+    answered: std::sync::atomic::AtomicBool,
+    /// Fixtures this rule is building now, for every rule that waits on them.
+    building: AtomicU32,
 }
 
 thread_local! {
@@ -56,12 +64,12 @@ pub(crate) fn lane_so_far() -> u32 {
     LANE.with(|lane| lane.get()).unwrap_or(0)
 }
 
-/// Runs `work` beside the rule's own chain (in a thread of its own), its round trips not
-/// counted on that chain; returns what `work` returns.
-pub(crate) fn lane_collect<T>(work: impl FnOnce() -> T) -> T {
+/// Runs `work` beside the rule's own chain (in a thread of its own); returns what `work`
+/// returns and the round trips it waited on, for the rule to count the longest of them.
+pub(crate) fn lane_collect<T>(work: impl FnOnce() -> T) -> (T, u32) {
     let mut out = None;
-    lane(|| out = Some(work()));
-    out.expect("the lane ran")
+    let trips = lane(|| out = Some(work()));
+    (out.expect("the lane ran"), trips)
 }
 
 /// Runs `work` as one lane of a rule's concurrent cases; returns the round trips it waited on.
@@ -80,7 +88,18 @@ impl<'r> RuleCtx<'r> {
             cases_run: AtomicU32::new(0),
             round_trips: AtomicU32::new(0),
             first_pass_over: std::sync::atomic::AtomicBool::new(false),
+            answered: std::sync::atomic::AtomicBool::new(false),
+            building: AtomicU32::new(0),
         }
+    }
+
+    /// Builds a fixture of the run: its requests go first in flight, since every rule that
+    /// needs it waits on them.
+    pub(crate) fn building<T>(&self, build: impl FnOnce() -> T) -> T {
+        self.building.fetch_add(1, Ordering::Relaxed);
+        let built = build();
+        self.building.fetch_sub(1, Ordering::Relaxed);
+        built
     }
 
     pub fn contract(&self) -> &Contract {
@@ -91,21 +110,75 @@ impl<'r> RuleCtx<'r> {
     /// statements that hold on every response (see [`responses`]).
     pub fn send(&self, spec: &RequestSpec) -> Exchange {
         self.round_trip();
-        self.run.send(&self.rule.id, spec)
+        let exchange = self.run.send(&self.rule.id, spec, self.priority());
+        self.answered_once();
+        exchange
     }
 
     /// Sends every request at once (each as soon as the run's concurrency allows), each through
     /// the recorder.
     pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
         self.round_trip();
-        self.run.send_all(&self.rule.id, specs, false)
+        let exchanges = self
+            .run
+            .send_all(&self.rule.id, specs, false, self.priority());
+        self.answered_once();
+        exchanges
     }
 
     /// Sends every request at the same moment, for a race: the requests wait until they can all
     /// go together (within the concurrency level).
     pub fn send_at_once(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
         self.round_trip();
-        self.run.send_all(&self.rule.id, specs, true)
+        let exchanges = self
+            .run
+            .send_all(&self.rule.id, specs, true, Priority::Chain);
+        self.answered_once();
+        exchanges
+    }
+
+    /// Where this rule's requests stand in line for a place in flight: a quiet-store rule, or
+    /// a rule on a long chain during its first pass, goes first (after it, under a time
+    /// budget, every rule is equal).
+    fn priority(&self) -> Priority {
+        let first = match phase(&self.rule.check) {
+            _ if self.building.load(Ordering::Relaxed) > 0 => true,
+            Phase::QuietStore => true,
+            _ => on_long_chain(&self.rule.check) && !self.first_pass_over.load(Ordering::Relaxed),
+        };
+        if first {
+            Priority::Chain
+        } else {
+            Priority::Plain
+        }
+    }
+
+    /// This rule's first requests were answered, or it ended: a quiet-store rule counts itself
+    /// out of [`Run::quiet_unanswered`] once.
+    pub fn answered_once(&self) {
+        if !self.answered.swap(true, Ordering::Relaxed)
+            && phase(&self.rule.check) == Phase::QuietStore
+        {
+            let _ = self.run.quiet_unanswered.fetch_update(
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+                |left| left.checked_sub(1),
+            );
+        }
+    }
+
+    /// A rule that only reads, run beside the quiet-store rules: waits until their first
+    /// requests (the creates whose storing they look for) are answered, so that the reads
+    /// take the places the creates leave, beside the listings that follow them; at most a
+    /// few seconds.
+    pub fn wait_for_quiet_creates(&self) {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while self.run.quiet_unanswered.load(Ordering::Relaxed) > 0
+            && std::time::Instant::now() < until
+            && !self.run.stops.interrupted()
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     /// One more request waited on: on the rule's own chain, or on its lane's.
@@ -130,7 +203,7 @@ impl<'r> RuleCtx<'r> {
     /// This rule's first pass is over: it finished, or, under a time budget, judged its first
     /// batch of cases. Counted once.
     pub fn end_first_pass(&self) {
-        if phase_for(&self.rule.check, self.run.deadline.is_some()) != Phase::Last
+        if phase_for(self.rule, self.run.deadline.is_some()) != Phase::Last
             && !self.first_pass_over.swap(true, Ordering::Relaxed)
         {
             let _ = self.run.first_pass_left.fetch_update(
@@ -147,7 +220,7 @@ impl<'r> RuleCtx<'r> {
     /// the quiet-store phase does not wait: the main phase only starts after it.
     pub fn wait_for_first_passes(&self) {
         self.end_first_pass();
-        if phase_for(&self.rule.check, self.run.deadline.is_some()) == Phase::QuietStore {
+        if phase_for(self.rule, self.run.deadline.is_some()) == Phase::QuietStore {
             return;
         }
         while self.run.first_pass_left.load(Ordering::Relaxed) > 0
@@ -178,108 +251,6 @@ impl<'r> RuleCtx<'r> {
     /// A name for a pet this rule creates: the run prefix, the rule, and a tag.
     pub fn pet_name(&self, tag: &str) -> String {
         self.run.pet_name(tag)
-    }
-}
-
-/// When, relative to the others, a check must run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Phase {
-    /// Needs to see the whole store in one listing page: runs before anything fills it.
-    QuietStore,
-    Main,
-    /// Looks at every response of the run: runs after everything else.
-    Last,
-}
-
-/// When a check runs, from what it needs of the store.
-pub fn phase(check: &Check) -> Phase {
-    match check {
-        Check::AuthRefusedCreateStoresNothing {}
-        | Check::CreateRefused { .. }
-        | Check::CreateTypeConfusionStoresNothing {}
-        | Check::CreateConcurrentAllListed { .. }
-        | Check::CreateNameLadder { .. }
-        | Check::ListEmptyIsArray {} => Phase::QuietStore,
-        Check::ResponsesJsonContentType {}
-        | Check::ResponsesErrorBody {}
-        | Check::ResponsesNoServerError {}
-        | Check::ResponsesSuccessSchema {}
-        | Check::ResponsesDeprecationGetPetOnly {}
-        | Check::ResponsesOutsideNoServerError {}
-        // A pet it stores may break every read that shows it: after the other rules' reads.
-        | Check::CreatePoisonedReadBack {} => Phase::Last,
-        Check::AuthRefused { .. }
-        | Check::AuthAccepted { .. }
-        | Check::AuthNearMissRefused { .. }
-        | Check::AuthPrecedence { .. }
-        | Check::StoreOrdersAnswered {}
-        | Check::ParametersAnswered {}
-        | Check::ParametersRefused {}
-        | Check::ListOk {}
-        | Check::ListDefaultAtMost { .. }
-        | Check::ListLimitProperty {}
-        | Check::ListLimitAccepted { .. }
-        | Check::ListFillsPage { .. }
-        | Check::ListLimitRefused { .. }
-        | Check::ListOutOfRangeCapped { .. }
-        | Check::ListStatusProperty {}
-        | Check::ListStatusRefused { .. }
-        | Check::CreateProperty {}
-        | Check::CreateUniqueIds { .. }
-        | Check::CreateRoundTrip {}
-        | Check::CreateMutationsProperty {}
-        | Check::CreateTypeConfusion {}
-        | Check::CreateConcurrentDistinctIds { .. }
-        | Check::CreateInvalidValues400 { .. }
-        | Check::CreateBodyLadder { .. }
-        | Check::SequencesReadYourWrites { .. }
-        | Check::GetExisting {}
-        | Check::GetUnknown {}
-        | Check::GetNonInteger { .. }
-        | Check::DeprecationSignalled {}
-        | Check::DeprecationSyntax {}
-        | Check::SunsetPresent {}
-        | Check::SunsetDate {}
-        | Check::SunsetAfterDeprecation {}
-        | Check::SuccessorLink {}
-        | Check::NotDeprecated {}
-        | Check::InputsWalk {} => Phase::Main,
-    }
-}
-
-/// Whether a check starts before the others of its phase: the checks whose chain of dependent
-/// requests is long (sequences, rounds, a fixture to build first, cases in batches) go first,
-/// so that the phase's end is their chain's, not a queue of short checks before them; a
-/// check of one or two round trips fits in beside them.
-pub fn starts_early(check: &Check) -> bool {
-    matches!(
-        check,
-        Check::SequencesReadYourWrites { .. }
-            | Check::CreateConcurrentDistinctIds { .. }
-            | Check::CreateUniqueIds { .. }
-            | Check::CreateRoundTrip {}
-            | Check::CreateProperty {}
-            | Check::CreateMutationsProperty {}
-            | Check::CreateTypeConfusion {}
-            | Check::InputsWalk {}
-            | Check::ParametersAnswered {}
-            | Check::ListDefaultAtMost { .. }
-            | Check::ListLimitProperty {}
-            | Check::ListStatusProperty {}
-            | Check::ListFillsPage { .. }
-            | Check::CreateConcurrentAllListed { .. }
-            | Check::CreateNameLadder { .. }
-    )
-}
-
-/// When a check runs in a run with or without a time budget: the poisoned read-back runs last,
-/// after every other rule's reads, but under a budget the last phase may start after the
-/// budget has stopped all sending, so it runs in the main phase once every rule has had its
-/// first pass (see `read_back`).
-pub fn phase_for(check: &Check, budget: bool) -> Phase {
-    match check {
-        Check::CreatePoisonedReadBack {} if budget => Phase::Main,
-        _ => phase(check),
     }
 }
 

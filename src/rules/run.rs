@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::fixtures::Fixtures;
 use super::responses::Observations;
 use crate::contract::{Contract, Operation};
-use crate::execution::{Client, Halt};
+use crate::execution::{Client, Halt, Priority};
 use crate::generation::request::RequestSpec;
 use crate::outcome::Exchange;
 
@@ -133,6 +133,10 @@ pub struct Run {
     /// generation past a rule's first batch waits for none to be left (see
     /// [`super::RuleCtx::end_first_pass`]).
     pub first_pass_left: std::sync::atomic::AtomicUsize,
+    /// Quiet-store rules whose first requests are not answered yet: the reads that run beside
+    /// them wait for none to be left, so that the creates have the first places (see
+    /// [`super::phase_for`]).
+    pub quiet_unanswered: std::sync::atomic::AtomicUsize,
     /// The request space the coverage pass walks, and what it found per class.
     pub space: crate::generation::space::RequestSpace,
     pub input_tally: super::inputs::Tally,
@@ -148,28 +152,34 @@ impl Run {
     /// An idempotent request whose response the transport cut mid-body is sent once more: a
     /// second answer is evidence, the cut one is not. A second cut, or a cut answer to a
     /// request that may not be repeated (createPet), comes back cut, and no rule judges it.
-    pub fn send(&self, rule_id: &str, spec: &RequestSpec) -> Exchange {
+    pub fn send(&self, rule_id: &str, spec: &RequestSpec, priority: Priority) -> Exchange {
         if let Some(reason) = self.stops.reason() {
             return self.client.not_sent(spec, &reason);
         }
-        let exchange = self.record(rule_id, spec, self.client.send(spec));
+        let exchange = self.record(rule_id, spec, self.client.send_as(spec, priority));
         if !(exchange.cut_by_transport() && idempotent(spec.method))
             || self.stops.reason().is_some()
         {
             return exchange;
         }
-        self.record(rule_id, spec, self.client.send(spec))
+        self.record(rule_id, spec, self.client.send_as(spec, priority))
     }
 
     /// Sends every request at once (`at_once`: at the same moment, for a race); each exchange
     /// passes the recorder as in [`Run::send`], and the idempotent ones the transport cut are
     /// sent again together.
-    pub fn send_all(&self, rule_id: &str, specs: &[RequestSpec], at_once: bool) -> Vec<Exchange> {
+    pub fn send_all(
+        &self,
+        rule_id: &str,
+        specs: &[RequestSpec],
+        at_once: bool,
+        priority: Priority,
+    ) -> Vec<Exchange> {
         let send = |specs: &[RequestSpec]| {
             if at_once {
                 self.client.send_at_once(specs)
             } else {
-                self.client.send_all(specs)
+                self.client.send_all_as(specs, priority)
             }
         };
         if let Some(reason) = self.stops.reason() {

@@ -15,6 +15,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use super::threads::{Job, Threads};
 use super::{Checked, RuleCtx};
+use crate::execution::Priority;
 
 /// The helper threads a run may have at once, across its rules, and the threads they run on.
 pub struct WorkerSlots {
@@ -30,7 +31,7 @@ pub struct WorkerSlots {
 /// touched stack and its allocator caches (kept for the run: some 200 kB each under a budget,
 /// measured), a place in flight on a kept-alive connection much less, and the run's batches
 /// (`send_all`, bursts) fill the places past the workers without threads.
-pub const MAX_WORKERS: usize = 192;
+pub const MAX_WORKERS: usize = 256;
 
 /// Helper threads per core while the fastest answer came back within [`REMOTE`]: a target
 /// that answers in no time leaves the CPU the bound, and more threads only take memory and
@@ -77,6 +78,16 @@ impl WorkerSlots {
             })
             .ok()
             .map(|_| Slot(self))
+    }
+}
+
+/// The slots a rule's helpers may fill: a plain rule leaves a quarter of them to the rules on
+/// long chains, whose requests go first in flight too (`Priority`), so that their cases do not
+/// wait one at a time for helpers the bulk of generated cases hold.
+fn own_limit(limit: usize, priority: Priority) -> usize {
+    match priority {
+        Priority::Chain => limit,
+        Priority::Plain => limit - limit / 4,
     }
 }
 
@@ -231,7 +242,7 @@ fn helper<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset:
     }
     let slots = &batch.ctx.run.worker_slots;
     let limit = slots.limit(batch.ctx.run.client.fastest_answer());
-    let Some(slot) = slots.take(limit) else {
+    let Some(slot) = slots.take(own_limit(limit, batch.ctx.priority())) else {
         batch.workers.fetch_sub(1, Ordering::AcqRel);
         return;
     };

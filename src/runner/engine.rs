@@ -199,6 +199,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         read_only: config.read_only,
         sent: Default::default(),
         first_pass_left: Default::default(),
+        quiet_unanswered: Default::default(),
         space,
         input_tally: Default::default(),
         worker_slots: crate::rules::workers::WorkerSlots::for_concurrency(

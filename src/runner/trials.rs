@@ -82,11 +82,19 @@ pub(super) fn run_trials(
         .iter()
         .enumerate()
         .map(|(index, rule)| {
-            let phase = rules::phase_for(&rule.check, run.deadline.is_some());
+            let phase = rules::phase_for(rule, run.deadline.is_some());
             (index, rule, phase)
         })
         .collect();
-    ordered.sort_by_key(|(index, rule, phase)| (*phase, !rules::starts_early(&rule.check), *index));
+    // Within a phase: the quiet-store rules before the reads beside them, long chains first.
+    ordered.sort_by_key(|(index, rule, phase)| {
+        (
+            *phase,
+            beside_quiet(rule, *phase),
+            !rules::starts_early(&rule.check),
+            *index,
+        )
+    });
 
     let gate = Arc::new(PhaseGate {
         remaining: Mutex::new([0; 3]),
@@ -98,6 +106,7 @@ pub(super) fn run_trials(
     let progress: Arc<std::sync::OnceLock<Progress>> = Arc::default();
     let mut trials = Vec::new();
     let mut remaining = [0usize; 3];
+    let mut quiet_unanswered = 0;
     for (index, rule, phase) in ordered {
         // Another shard's rule is not this run's: not selected, as a filter leaves it.
         if shard.is_some_and(|shard| !super::shards::takes(shard, &rule.id)) {
@@ -116,8 +125,11 @@ pub(super) fn run_trials(
             .map(|entry| format!("known failure ({})", entry.reason));
         let trial = Trial::ignorable_test(rule.id.clone(), move || {
             gate_for_trial.wait_for_earlier(phase);
-            let started = Instant::now();
             let ctx = RuleCtx::new(&run, &rule_owned);
+            if beside_quiet(&rule_owned, phase) {
+                ctx.wait_for_quiet_creates();
+            }
+            let started = Instant::now();
             let deselected = run.read_only && rule_owned.writes;
             let verdict = if run.stops.interrupted() {
                 Verdict::skipped("interrupted: not run")
@@ -145,6 +157,7 @@ pub(super) fn run_trials(
                 }
             };
             ctx.end_first_pass();
+            ctx.answered_once();
             let outcome = libtest_outcome(&verdict, gates, excuse.as_deref());
             let result = RuleResult {
                 deselected,
@@ -172,10 +185,15 @@ pub(super) fn run_trials(
         .with_kind(rule.level.as_str());
         if !args.is_filtered_out(&trial) && !args.is_ignored(&trial) {
             remaining[phase_index(phase)] += 1;
+            if rules::phase(&rule.check) == Phase::QuietStore {
+                quiet_unanswered += 1;
+            }
         }
         trials.push(trial);
     }
     *gate.remaining.lock().unwrap_or_else(|e| e.into_inner()) = remaining;
+    run.quiet_unanswered
+        .store(quiet_unanswered, Ordering::Relaxed);
     run.first_pass_left.store(
         remaining[phase_index(Phase::QuietStore)] + remaining[phase_index(Phase::Main)],
         Ordering::Relaxed,
@@ -220,6 +238,11 @@ pub(super) fn run_trials(
     Ok(Some(std::mem::take(
         &mut *results.lock().unwrap_or_else(|e| e.into_inner()),
     )))
+}
+
+/// A main-phase rule that runs beside the quiet-store rules (it only reads).
+fn beside_quiet(rule: &Rule, phase: Phase) -> bool {
+    phase == Phase::QuietStore && rules::phase(&rule.check) != Phase::QuietStore
 }
 
 /// The verdict as libtest shows it: a failure that the gate does not count is shown as

@@ -1,6 +1,7 @@
 //! Requests sent at one moment, for races a sequential client cannot show.
 
 use super::Client;
+use crate::execution::lanes::Priority;
 use crate::generation::request::RequestSpec;
 use crate::outcome::Exchange;
 
@@ -64,7 +65,12 @@ impl Client {
                         let sent = self
                             .send_bounded(
                                 spec,
-                                self.send_async(spec, Some(checkout.lane()), &hand_off),
+                                self.send_async(
+                                    spec,
+                                    Some(checkout.lane()),
+                                    Priority::Chain,
+                                    &hand_off,
+                                ),
                             )
                             .await;
                         let Some(exchange) = sent else {

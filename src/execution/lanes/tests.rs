@@ -14,7 +14,7 @@ fn lanes(ceiling: usize) -> Lanes {
 
 /// `n` lanes taken at once.
 async fn checkouts(lanes: &Lanes, n: usize) -> Vec<Checkout<'_>> {
-    futures_util::future::join_all((0..n).map(|_| lanes.checkout()))
+    futures_util::future::join_all((0..n).map(|_| lanes.checkout(Priority::Chain)))
         .await
         .into_iter()
         .map(Result::unwrap)
@@ -27,7 +27,7 @@ async fn the_level_grows_per_answer_then_halves_and_grows_by_one_per_round() {
     assert_eq!(lanes.level(), START);
     let mut held = Vec::new();
     for _ in 0..START {
-        held.push(lanes.checkout().await.unwrap());
+        held.push(lanes.checkout(Priority::Chain).await.unwrap());
     }
     for checkout in &held {
         lanes.answered(checkout.lane(), 50, true);
@@ -53,7 +53,7 @@ async fn the_level_grows_per_answer_then_halves_and_grows_by_one_per_round() {
     );
     lanes.answered(lane, 50, true);
     assert_eq!(lanes.level(), level + 1);
-    for _ in 0..10_000 {
+    for _ in 0..100_000 {
         lanes.answered(lane, 50, true);
     }
     assert_eq!(lanes.level(), 2 * START, "within twice the lanes proven");
@@ -100,14 +100,23 @@ async fn against_a_near_target_the_level_stays_at_the_near_level() {
             lanes.answered(checkout.lane(), 0, true);
         }
     }
-    assert_eq!(lanes.level(), NEAR_LEVEL.max(START));
+    assert_eq!(
+        lanes.level(),
+        NEAR_LEVEL,
+        "down from the start, made for a far one"
+    );
     for checkout in &held {
         lanes.answered(checkout.lane(), 50, true);
     }
     assert_eq!(
         lanes.level(),
-        NEAR_LEVEL.max(START),
+        NEAR_LEVEL,
         "the fastest answer says the target is near"
+    );
+    drop(held);
+    assert!(
+        lanes.live() <= NEAR_LEVEL,
+        "the lanes past it closed as they came back"
     );
     // A refusal at a gateway's edge, however fast, says nothing of how far the store is.
     let far = super::tests::lanes(4 * START);
@@ -122,11 +131,13 @@ async fn against_a_near_target_the_level_stays_at_the_near_level() {
 #[tokio::test]
 async fn lanes_never_outnumber_the_level_and_a_stall_caps_it_at_the_proven_lanes() {
     let lanes = lanes(64);
+    let start = lanes.level();
+    assert_eq!(start, START.min(64), "the ceiling bounds the start");
     let mut held = Vec::new();
-    for _ in 0..START {
-        held.push(lanes.checkout().await.unwrap());
+    for _ in 0..start {
+        held.push(lanes.checkout(Priority::Chain).await.unwrap());
     }
-    assert_eq!(lanes.live(), START);
+    assert_eq!(lanes.live(), start);
     assert!(lanes.permits.try_acquire().is_err(), "the level is full");
     for checkout in &held[..10] {
         lanes.answered(checkout.lane(), 50, true);
@@ -143,7 +154,7 @@ async fn lanes_never_outnumber_the_level_and_a_stall_caps_it_at_the_proven_lanes
     drop(held);
     assert_eq!(lanes.live(), level, "lanes past the level are closed");
     assert_eq!(lanes.permits.available_permits(), level);
-    let lane = lanes.checkout().await.unwrap();
+    let lane = lanes.checkout(Priority::Chain).await.unwrap();
     for _ in 0..1000 {
         lanes.answered(lane.lane(), 50, true);
     }
@@ -165,4 +176,66 @@ async fn lanes_never_outnumber_the_level_and_a_stall_caps_it_at_the_proven_lanes
         "in slow start, a burst may reach the ceiling"
     );
     assert_eq!(fresh.level(), 64);
+}
+
+#[tokio::test]
+async fn a_plain_request_takes_a_place_no_chain_request_waits_for_and_joins_the_line_in_time() {
+    use tokio::time::{Duration, timeout};
+    let lanes = lanes(START);
+    let mut held = checkouts(&lanes, START).await;
+    for _ in 0..64 {
+        lanes.answered(held[0].lane(), 40, true); // the usual answer: 40 ms
+    }
+    assert_eq!(lanes.level(), START, "the ceiling: no place to spare");
+    let chain = lanes.checkout(Priority::Chain);
+    let plain = lanes.checkout(Priority::Plain);
+    tokio::pin!(chain, plain);
+    assert!(timeout(Duration::from_millis(5), &mut plain).await.is_err());
+    assert!(timeout(Duration::from_millis(5), &mut chain).await.is_err());
+    drop(held.pop());
+    let chained = timeout(Duration::from_millis(500), &mut chain).await;
+    assert!(
+        chained.is_ok(),
+        "the place given back goes to the chain request"
+    );
+    assert!(
+        timeout(Duration::from_millis(5), &mut plain).await.is_err(),
+        "not to the plain one that asked"
+    );
+    drop(held.pop());
+    let plained = timeout(Duration::from_millis(500), &mut plain).await;
+    assert!(
+        plained.is_ok(),
+        "a place no chain request waits for goes to a plain one"
+    );
+    // A plain request that waited the usual answer's time is in line: before a chain request
+    // that asks after it.
+    let late_plain = lanes.checkout(Priority::Plain);
+    tokio::pin!(late_plain);
+    assert!(
+        timeout(Duration::from_millis(60), &mut late_plain)
+            .await
+            .is_err()
+    );
+    let late_chain = lanes.checkout(Priority::Chain);
+    tokio::pin!(late_chain);
+    assert!(
+        timeout(Duration::from_millis(5), &mut late_chain)
+            .await
+            .is_err()
+    );
+    drop(held.pop());
+    let served = timeout(Duration::from_millis(500), &mut late_plain).await;
+    assert!(served.is_ok(), "in line first, served first");
+    assert!(
+        timeout(Duration::from_millis(5), &mut late_chain)
+            .await
+            .is_err()
+    );
+    drop(served);
+    assert!(
+        timeout(Duration::from_millis(500), &mut late_chain)
+            .await
+            .is_ok()
+    );
 }

@@ -1,0 +1,159 @@
+//! When a rule runs, and where its requests stand in line for a place in flight: the phases
+//! (a quiet store first, the oracles last), the order within a phase, and which rules' requests
+//! go first (those on long chains, so that the run's longest chains are not also last in line).
+
+use crate::catalogue::{Check, Rule};
+
+/// When, relative to the others, a check must run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Phase {
+    /// Needs to see the whole store in one listing page: runs before anything fills it.
+    QuietStore,
+    Main,
+    /// Looks at every response of the run: runs after everything else.
+    Last,
+}
+
+/// When a check runs, from what it needs of the store.
+pub fn phase(check: &Check) -> Phase {
+    match check {
+        Check::AuthRefusedCreateStoresNothing {}
+        | Check::CreateRefused { .. }
+        | Check::CreateTypeConfusionStoresNothing {}
+        | Check::CreateConcurrentAllListed { .. }
+        | Check::CreateNameLadder { .. }
+        | Check::ListEmptyIsArray {} => Phase::QuietStore,
+        Check::ResponsesJsonContentType {}
+        | Check::ResponsesErrorBody {}
+        | Check::ResponsesNoServerError {}
+        | Check::ResponsesSuccessSchema {}
+        | Check::ResponsesDeprecationGetPetOnly {}
+        | Check::ResponsesOutsideNoServerError {}
+        // A pet it stores may break every read that shows it: after the other rules' reads.
+        | Check::CreatePoisonedReadBack {} => Phase::Last,
+        Check::AuthRefused { .. }
+        | Check::AuthAccepted { .. }
+        | Check::AuthNearMissRefused { .. }
+        | Check::AuthPrecedence { .. }
+        | Check::StoreOrdersAnswered {}
+        | Check::ParametersAnswered {}
+        | Check::ParametersRefused {}
+        | Check::ListOk {}
+        | Check::ListDefaultAtMost { .. }
+        | Check::ListLimitProperty {}
+        | Check::ListLimitAccepted { .. }
+        | Check::ListFillsPage { .. }
+        | Check::ListLimitRefused { .. }
+        | Check::ListOutOfRangeCapped { .. }
+        | Check::ListStatusProperty {}
+        | Check::ListStatusRefused { .. }
+        | Check::CreateProperty {}
+        | Check::CreateUniqueIds { .. }
+        | Check::CreateRoundTrip {}
+        | Check::CreateMutationsProperty {}
+        | Check::CreateTypeConfusion {}
+        | Check::CreateConcurrentDistinctIds { .. }
+        | Check::CreateInvalidValues400 { .. }
+        | Check::CreateBodyLadder { .. }
+        | Check::SequencesReadYourWrites { .. }
+        | Check::GetExisting {}
+        | Check::GetUnknown {}
+        | Check::GetNonInteger { .. }
+        | Check::DeprecationSignalled {}
+        | Check::DeprecationSyntax {}
+        | Check::SunsetPresent {}
+        | Check::SunsetDate {}
+        | Check::SunsetAfterDeprecation {}
+        | Check::SuccessorLink {}
+        | Check::NotDeprecated {}
+        | Check::InputsWalk {} => Phase::Main,
+    }
+}
+
+/// Whether a check starts before the others of its phase: the checks whose chain of dependent
+/// requests is long (sequences, rounds, a fixture to build first, cases in batches) go first,
+/// so that the phase's end is their chain's, not a queue of short checks before them; a
+/// check of one or two round trips fits in beside them.
+pub fn starts_early(check: &Check) -> bool {
+    matches!(
+        check,
+        Check::SequencesReadYourWrites { .. }
+            | Check::CreateConcurrentDistinctIds { .. }
+            | Check::CreateUniqueIds { .. }
+            | Check::CreateRoundTrip {}
+            | Check::CreateProperty {}
+            | Check::CreateMutationsProperty {}
+            | Check::CreateTypeConfusion {}
+            | Check::InputsWalk {}
+            | Check::ParametersAnswered {}
+            | Check::ListDefaultAtMost { .. }
+            | Check::ListLimitProperty {}
+            | Check::ListStatusProperty {}
+            | Check::ListFillsPage { .. }
+            | Check::CreateConcurrentAllListed { .. }
+            | Check::CreateNameLadder { .. }
+    )
+}
+
+/// Checks whose verdict waits on a chain of three or more dependent round trips (or on a
+/// fixture's, then its own): their requests take free places in flight first, so that the
+/// run's longest chains are not also the last in line (see `execution::Priority`).
+pub fn on_long_chain(check: &Check) -> bool {
+    matches!(
+        check,
+        Check::SequencesReadYourWrites { .. }
+            | Check::CreateConcurrentDistinctIds { .. }
+            | Check::CreateUniqueIds { .. }
+            | Check::CreateRoundTrip {}
+            | Check::ListDefaultAtMost { .. }
+            | Check::ListLimitProperty {}
+            | Check::ListLimitAccepted { .. }
+            | Check::ListStatusProperty {}
+            | Check::ListFillsPage { .. }
+            | Check::ListOutOfRangeCapped { .. }
+    )
+}
+
+/// When a rule runs in a run with or without a time budget: the poisoned read-back runs last,
+/// after every other rule's reads, but under a budget the last phase may start after the
+/// budget has stopped all sending, so it runs in the main phase once every rule has had its
+/// first pass (see `read_back`). A main-phase rule that only reads runs beside the quiet-store
+/// rules, in the places their few requests leave free (see [`reads_only`]).
+pub fn phase_for(rule: &Rule, budget: bool) -> Phase {
+    match phase(&rule.check) {
+        Phase::Last if budget && matches!(rule.check, Check::CreatePoisonedReadBack {}) => {
+            Phase::Main
+        }
+        Phase::Main if reads_only(rule) => Phase::QuietStore,
+        phase => phase,
+    }
+}
+
+/// A rule that sends a fixed few reads and needs no pet of the run (no fixture that creates
+/// one): it changes nothing the quiet-store rules count. (A property rule would, under a time
+/// budget, go on generating and hold the main phase back.)
+fn reads_only(rule: &Rule) -> bool {
+    use crate::contract::Operation;
+    if rule.writes {
+        return false;
+    }
+    let listing = matches!(
+        rule.operation,
+        Operation::ListPets | Operation::ListStoreOrders
+    );
+    match rule.check {
+        // Of getPet, the request names the run's own pet.
+        Check::AuthRefused { .. } | Check::AuthAccepted { .. } | Check::AuthPrecedence { .. } => {
+            listing
+        }
+        Check::StoreOrdersAnswered {}
+        | Check::ParametersRefused {}
+        | Check::ListLimitRefused { .. }
+        | Check::ListStatusRefused { .. }
+        | Check::GetUnknown {}
+        | Check::GetNonInteger { .. }
+        | Check::NotDeprecated {}
+        | Check::ListOk {} => true,
+        _ => false,
+    }
+}
