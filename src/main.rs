@@ -6,5 +6,7 @@ use std::process::ExitCode;
 mod cli;
 
 fn main() -> ExitCode {
+    // Before any thread: the allocator's settings hold from the start (see there why).
+    petstore_conformance::execution::bodies::without_thread_caches();
     cli::main()
 }
