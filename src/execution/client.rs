@@ -258,7 +258,8 @@ impl Client {
         }
     }
 
-    /// Sends at the configured rate on a lane (`lane`, or one taken for it); a 429, or a 503
+    /// Sends at the configured rate on a lane (`lane`, or one taken for it, in line as
+    /// `priority` says); a 429, or a 503
     /// with Retry-After, is waited out (the Retry-After given, or for a 429 without one a
     /// doubling backoff) and sent again while the waits stay within `max_throttle_wait` and
     /// the budget. A request caught in the run's own overload is sent again once the level

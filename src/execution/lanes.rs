@@ -29,11 +29,11 @@ use connector::{CountConnects, LaneConnector};
 pub use connector::{CountConnectsHandle, SPARE_GRACE};
 
 /// The level a run starts at: what the run's first round trips need (the quiet-store rules
-/// send about 60 requests at once), so that a remote target is not paid a round trip per
-/// doubling. It costs a server that holds fewer connections nothing it would not pay anyway:
-/// the level would grow past that server's cap within a few round trips, and the one stall
-/// that shows the cap (a second) comes earlier instead. 64 connections waiting at most sit in
-/// any listen backlog (128 and more on common servers).
+/// send about 60 creates at once, then their listings with the reads beside them, about 100),
+/// so that a remote target is not paid a round trip per doubling. It costs a server that
+/// holds fewer connections nothing it would not pay anyway: the level would grow past that
+/// server's cap within a few round trips, and the one stall that shows the cap (a second)
+/// comes earlier instead. A near target's first answers bring it down to [`NEAR_LEVEL`].
 pub const START: usize = 128;
 
 /// Lanes past the proven ones that the level may open: the connections at most that a server
@@ -58,12 +58,11 @@ const PLAIN_RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
 /// Which requests take a free place first when the level is full. Every round trip a request
 /// of a long chain of dependent requests waits in line lengthens the chain, so the run; a
 /// request that ends its rule's chain costs the run nothing by waiting while places are busy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Priority {
     /// On a long chain: in line before every plain request, in arrival order.
     Chain,
     /// Takes a place no chain request waits for, in arrival order.
-    #[default]
     Plain,
 }
 

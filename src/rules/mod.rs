@@ -137,15 +137,13 @@ impl<'r> RuleCtx<'r> {
         exchanges
     }
 
-    /// Where this rule's requests stand in line for a place in flight: a quiet-store rule, or
-    /// a rule on a long chain during its first pass, goes first (after it, under a time
-    /// budget, every rule is equal).
+    /// Where this rule's requests stand in line for a place in flight: a fixture being built,
+    /// a quiet-store rule, or a rule on a long chain during its first pass, goes first (after
+    /// it, under a time budget, every rule is equal).
     fn priority(&self) -> Priority {
-        let first = match phase(&self.rule.check) {
-            _ if self.building.load(Ordering::Relaxed) > 0 => true,
-            Phase::QuietStore => true,
-            _ => on_long_chain(&self.rule.check) && !self.first_pass_over.load(Ordering::Relaxed),
-        };
+        let first = self.building.load(Ordering::Relaxed) > 0
+            || phase(&self.rule.check) == Phase::QuietStore
+            || (on_long_chain(&self.rule.check) && !self.first_pass_over.load(Ordering::Relaxed));
         if first {
             Priority::Chain
         } else {
