@@ -11,6 +11,7 @@ pub mod catalogue;
 pub mod contract;
 pub mod execution;
 pub mod generation;
+pub mod json;
 pub mod outcome;
 pub mod reference;
 pub mod report;

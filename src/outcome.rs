@@ -52,11 +52,66 @@ pub struct RecordedResponse {
     #[serde(skip)]
     pub body_omitted: usize,
     /// The parsed body, shared by the exchanges that got the same bytes; `None` when it is
-    /// not JSON (see `json_error`).
+    /// not JSON or was not read (see `json_error`).
     #[serde(skip)]
     pub json: Option<std::sync::Arc<Value>>,
     #[serde(skip)]
-    pub json_error: Option<String>,
+    pub json_error: Option<NoJson>,
+    /// Member names the body gave twice in one object (RFC 8259 section 4: "SHOULD be unique").
+    #[serde(skip)]
+    pub duplicate_names: Vec<String>,
+}
+
+/// Why a response has no parsed body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoJson {
+    /// RFC 8259's grammar does not take the body: evidence that it is not JSON.
+    NotJson(String),
+    /// The body was not read (nested past the reader's bound, cut at the body cap, its parse
+    /// let go with the evidence): it says nothing either way.
+    NotRead(String),
+}
+
+impl std::fmt::Display for NoJson {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoJson::NotJson(reason) | NoJson::NotRead(reason) => f.write_str(reason),
+        }
+    }
+}
+
+impl From<crate::json::Unread> for NoJson {
+    fn from(unread: crate::json::Unread) -> NoJson {
+        match unread {
+            crate::json::Unread::NotJson(reason) => NoJson::NotJson(reason),
+            crate::json::Unread::TooDeep => NoJson::NotRead(unread.to_string()),
+        }
+    }
+}
+
+impl RecordedResponse {
+    /// Reads `bytes` as the body (RFC 8259's grammar, [`crate::json`]).
+    pub fn read_json(&mut self, bytes: &[u8]) {
+        match crate::json::read(bytes) {
+            Ok(read) => {
+                self.json = Some(std::sync::Arc::new(read.value));
+                self.json_error = None;
+                self.duplicate_names = read.duplicate_names;
+            }
+            Err(unread) => {
+                self.json = None;
+                self.json_error = Some(unread.into());
+            }
+        }
+    }
+
+    /// The body was read and the grammar refused it.
+    pub fn not_json(&self) -> Option<&str> {
+        match &self.json_error {
+            Some(NoJson::NotJson(reason)) => Some(reason),
+            _ => None,
+        }
+    }
 }
 
 /// One request and what came back: a response, or the transport error that stood for one.
@@ -132,9 +187,9 @@ impl Exchange {
             && response.body_omitted > 0
             && response.json.take().is_some()
         {
-            response.json_error = Some(format!(
+            response.json_error = Some(NoJson::NotRead(format!(
                 "parsed body not kept with the evidence: the body passed {BODY_KEPT} bytes"
-            ));
+            )));
         }
         copy
     }

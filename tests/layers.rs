@@ -6,8 +6,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Each top-level module and its floor; `reference` is a program of its own beside the house.
-const FLOORS: [(&str, u8); 13] = [
+const FLOORS: [(&str, u8); 14] = [
     ("seed", 1),
+    // JSON as RFC 8259 defines it: the one reader of bodies, for the harness and the reference.
+    ("json", 1),
     ("contract", 1),
     ("catalogue", 2),
     ("outcome", 2),
@@ -23,8 +25,8 @@ const FLOORS: [(&str, u8); 13] = [
     ("lib", 9),
 ];
 
-/// What `reference` may use, besides the floor rule: the contract and the seeds only.
-const REFERENCE_USES: [&str; 2] = ["contract", "seed"];
+/// What `reference` may use, besides the floor rule: the contract, the JSON reader and the seeds.
+const REFERENCE_USES: [&str; 3] = ["contract", "json", "seed"];
 
 fn module_of(path: &Path, src: &Path) -> String {
     let relative = path.strip_prefix(src).unwrap();

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, Weak};
 use serde_json::Value;
 
 use super::redact::Redactor;
+use crate::outcome::NoJson;
 pub use crate::outcome::BODY_KEPT;
 
 /// Bodies from this size on are parsed under a permit and shared when identical.
@@ -29,7 +30,7 @@ const REMEMBERED: usize = 8;
 pub struct Bodies {
     parsing: tokio::sync::Semaphore,
     /// Recent large bodies (their bytes, key-free) and their parse while an exchange holds it.
-    recent: Mutex<VecDeque<(Vec<u8>, Weak<Value>)>>,
+    recent: Mutex<VecDeque<Remembered>>,
 }
 
 impl Default for Bodies {
@@ -48,8 +49,16 @@ pub struct Parsed {
     pub text: String,
     pub omitted: usize,
     pub json: Option<Arc<Value>>,
-    pub json_error: Option<String>,
+    pub json_error: Option<NoJson>,
+    /// Member names given twice in one object.
+    pub duplicate_names: Vec<String>,
 }
+
+/// A large body's bytes, its parse while an exchange holds it, and the names it gave twice.
+type Remembered = (Vec<u8>, Weak<Value>, Vec<String>);
+
+/// A body's parse, or why there is none, and the member names it gave twice.
+type Reading = (Option<Arc<Value>>, Option<NoJson>, Vec<String>);
 
 impl Bodies {
     /// Redacts and parses `bytes`; `cut` when the body did not arrive whole (the end of the
@@ -64,7 +73,7 @@ impl Bodies {
         let whole = !cut && unparsed.is_none();
         if whole
             && bytes.len() >= LARGE
-            && let Some(json) = self.shared(bytes, true)
+            && let Some((json, duplicate_names)) = self.shared(bytes, true)
         {
             // The very bytes of a body already found key-free: nothing to redact, nothing to
             // parse, and no wait for a permit while holding them.
@@ -74,6 +83,7 @@ impl Bodies {
                 omitted,
                 json: Some(json),
                 json_error: None,
+                duplicate_names,
             };
         }
         // Never closed, so the permit always comes; held over CPU work only (the body is all
@@ -93,15 +103,15 @@ impl Bodies {
         // the parse needs no redacting: no copy of it is made.
         let clean = text == raw;
         drop(raw);
-        let (json, json_error) = match unparsed {
-            Some(reason) => (None, Some(reason)),
+        let (json, json_error, duplicate_names): Reading = match unparsed {
+            Some(reason) => (None, Some(NoJson::NotRead(reason)), Vec::new()),
             None if bytes.len() < LARGE => parse(bytes),
             None => match self.shared(bytes, clean) {
-                Some(json) => (Some(json), None),
+                Some((json, duplicates)) => (Some(json), None, duplicates),
                 None => {
                     let parsed = parse(bytes);
                     if let (Some(json), true) = (&parsed.0, clean) {
-                        self.remember(bytes, json);
+                        self.remember(bytes, json, &parsed.2);
                     }
                     parsed
                 }
@@ -113,28 +123,29 @@ impl Bodies {
             omitted,
             json,
             json_error,
+            duplicate_names,
         }
     }
 
     /// The parse of these very bytes, if an exchange still holds it.
-    fn shared(&self, bytes: &[u8], clean: bool) -> Option<Arc<Value>> {
+    fn shared(&self, bytes: &[u8], clean: bool) -> Option<(Arc<Value>, Vec<String>)> {
         if !clean {
             return None;
         }
         let recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         recent
             .iter()
-            .filter(|(seen, _)| seen.as_slice() == bytes)
-            .find_map(|(_, json)| json.upgrade())
+            .filter(|(seen, _, _)| seen.as_slice() == bytes)
+            .find_map(|(_, json, duplicates)| Some((json.upgrade()?, duplicates.clone())))
     }
 
-    fn remember(&self, bytes: &[u8], json: &Arc<Value>) {
+    fn remember(&self, bytes: &[u8], json: &Arc<Value>, duplicates: &[String]) {
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
-        recent.retain(|(_, json)| json.strong_count() > 0);
+        recent.retain(|(_, json, _)| json.strong_count() > 0);
         if recent.len() >= REMEMBERED {
             recent.pop_front();
         }
-        recent.push_back((bytes.to_vec(), Arc::downgrade(json)));
+        recent.push_back((bytes.to_vec(), Arc::downgrade(json), duplicates.to_vec()));
     }
 }
 
@@ -197,10 +208,12 @@ pub fn without_thread_caches() {}
 /// The body as received: rules judge it whatever the key is (a short key spelled in a pet's
 /// name must not change a verdict). Nothing parsed is written as is: verdicts are redacted
 /// before they are shown, and every file is redacted as a whole.
-fn parse(bytes: &[u8]) -> (Option<Arc<Value>>, Option<String>) {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(value) => (Some(Arc::new(value)), None),
-        Err(e) => (None, Some(e.to_string())),
+/// Read as RFC 8259's grammar reads it ([`crate::json`]): "not JSON" only where the grammar
+/// refuses the text.
+fn parse(bytes: &[u8]) -> Reading {
+    match crate::json::read(bytes) {
+        Ok(read) => (Some(Arc::new(read.value)), None, read.duplicate_names),
+        Err(unread) => (None, Some(unread.into()), Vec::new()),
     }
 }
 

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::{Checked, RuleCtx, Verdict};
 use crate::contract::SchemaName;
-use crate::outcome::{Exchange, RecordedResponse};
+use crate::outcome::{Exchange, NoJson, RecordedResponse};
 
 /// The response, or an inconclusive verdict when the target sent none, or one the transport
 /// cut short: a transport failure is not evidence about the contract.
@@ -49,11 +49,19 @@ pub fn cut(exchange: &Exchange) -> Verdict {
     ))
 }
 
-/// Inconclusive when the body was cut at `--body-cap`: what it would have parsed to is unknown.
+/// Inconclusive when the body was cut at `--body-cap`, or not read (nested past the JSON
+/// reader's bound): what it would have parsed to is unknown.
 pub fn truncated(exchange: &Exchange) -> Checked {
     match &exchange.response {
         Some(response) if response.body_truncated => Err(Verdict::inconclusive(format!(
             "the body passed --body-cap, so it cannot be judged (raise the cap): {}",
+            exchange.summary()
+        ))),
+        Some(RecordedResponse {
+            json_error: Some(NoJson::NotRead(reason)),
+            ..
+        }) => Err(Verdict::inconclusive(format!(
+            "the body was not read ({reason}), so it cannot be judged: {}",
             exchange.summary()
         ))),
         _ => Ok(()),
@@ -88,7 +96,7 @@ pub fn body<'e>(
     let name = schema.file_name().trim_end_matches(".json");
     truncated(exchange)?;
     let Some(json) = response.json.as_deref() else {
-        let reason = response.json_error.as_deref().unwrap_or("not JSON");
+        let reason = response.not_json().unwrap_or("not JSON");
         return Err(Verdict::failed(
             format!("a JSON body valid against {name}"),
             format!("a body that is not JSON ({reason}): {}", exchange.summary()),

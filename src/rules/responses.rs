@@ -72,6 +72,11 @@ fn body_less(exchange: &Exchange) -> bool {
         || (response.body.is_empty() && !response.body_truncated && response.status < 400)
 }
 
+/// The body was not read (nested past the JSON reader's bound): it is evidence of nothing.
+fn unread(response: &crate::outcome::RecordedResponse) -> bool {
+    matches!(response.json_error, Some(crate::outcome::NoJson::NotRead(_)))
+}
+
 /// What is wrong with `exchange` under `statement`, if anything; `None` when it does not apply.
 fn problem(
     statement: Statement,
@@ -91,8 +96,8 @@ fn problem(
                 (Operation::CreatePet, 201) | (Operation::GetPet, 200) => SchemaName::Pet,
                 _ => return None, // not a documented success: the status rules judge it
             };
-            if response.body_truncated {
-                return None; // a body cut at --body-cap cannot be judged
+            if response.body_truncated || unread(response) {
+                return None; // a body cut at --body-cap, or not read, cannot be judged
             }
             let name = schema.file_name().trim_end_matches(".json");
             Some(match &response.json {
@@ -135,8 +140,8 @@ fn problem(
             })
         }
         Statement::ErrorBody => {
-            if response.status < 400 || response.body_truncated {
-                return None; // a body cut at --body-cap cannot be judged
+            if response.status < 400 || response.body_truncated || unread(response) {
+                return None; // a body cut at --body-cap, or not read, cannot be judged
             }
             let Some(body) = &response.json else {
                 return Some(Some(format!(
@@ -234,10 +239,9 @@ pub fn rejudge(
         && response.json.is_none()
         && !response.body_truncated
     {
-        match serde_json::from_str::<Value>(&response.body) {
-            Ok(json) => response.json = Some(std::sync::Arc::new(json)),
-            Err(e) => response.json_error = Some(e.to_string()),
-        }
+        let body = std::mem::take(&mut response.body);
+        response.read_json(body.as_bytes());
+        response.body = body;
     }
     let url = &exchange.request.url;
     let operation = Operation::of(
@@ -372,7 +376,8 @@ mod tests {
                 body_truncated: false,
                 body_omitted: 0,
                 json: None,
-                json_error: Some("not JSON".into()),
+                json_error: Some(crate::outcome::NoJson::NotJson("not JSON".into())),
+                duplicate_names: Vec::new(),
             }),
             transport_error: cut.then(|| "body cut short: reset".to_string()),
             elapsed_ms: 0,

@@ -175,6 +175,7 @@ impl Client {
                 body_omitted: body.omitted,
                 json: body.json,
                 json_error: body.json_error,
+                duplicate_names: body.duplicate_names,
             }),
             transport_error: body_error.map(|e| self.redactor.redact(&e)),
             elapsed_ms: elapsed_ms(started),
