@@ -357,6 +357,7 @@ impl Verdict {
             steps: Vec::new(),
             class: None,
             more: Vec::new(),
+            intermittent: None,
         }))
     }
 
@@ -397,7 +398,10 @@ impl Verdict {
     pub fn message(&self) -> String {
         match self {
             Verdict::Passed => "passed".into(),
-            Verdict::Failed(failure) => failure_message(&failure.expected, &failure.observed),
+            Verdict::Failed(failure) => with_intermittent(
+                failure_message(&failure.expected, &failure.observed),
+                failure.intermittent.as_deref(),
+            ),
             Verdict::Inconclusive { reason }
             | Verdict::Skipped { reason }
             | Verdict::NotDecidable { reason } => reason.clone(),
@@ -409,6 +413,14 @@ impl Verdict {
 /// expected, then what was seen instead.
 pub fn failure_message(expected: &str, observed: &str) -> String {
     format!("expected {expected}; observed {observed}")
+}
+
+/// A failure's message with, when it did not show again, what the re-sends gave.
+pub fn with_intermittent(message: String, intermittent: Option<&str>) -> String {
+    match intermittent {
+        Some(note) => format!("{message} (intermittent: {note})"),
+        None => message,
+    }
 }
 
 /// What a failed rule expected, what it saw, and the exchange that shows it.
@@ -432,6 +444,10 @@ pub struct Failure {
     /// second kind of failure does not hide behind the first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub more: Vec<Failure>,
+    /// The failure did not show again when its case was sent again (how often, in words): still
+    /// a failure, since the exchange that showed it was complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intermittent: Option<String>,
 }
 
 /// `text` with each number written N, but for an HTTP status (three digits, 100 to 599).
@@ -555,6 +571,7 @@ mod tests {
             steps: Vec::new(),
             class: None,
             more: Vec::new(),
+            intermittent: None,
         };
         assert_eq!(
             failure("201 (the animal was added) with the Pet").class_key(),

@@ -324,6 +324,10 @@ pub struct FailureReport {
     /// For a sequence rule: each step of the minimal failing sequence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepReport>,
+    /// The failure did not show again when its case was re-sent (how often): a failure all the
+    /// same, on the complete exchange above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intermittent: Option<String>,
 }
 
 impl FailureReport {
@@ -354,12 +358,16 @@ impl FailureReport {
                     curl: step.exchange.curl(key_env),
                 })
                 .collect(),
+            intermittent: failure.intermittent.clone(),
         }
     }
 
     /// "expected ...; observed ...", worded as the terminal words it.
     pub fn message(&self) -> String {
-        crate::outcome::failure_message(&self.expected, &self.observed)
+        crate::outcome::with_intermittent(
+            crate::outcome::failure_message(&self.expected, &self.observed),
+            self.intermittent.as_deref(),
+        )
     }
 }
 

@@ -2,7 +2,8 @@
 //! proptest-generated cases from the rule's seed. A failing generated case is shrunk, each step
 //! a real request, to a minimal one; a pinned failure does not stop the search, because a
 //! generated failure can be shrunk and a pinned one cannot. Before it is reported, a failing
-//! value is sent again; one that then passes every time is reported as flaky, not failed.
+//! value is sent again, so the report can say whether it shows again (intermittent); it is a
+//! failure either way.
 //!
 //! Cases are independent requests, so a batch of them is judged on several workers at once
 //! (the run's `--concurrency`): against a remote target the rule then costs a round trip per
@@ -134,32 +135,31 @@ fn with_counterexample(
     Verdict::Failed(failure)
 }
 
-/// How many times a failing value is sent again before it is called flaky: a fault that
-/// depends on the store's state (every second id reused, a write lost under load) may let one
-/// re-send pass by chance, but hardly this many in a row.
-const FLAKY_RESENDS: u32 = 8;
+/// How many times a failing value is sent again, so the report can say whether its failure
+/// shows again. Re-sending never decides the verdict: a complete exchange that contradicts the
+/// contract is evidence whether or not it happens again (a fault that depends on the store's
+/// state, every second id reused, a write lost under load, may well not).
+const RESENDS: u32 = 3;
 
-/// A failing value, sent again before it is reported: a counterexample that passes every time
-/// it is re-sent shows no fault that can be reproduced, so it is reported as flaky
-/// (inconclusive), not as a failure. One that fails again, or whose re-send gives no evidence
-/// either way (not sent, cut, throttled), keeps its first failure.
+/// A failing value, sent again before it is reported: a failure that does not show again is
+/// still a failure, marked intermittent. A re-send that fails, or gives no evidence either way
+/// (not sent, cut, throttled), leaves it as it is.
 fn confirm<T>(
     ctx: &RuleCtx,
     value: &T,
-    description: &str,
-    failure: Box<Failure>,
+    mut failure: Box<Failure>,
     case: &impl Fn(&T) -> Checked,
-) -> Result<Box<Failure>, Verdict> {
-    for _ in 0..FLAKY_RESENDS {
+) -> Box<Failure> {
+    for _ in 0..RESENDS {
         ctx.case_done();
         if case(value).is_err() {
-            return Ok(failure);
+            return failure;
         }
     }
-    Err(Verdict::inconclusive(format!(
-        "flaky: {description} failed once ({}), then passed each of the {FLAKY_RESENDS} times it was sent again",
-        crate::outcome::failure_message(&failure.expected, &failure.observed)
-    )))
+    failure.intermittent = Some(format!(
+        "failed once, then passed each of the {RESENDS} times it was sent again"
+    ));
+    failure
 }
 
 pub(super) use super::workers::judge_all;
@@ -340,8 +340,6 @@ where
         .collect();
     let pinned_values: Vec<T> = pinned.iter().map(|(_, value)| value.clone()).collect();
     let mut pinned_failures = Distinct::default();
-    // A pinned value that failed once and passed when sent again.
-    let mut pinned_flaky: Option<Verdict> = None;
     let mut last_undecided: Option<String> = None;
     let mut undecided = 0u32;
     let mut decided = 0u32;
@@ -390,23 +388,11 @@ where
                     continue;
                 }
                 let description = describe(value);
-                match confirm(ctx, value, &description, failure, &case) {
-                    Ok(failure) => {
-                        let Verdict::Failed(failure) = with_counterexample(
-                            failure,
-                            description.clone(),
-                            description,
-                            data,
-                            0,
-                            *phase,
-                        ) else {
-                            continue;
-                        };
-                        pinned_failures.add(key, input, failure);
-                    }
-                    Err(flaky) => {
-                        pinned_flaky.get_or_insert(flaky);
-                    }
+                let failure = confirm(ctx, value, failure, &case);
+                if let Verdict::Failed(failure) =
+                    with_counterexample(failure, description.clone(), description, data, 0, *phase)
+                {
+                    pinned_failures.add(key, input, failure);
                 }
             }
             Err(other) => {
@@ -417,7 +403,6 @@ where
     }
 
     let mut generated = Distinct::default();
-    let mut generated_flaky: Option<Verdict> = None;
     let mut done = 0u32;
     'cases: while done < total {
         if ctx
@@ -498,23 +483,16 @@ where
                 if generated.covers(&key, &input) {
                     continue;
                 }
-                match confirm(ctx, &minimal, &describe(&minimal), failure, &case) {
-                    Ok(failure) => {
-                        if let Verdict::Failed(failure) = with_counterexample(
-                            failure,
-                            original,
-                            describe(&minimal),
-                            data,
-                            steps,
-                            CasePhase::Generated,
-                        ) {
-                            generated.add(key, input, failure);
-                        }
-                    }
-                    // Not reproduced: another failure, found or to be found, still stands.
-                    Err(flaky) => {
-                        generated_flaky.get_or_insert(flaky);
-                    }
+                let failure = confirm(ctx, &minimal, failure, &case);
+                if let Verdict::Failed(failure) = with_counterexample(
+                    failure,
+                    original,
+                    describe(&minimal),
+                    data,
+                    steps,
+                    CasePhase::Generated,
+                ) {
+                    generated.add(key, input, failure);
                 }
             }
             // Past the budget, cases left undecided (not sent, or cut off) are not replaced:
@@ -555,9 +533,6 @@ where
     .into_failures();
     if let Some(verdict) = Verdict::failed_distinct(failures) {
         return Err(verdict);
-    }
-    if let Some(flaky) = generated_flaky.or(pinned_flaky) {
-        return Err(flaky);
     }
     if decided == 0 && (undecided > 0 || rejects > 0) {
         return Err(Verdict::inconclusive(format!(
