@@ -353,7 +353,9 @@ impl Reader<'_> {
                     self.at += 2;
                     let low = self.hex4()?;
                     if (0xDC00..=0xDFFF).contains(&low) {
-                        let n = 0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
+                        let n = 0x10000
+                            + ((u32::from(unit) - 0xD800) << 10)
+                            + (u32::from(low) - 0xDC00);
                         return Ok(char::from_u32(n).unwrap_or('\u{fffd}'));
                     }
                     self.at = save;
@@ -442,7 +444,11 @@ impl Reader<'_> {
         let double = if !integral_literal && double.fract() == 0.0 && double.abs() < 9.007e15 {
             // One unit in the last place further from zero (the sign is its own bit).
             let nudged = f64::from_bits(double.to_bits() + 1);
-            if nudged.fract() == 0.0 { double } else { nudged }
+            if nudged.fract() == 0.0 {
+                double
+            } else {
+                nudged
+            }
         } else {
             double
         };
@@ -478,7 +484,10 @@ fn exact_integer(negative: bool, whole: &[u8], fraction: &[u8], exponent: i64) -
         let cut = digits.len().saturating_sub((-shift) as usize);
         digits.truncate(cut);
     }
-    let first = digits.iter().position(|d| *d != b'0').unwrap_or(digits.len());
+    let first = digits
+        .iter()
+        .position(|d| *d != b'0')
+        .unwrap_or(digits.len());
     let digits = &digits[first..];
     if digits.is_empty() {
         return Some(Number::from(0u64));

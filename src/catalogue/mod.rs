@@ -87,7 +87,9 @@ pub struct Rule {
     pub check: Check,
     /// Whether the rule creates pets on the target (false rules are safe on production).
     pub writes: bool,
-    /// Why the level is what it is, where that is not obvious from the citation.
+    /// Why the level is what it is, in one line ([`check_ruling`]).
+    pub ruling: String,
+    /// What the rule sends and how it judges, where the title does not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -105,6 +107,7 @@ struct RawRule {
     #[serde(default)]
     params: Option<Value>,
     writes: bool,
+    ruling: String,
     #[serde(default)]
     note: Option<String>,
 }
@@ -124,6 +127,7 @@ impl TryFrom<RawRule> for Rule {
             operation: raw.operation,
             citation: raw.citation,
             writes: raw.writes,
+            ruling: raw.ruling,
             note: raw.note,
         })
     }
@@ -281,6 +285,11 @@ impl Catalogue {
                 if rule.citation.quote.trim().is_empty() {
                     return Err(invalid("citation.quote is empty".into()));
                 }
+                // A rule that only walks the request space's classes quotes none itself: each
+                // class carries its own ruling, checked as the request space loads.
+                if !matches!(rule.check, Check::InputsWalk { .. }) {
+                    check_ruling(rule.level, &rule.ruling).map_err(invalid)?;
+                }
                 files_of.insert(rule.id.clone(), file.clone());
                 rules.push(rule);
             }
@@ -309,6 +318,24 @@ impl Catalogue {
 
     pub fn get(&self, id: &str) -> Option<&Rule> {
         self.rules.iter().find(|rule| rule.id == id)
+    }
+}
+
+/// A level's one-line ruling holds up: a required one quotes the contract (a "double-quoted"
+/// statement of it, as written), since a rule is required only where the contract's own words
+/// leave no other reading; a recommended one says so. An RFC alone makes a recommendation.
+pub fn check_ruling(level: Level, ruling: &str) -> Result<(), String> {
+    match level {
+        Level::Required if !ruling.starts_with("Required:") => {
+            Err("ruling: a required rule's ruling starts \"Required:\"".into())
+        }
+        Level::Required if !crate::contract::quotes_contract(ruling) => Err(format!(
+            "ruling: required, but it quotes no statement of the contract (an RFC alone makes a recommendation): {ruling}"
+        )),
+        Level::Recommended if !ruling.starts_with("Recommended:") => {
+            Err("ruling: a recommended rule's ruling starts \"Recommended:\"".into())
+        }
+        _ => Ok(()),
     }
 }
 
@@ -419,8 +446,8 @@ mod tests {
     #[test]
     fn case_files_are_validated_against_their_schema() {
         let text = r#"{"area":"auth","description":"x","rules":[{"id":"auth/x","title":"t",
-            "level":"must","operation":"listPets","citation":{"section":"s","quote":"q"},
-            "check":"c","writes":false}]}"#;
+            "level":"must","ruling":"Required: x","operation":"listPets",
+            "citation":{"section":"s","quote":"q"},"check":"c","writes":false}]}"#;
         let err = Catalogue::from_texts(
             [(PathBuf::from("cases/auth.json"), text.into())],
             "t".into(),
@@ -444,7 +471,8 @@ mod tests {
         let group = |member: &str| {
             format!(
                 r#"{{"area":"list-pets","description":"x","rules":[{{"check":"list-limit-refused",
-                "level":"required","operation":"listPets","citation":{{"section":"s","quote":"q"}},
+                "level":"required","ruling":"Required: \"Maximum number of animals to return.\"",
+                "operation":"listPets","citation":{{"section":"s","quote":"q"}},
                 "writes":false,"rules":[{{"id":"list-pets/a","title":"a","params":{{"limit":"0"}}}},
                 {member}]}}]}}"#
             )
@@ -487,7 +515,8 @@ mod tests {
     #[test]
     fn bad_case_files_name_the_file_and_rule() {
         let text = r#"{"area":"auth","description":"x","rules":[{"id":"auth/Bad","title":"t",
-            "level":"required","operation":"listPets","citation":{"section":"s","quote":"q"},
+            "level":"required","ruling":"Required: \"Maximum number of animals to return.\"",
+            "operation":"listPets","citation":{"section":"s","quote":"q"},
             "check":"c","writes":false}]}"#;
         let err = Catalogue::from_texts(
             [(PathBuf::from("cases/auth.json"), text.into())],
@@ -507,6 +536,45 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("cases/auth.json"), "{err}");
+    }
+
+    #[test]
+    fn a_required_rule_resting_on_an_rfc_alone_does_not_load() {
+        let rule = |level: &str, ruling: &str| {
+            let text = format!(
+                r#"{{"area":"list-pets","description":"x","rules":[{{"id":"list-pets/x",
+                "title":"t","level":"{level}","ruling":{ruling:?},"operation":"listPets",
+                "citation":{{"section":"s","quote":"q"}},"check":"list-ok","writes":false}}]}}"#
+            );
+            Catalogue::from_texts([(PathBuf::from("cases/list-pets.json"), text)], "t".into())
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let rfc_only = r#"Required: RFC 9110 section 8.3.1 says "The type and subtype tokens are case-insensitive.""#;
+        let err = rule("required", rfc_only).unwrap_err();
+        assert!(
+            err.contains("list-pets/x") && err.contains("quotes no statement of the contract"),
+            "{err}"
+        );
+        // The same reading as a recommendation loads, and a required rule quoting the contract.
+        rule(
+            "recommended",
+            &rfc_only.replace("Required:", "Recommended:"),
+        )
+        .unwrap();
+        rule(
+            "required",
+            r#"Required: "The 200 body is a plain array of Pet.""#,
+        )
+        .unwrap();
+        // A ruling that says another level than the rule's does not.
+        assert!(
+            rule(
+                "recommended",
+                r#"Required: "The 200 body is a plain array of Pet.""#
+            )
+            .is_err()
+        );
     }
 }
 

@@ -11,6 +11,20 @@ pub const CONTRACT_TEXT: &str = include_str!("../../contract/petstore-interface.
 pub const CONTRACT_SHA256: &str =
     "8bd1fa4319f9972d36af82a0c304e4e3a86f732c9a1fc8bd57a16bcf4aa6667f";
 
+/// Whether `text` quotes the contract: one of its "double-quoted" fragments is a sentence or
+/// table row of [`CONTRACT_TEXT`] as written (runs of whitespace read as one space).
+pub fn quotes_contract(text: &str) -> bool {
+    let contract = CONTRACT_TEXT
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    text.split('"')
+        .skip(1)
+        .step_by(2)
+        .map(|quote| quote.split_whitespace().collect::<Vec<_>>().join(" "))
+        .any(|quote| quote.len() >= 8 && contract.contains(&quote))
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
@@ -27,5 +41,22 @@ mod tests {
         let readme = include_str!("../../contract/README.md");
         assert!(readme.contains(CONTRACT_SHA256), "contract/README.md");
         assert!(CONTRACT_TEXT.contains("The interface description is at version 1.0.0."));
+    }
+
+    #[test]
+    fn a_quote_of_the_contract_is_told_from_one_that_is_not() {
+        assert!(quotes_contract(
+            r#"Required: "When the key is missing or invalid, the operation answers 401 with an Error body.""#
+        ));
+        // Across a line break of the contract, and one of the quoting text.
+        assert!(quotes_contract(
+            "says \"All traffic is JSON over\n HTTP.\" and more"
+        ));
+        assert!(!quotes_contract(
+            r#"Recommended: RFC 9110 says "The type and subtype tokens are case-insensitive.""#
+        ));
+        assert!(!quotes_contract("no quote at all"));
+        // Too short to be a statement.
+        assert!(!quotes_contract(r#"the word "pet""#));
     }
 }

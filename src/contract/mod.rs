@@ -9,7 +9,9 @@ pub mod openapi;
 mod operations;
 mod schemas;
 
-pub use document::{CONTRACT_DOCUMENT, CONTRACT_SHA256, CONTRACT_TEXT, sha256_hex};
+pub use document::{
+    CONTRACT_DOCUMENT, CONTRACT_SHA256, CONTRACT_TEXT, quotes_contract, sha256_hex,
+};
 
 pub use names::SchemaName;
 pub use operations::{

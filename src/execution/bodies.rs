@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex, Weak};
 use serde_json::Value;
 
 use super::redact::Redactor;
-use crate::outcome::NoJson;
 pub use crate::outcome::BODY_KEPT;
+use crate::outcome::NoJson;
 
 /// Bodies from this size on are parsed under a permit and shared when identical.
 const LARGE: usize = 64 << 10;

@@ -100,13 +100,23 @@ pub fn classify(schema: &Value, text: &str) -> Class {
     match schema.get("type").and_then(Value::as_str) {
         Some("integer") => {
             let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+            let (min, max) = allowed_range(schema);
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                return Class::Refused;
+                // `7.0` and `7e0` are the integer 7 as JSON Schema reads a number: whether a
+                // URL's integer may be spelled so, the contract does not say.
+                let integral = crate::json::read(text.trim().as_bytes())
+                    .ok()
+                    .and_then(|read| crate::json::integer(&read.value))
+                    .is_some_and(|n| (min..=max).contains(&n));
+                return if integral {
+                    Class::Open
+                } else {
+                    Class::Refused
+                };
             }
             // A sign, leading zeros, minus zero: the contract does not say how an integer is
             // spelled in a URL, so only the oracles judge those.
             let canonical = !text.starts_with('+') && (!digits.starts_with('0') || text == "0");
-            let (min, max) = allowed_range(schema);
             match text.parse::<i128>() {
                 Ok(n) if (min..=max).contains(&n) && canonical => Class::Allowed,
                 Ok(n) if (min..=max).contains(&n) => Class::Open,
@@ -305,6 +315,12 @@ mod tests {
         assert_eq!(classify(&limit, ""), Class::Refused);
         assert_eq!(classify(&limit, "05"), Class::Open);
         assert_eq!(classify(&limit, "+5"), Class::Open);
+        // Other spellings of an allowed integer are left open; a fraction, or past the bound, not.
+        assert_eq!(classify(&limit, "7.0"), Class::Open);
+        assert_eq!(classify(&limit, "1e1"), Class::Open);
+        assert_eq!(classify(&limit, "7.5"), Class::Refused);
+        assert_eq!(classify(&limit, "1e3"), Class::Refused);
+        assert_eq!(classify(&limit, "Infinity"), Class::Refused);
         let pet_id = json!({"type": "integer", "format": "int64"});
         assert_eq!(classify(&pet_id, "9223372036854775807"), Class::Allowed);
         assert_eq!(classify(&pet_id, "9223372036854775808"), Class::Refused);

@@ -58,6 +58,8 @@ pub struct Class {
     pub class: String,
     pub expect: Expect,
     pub level: Level,
+    /// Why the level is what it is, in one line (`catalogue::check_ruling`).
+    pub ruling: String,
     pub reason: String,
     pub cases: Vec<Case>,
 }
@@ -245,6 +247,8 @@ impl RequestSpace {
                 }
             }
             for (c, class) in input.classes.iter().enumerate() {
+                crate::catalogue::check_ruling(class.level, &class.ruling)
+                    .map_err(|e| format!("inputs[{n}].classes[{c}] ({}): {e}", class.class))?;
                 for (k, case) in class.cases.iter().enumerate() {
                     let at = format!("inputs[{n}].classes[{c}].cases[{k}]");
                     if let Some(name) = &case.credential

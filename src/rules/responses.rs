@@ -74,7 +74,10 @@ fn body_less(exchange: &Exchange) -> bool {
 
 /// The body was not read (nested past the JSON reader's bound): it is evidence of nothing.
 fn unread(response: &crate::outcome::RecordedResponse) -> bool {
-    matches!(response.json_error, Some(crate::outcome::NoJson::NotRead(_)))
+    matches!(
+        response.json_error,
+        Some(crate::outcome::NoJson::NotRead(_))
+    )
 }
 
 /// What is wrong with `exchange` under `statement`, if anything; `None` when it does not apply.
