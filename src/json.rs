@@ -6,9 +6,10 @@
 //! - a `\u` escape of a lone surrogate (section 7 lets an escape name any code unit). A Rust
 //!   string cannot hold one, so it is kept as a code point of its own: the surrogate
 //!   `0xD800 + k` as U+10F800 + k, the last 2048 code points of plane 16 (private use). The
-//!   mapping is one to one, so strings compare as their code units do; a store would have to
-//!   turn one of those private code points into a lone surrogate (or back) for two different
-//!   strings to read alike, which can only hide a finding, never make one up.
+//!   harness never sends those 2048 code points (generation leaves them out), so in its own
+//!   traffic the reading is one to one and strings compare as their code units do; a store
+//!   would have to turn one of them into a lone surrogate (or back) for two different strings
+//!   to read alike, which can only hide a finding, never make one up.
 //! - numbers of any size and precision. Every spelling of a 64-bit integer (`100`, `100.0`,
 //!   `1e2`, `-0`) is read as that integer, exactly; any other number as the nearest double,
 //!   kept out of the 64-bit integers when it is not one (a fraction that rounds to a whole

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 mod common;
+#[path = "conformance/conforming.rs"]
+mod conforming;
 
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::contract::Contract;
@@ -725,6 +727,15 @@ fn main() {
             format!("reference::passes-every-rule::seed-{seed}"),
             move || reference_passes(seed),
         ));
+    }
+    trials.push(Trial::test(
+        "conforming::seeds-cover-surrogates",
+        conforming::seeds_cover_surrogates,
+    ));
+    for seed in 0..conforming::seeds() {
+        trials.push(Trial::test(format!("conforming::seed-{seed}"), move || {
+            conforming::store_conforms(seed)
+        }));
     }
     for info in FAULTS {
         let fault = info.fault;

@@ -195,6 +195,11 @@ pub(super) struct ServeArgs {
     /// Latency added to every answer (e.g. 50ms), to see remote-target behaviour without a proxy.
     #[arg(long, value_parser = humantime::parse_duration)]
     pub(super) latency: Option<Duration>,
+    /// Serve a conforming store drawn from this seed: every choice the contract leaves open
+    /// (escapes, ids, status codes, answers to each request-space class, ...) drawn from what
+    /// it allows; the choices are printed first. Instead of --variant.
+    #[arg(long, conflicts_with = "variants")]
+    pub(super) conforming_seed: Option<u64>,
 }
 
 /// Names given on the command line, each parsed by `parse`; `what` names the kind of thing

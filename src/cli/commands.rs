@@ -41,19 +41,30 @@ pub(super) fn serve(args: ServeArgs) -> Result<u8, RunError> {
     let api_key = args
         .api_key
         .unwrap_or_else(|| format!("ref-{:016x}", random_seed()));
+    let config = ReferenceConfig {
+        api_key: api_key.clone(),
+        faults,
+        variants,
+        latency: args.latency.unwrap_or_default(),
+        conforming: args.conforming_seed,
+    };
+    if args.conforming_seed.is_some() {
+        println!("A conforming store, drawn from its seed:");
+        for line in config.choices().describe().lines() {
+            println!("  {line}");
+        }
+        println!(
+            "Recommended rules it may fail: {}",
+            config.choices().may_fail().join(", ")
+        );
+    }
     let runtime = petstore_conformance::runner::runtime()?;
     runtime.block_on(async move {
-        let server = ReferenceServer::start(
-            ReferenceConfig {
-                api_key: api_key.clone(),
-                faults,
-                variants,
-                latency: args.latency.unwrap_or_default(),
-            },
-            args.port,
-        )
-        .await
-        .map_err(|e| RunError::Config(format!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
+        let server = ReferenceServer::start(config, args.port)
+            .await
+            .map_err(|e| {
+                RunError::Config(format!("cannot listen on 127.0.0.1:{}: {e}", args.port))
+            })?;
         println!(
             "Pet Store reference server listening on {}",
             server.base_url

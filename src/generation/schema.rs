@@ -267,7 +267,9 @@ pub fn text_from_seed(seed: u64, length: usize) -> String {
             let pick = (state >> 32) as u32;
             match state % 16 {
                 0 => SPECIAL[pick as usize % SPECIAL.len()],
-                1..=3 => char::from_u32(pick % 0x11_0000).unwrap_or('\u{fffd}'),
+                1..=3 => {
+                    char::from_u32(pick % crate::json::LONE_SURROGATE_BASE).unwrap_or('\u{fffd}')
+                }
                 4..=5 => char::from_u32(0xA0 + pick % 0x2F00).unwrap_or('\u{e9}'),
                 _ => char::from(b' ' + (pick % 95) as u8),
             }
@@ -330,7 +332,16 @@ pub fn strategy(schema: &Value) -> Result<BoxedStrategy<Value>, GenerationError>
                 let (min, max) = string_lengths(schema);
                 // Mostly short strings, shrunk character by character to the one that matters;
                 // sometimes long ones, shrunk by length first (binary search), then towards "aaa…".
-                let short = proptest::collection::vec(any::<char>(), min..=max.min(min.max(24)))
+                // Any character but the few that stand for lone surrogates where bodies are
+                // read (crate::json): in the harness's own traffic that reading is exact.
+                let character = any::<char>().prop_map(|c| {
+                    if crate::json::lone_surrogate(c).is_some() {
+                        '\u{10f7ff}'
+                    } else {
+                        c
+                    }
+                });
+                let short = proptest::collection::vec(character, min..=max.min(min.max(24)))
                     .prop_map(|chars| Value::String(chars.into_iter().collect()));
                 let long = (min..=max, any::<u64>())
                     .prop_map(|(length, seed)| Value::String(text_from_seed(seed, length)));

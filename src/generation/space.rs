@@ -57,6 +57,8 @@ pub struct Input {
 pub struct Class {
     pub class: String,
     pub expect: Expect,
+    /// Every answer a conforming store may give (the conforming-store generator's draw).
+    pub allows: Vec<String>,
     pub level: Level,
     /// Why the level is what it is, in one line (`catalogue::check_ruling`).
     pub ruling: String,

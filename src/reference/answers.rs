@@ -3,14 +3,16 @@
 
 use super::*;
 
-/// A JSON answer, with the content type the faults may spoil.
+/// A JSON answer, written as the store writes JSON, with its content type (which the faults
+/// may spoil).
 pub(super) fn answer(shared: &Shared, status: StatusCode, body: &impl Serialize) -> Response {
-    let bytes = serde_json::to_vec(body).unwrap_or_default();
-    let mut response = (status, bytes).into_response();
+    let value = serde_json::to_value(body).unwrap_or(Value::Null);
+    let text = shared.choices.text.write(&value);
+    let mut response = (status, text).into_response();
     let content_type = if status.is_client_error() && shared.has(Fault::ErrorTextPlain) {
         "text/plain"
     } else {
-        "application/json"
+        shared.choices.content_type
     };
     response
         .headers_mut()
@@ -31,14 +33,22 @@ pub(super) fn error(shared: &Shared, status: StatusCode, code: &str, message: &s
     )
 }
 
-/// RFC 9745 Deprecation, RFC 8594 Sunset and the successor-version link on every getPet answer.
+/// RFC 9745 Deprecation, RFC 8594 Sunset and the successor-version link on every getPet
+/// answer, as many of them as the store chose to send.
 pub(super) fn deprecation_headers(shared: &Shared, response: &mut Response) {
+    let signals = shared.choices.signals;
+    if signals == Signals::None {
+        return;
+    }
     if shared.has(Fault::DeprecationLegacyTrue) {
         insert_deprecation(response, "true");
     } else if shared.has(Fault::DeprecationAfterSunset) {
         insert_deprecation(response, "@1956528000"); // 1 January 2032
     } else if !shared.has(Fault::NoDeprecationHeader) {
         insert_deprecation(response, &format!("@{DEPRECATED_SINCE_UNIX}"));
+    }
+    if signals == Signals::DeprecationOnly {
+        return;
     }
     let headers = response.headers_mut();
     if shared.has(Fault::SunsetWrongDate) {
@@ -49,7 +59,7 @@ pub(super) fn deprecation_headers(shared: &Shared, response: &mut Response) {
     } else if !shared.has(Fault::NoSunsetHeader) {
         headers.insert("sunset", HeaderValue::from_static(SUNSET_HTTP_DATE));
     }
-    if !shared.has(Fault::NoSuccessorLink) {
+    if !shared.has(Fault::NoSuccessorLink) && signals == Signals::All {
         headers.insert(
             header::LINK,
             HeaderValue::from_static("</v1/pets>; rel=\"successor-version\""),
@@ -71,34 +81,17 @@ pub(super) async fn shape(
 ) -> Response {
     let response = next.run(request).await;
     let (mut parts, body) = response.into_parts();
-    if shared.is(Variant::LowercaseChallenge) && parts.status == StatusCode::UNAUTHORIZED {
-        parts.headers.insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("bearer realm=\"petstore\""),
-        );
-    }
-    if shared.is(Variant::Charset) {
-        parts.headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json; charset=utf-8"),
-        );
-    }
     if shared.is(Variant::ConnectionClose) {
         parts
             .headers
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
-    if !shared.is(Variant::PrettyReordered) && !shared.is(Variant::Chunked) {
+    if !shared.is(Variant::Chunked) {
         return Response::from_parts(parts, body);
     }
-    let mut bytes = axum::body::to_bytes(body, 64 << 20)
+    let bytes = axum::body::to_bytes(body, 64 << 20)
         .await
         .unwrap_or_default();
-    if shared.is(Variant::PrettyReordered)
-        && let Ok(value) = serde_json::from_slice::<Value>(&bytes)
-    {
-        bytes = Bytes::from(pretty_reversed(&value, 0));
-    }
     parts.headers.remove(header::CONTENT_LENGTH);
     if shared.is(Variant::Chunked) {
         let chunks: Vec<Result<Bytes, std::io::Error>> = bytes
@@ -108,34 +101,4 @@ pub(super) async fn shape(
         return Response::from_parts(parts, Body::from_stream(futures_util::stream::iter(chunks)));
     }
     Response::from_parts(parts, Body::from(bytes))
-}
-
-/// Pretty-printed JSON with object keys in reverse order.
-pub(super) fn pretty_reversed(value: &Value, depth: usize) -> String {
-    let indent = "    ".repeat(depth + 1);
-    let close = "    ".repeat(depth);
-    match value {
-        Value::Object(fields) => {
-            let items: Vec<String> = fields
-                .iter()
-                .rev()
-                .map(|(key, value)| {
-                    format!(
-                        "{indent}{} : {}",
-                        json!(key),
-                        pretty_reversed(value, depth + 1)
-                    )
-                })
-                .collect();
-            format!("{{\n{}\n{close}}}", items.join(",\n"))
-        }
-        Value::Array(items) if !items.is_empty() => {
-            let items: Vec<String> = items
-                .iter()
-                .map(|item| format!("{indent}{}", pretty_reversed(item, depth + 1)))
-                .collect();
-            format!("[\n{}\n{close}]", items.join(",\n"))
-        }
-        other => other.to_string(),
-    }
 }

@@ -12,6 +12,13 @@ pub(super) async fn delay(
     if !shared.config.latency.is_zero() {
         tokio::time::sleep(shared.config.latency).await;
     }
+    if shared.choices.first_answer_delay_ms > 0 && !shared.answered.swap(true, Ordering::SeqCst) {
+        // A cold start: the first request waits for the service to come up.
+        tokio::time::sleep(std::time::Duration::from_millis(
+            shared.choices.first_answer_delay_ms,
+        ))
+        .await;
+    }
     shared.other_clients_act();
     if let Some(per_window) = throttle_per_window(&shared)
         && over_rate(&shared, per_window)
@@ -31,16 +38,10 @@ pub(super) async fn delay(
     next.run(request).await
 }
 
-/// Requests let in per 100 ms window by the gateway of a throttling variant: 300 per second
-/// (throttled), 40 per second (slow-gateway); `None`: no gateway.
+/// Requests let in per 100 ms window by the store's gateway: 300 per second (throttled), 40
+/// per second (slow-gateway); `None`: no gateway.
 fn throttle_per_window(shared: &Shared) -> Option<u32> {
-    if shared.is(Variant::SlowGateway) {
-        Some(4)
-    } else if shared.is(Variant::Throttled) {
-        Some(30)
-    } else {
-        None
-    }
+    shared.choices.throttle
 }
 
 pub(super) fn over_rate(shared: &Shared, per_window: u32) -> bool {
@@ -74,11 +75,14 @@ pub(super) async fn authenticate(
     if skipped || authorized(&shared, request.headers()) {
         return next.run(request).await;
     }
-    // Faults that look at the request before the key: a refusal for what else is wrong wins.
+    // Stores (and faults) that look at the request before the key: a refusal for what else is
+    // wrong wins. The contract orders neither; authenticating first is recommended.
+    let validate_first = shared.choices.precedence == Precedence::ValidateFirst;
     let read_only_first = (path == "/v1/pets"
         && method == Method::GET
-        && shared.has(Fault::QueryValidatedBeforeAuth))
-        || (path.starts_with("/v1/pets/") && shared.has(Fault::NotFoundBeforeAuth));
+        && (validate_first || shared.has(Fault::QueryValidatedBeforeAuth)))
+        || (path.starts_with("/v1/pets/")
+            && (validate_first || shared.has(Fault::NotFoundBeforeAuth)));
     if read_only_first {
         let response = next.run(request).await;
         if response.status().is_client_error() {
@@ -88,7 +92,7 @@ pub(super) async fn authenticate(
     }
     let request = if path == "/v1/pets"
         && method == Method::POST
-        && shared.has(Fault::ValidationBeforeAuth)
+        && (validate_first || shared.has(Fault::ValidationBeforeAuth))
     {
         let (parts, body) = request.into_parts();
         let body = axum::body::to_bytes(body, 1 << 20)
@@ -150,7 +154,7 @@ pub(super) fn invalid_new_pet(headers: &HeaderMap, body: &[u8]) -> Option<String
     (!(name_ok && category_ok && status_ok)).then(|| "invalid NewPet".into())
 }
 
-/// The 401 of a request without a valid key.
+/// The 401 of a request without a valid key, with the store's challenge.
 pub(super) fn unauthorized(shared: &Shared) -> Response {
     if shared.has(Fault::UnauthorizedWithoutBody) {
         let mut response = (StatusCode::UNAUTHORIZED, Body::empty()).into_response();
@@ -165,11 +169,33 @@ pub(super) fn unauthorized(shared: &Shared) -> Response {
         "unauthorized",
         "missing or invalid API key",
     );
+    let challenge = match shared.choices.challenge {
+        Challenge::Bearer => "Bearer realm=\"petstore\"",
+        Challenge::LowercaseBearer => "bearer realm=\"petstore\"",
+        Challenge::None => return response,
+    };
     response.headers_mut().insert(
         header::WWW_AUTHENTICATE,
-        HeaderValue::from_static("Bearer realm=\"petstore\""),
+        HeaderValue::from_static(challenge),
     );
     response
+}
+
+/// The request-space class of an `Authorization` value that carries the key, if it is one of
+/// the spellings the space names (cases/request-space.json, `header Authorization`).
+fn credential_class(value: &str, key: &str) -> Option<&'static str> {
+    let rest = value.strip_prefix("Bearer")?;
+    if rest == key {
+        return Some("no-separator");
+    }
+    if rest.trim().is_empty() {
+        return Some("scheme-alone");
+    }
+    if rest.strip_prefix('\t') == Some(key) {
+        return Some("tab-separator");
+    }
+    let spaces = rest.len() - rest.trim_start_matches(' ').len();
+    (spaces > 1 && rest.trim_start_matches(' ') == key).then_some("several-spaces")
 }
 
 pub(super) fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
@@ -192,6 +218,11 @@ pub(super) fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
     let key = shared.config.api_key.as_str();
     if shared.has(Fault::AuthNoSeparatorAccepted) && value.strip_prefix("Bearer") == Some(key) {
         return true;
+    }
+    let class = credential_class(value, key).or((value == key).then_some("key-alone"));
+    if let Some(answer) = class.and_then(|class| shared.class_answer("header Authorization", class))
+    {
+        return answer == Answer::Accepted;
     }
     let token_ok = token == key
         || (token.is_empty() && shared.has(Fault::AuthEmptyTokenAccepted))

@@ -41,7 +41,16 @@ pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Respo
                 }
                 Ok(None) => {}
                 Err(message) => {
-                    return error(&shared, StatusCode::BAD_REQUEST, "invalid-limit", &message);
+                    // The store's own status for a class it refuses, else 400.
+                    let (status, message) = match message.split_once(' ') {
+                        Some((code, rest)) if code.parse::<u16>().is_ok() => (
+                            StatusCode::from_u16(code.parse().unwrap_or(400))
+                                .unwrap_or(StatusCode::BAD_REQUEST),
+                            rest.to_string(),
+                        ),
+                        _ => (StatusCode::BAD_REQUEST, message),
+                    };
+                    return error(&shared, status, "invalid-limit", &message);
                 }
             },
             "status" => {
@@ -51,7 +60,9 @@ pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Respo
                     value
                 };
                 if !PET_STATUSES.contains(&value.as_str()) {
-                    if shared.has(Fault::StatusFilterUnknownAccepted) {
+                    if shared.has(Fault::StatusFilterUnknownAccepted)
+                        || shared.choices.unknown_status_empty
+                    {
                         return answer(&shared, StatusCode::OK, &json!([]));
                     }
                     return error(
@@ -76,6 +87,9 @@ pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Respo
         } else if shared.has(Fault::LimitMaximumReturns99) && limit == 100 {
             limit = 99;
         }
+    }
+    if let Some(cap) = shared.choices.page_cap {
+        limit = limit.min(cap);
     }
     let store = shared.store();
     let pets: Vec<Value> = store
@@ -122,7 +136,37 @@ pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Respo
     response
 }
 
-/// `Ok(None)`: leave the default; `Err`: the 400 message.
+/// The request-space class of a `limit` value (cases/request-space.json, `query limit`), if it
+/// is one the space names.
+fn limit_class(value: &str) -> Option<&'static str> {
+    let lower = value.to_ascii_lowercase();
+    let unsigned = lower.trim_start_matches(['-', '+']);
+    if ["infinity", "nan", "inf"].contains(&unsigned) {
+        return Some("non-finite-tokens");
+    }
+    if unsigned.starts_with("0x")
+        || unsigned.starts_with("0b")
+        || unsigned.starts_with("0o")
+        || value.contains('_')
+    {
+        return Some("other-radix");
+    }
+    let digits = value.strip_prefix('-').unwrap_or(value);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return value.parse::<i64>().is_err().then_some("beyond-int64");
+    }
+    if value.parse::<f64>().is_ok_and(f64::is_infinite) {
+        return Some("beyond-double");
+    }
+    let integral = crate::json::read(value.trim().as_bytes())
+        .ok()
+        .and_then(|read| crate::json::integer(&read.value))
+        .is_some();
+    integral.then_some("integer-spellings")
+}
+
+/// `limit` as the store reads it: `Ok(None)`: leave the default; `Err`: the 400 message, or
+/// the status the store chose for it.
 pub(super) fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>, String> {
     let refused = || format!("limit must be an integer from 1 to 100, not {value:?}");
     if shared.has(Fault::LimitNonFiniteUnchecked)
@@ -137,10 +181,35 @@ pub(super) fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>,
             Err(_) => None,
         });
     }
-    match value.parse::<i64>() {
+    let class = limit_class(value);
+    let read = match class.and_then(|class| shared.class_answer("query limit", class)) {
+        Some(answer) => match answer {
+            Answer::Refused(status) => return Err(format!("{status} {}", refused())),
+            // A spelling of an integer taken as that integer; anything else read as the
+            // store's policy for a value out of range (at most 100 pets whatever it is).
+            Answer::Accepted => crate::json::read(value.trim().as_bytes())
+                .ok()
+                .and_then(|read| crate::json::integer(&read.value))
+                .map_or(Err(()), |n| i64::try_from(n).map_err(|_| ())),
+        },
+        None => value.parse::<i64>().map_err(|_| ()),
+    };
+    // A class the store answered is read by its policy for values out of range; any other
+    // value that is no integer from 1 to 100 is refused unless the store clamps or ignores.
+    let answered = class.is_some() && shared.config.faults.is_empty();
+    match read {
         Ok(1) if shared.has(Fault::LimitMinimumRefused) => Err(refused()),
         Ok(n) if (1..=100).contains(&n) => Ok(Some(n as usize)),
-        _ => Err(refused()),
+        Ok(n) => match shared.choices.limit {
+            LimitPolicy::Refused if !answered => Err(refused()),
+            LimitPolicy::Ignored => Ok(None),
+            _ => Ok(Some(n.clamp(1, 100) as usize)),
+        },
+        Err(()) => match shared.choices.limit {
+            LimitPolicy::Refused if !answered => Err(refused()),
+            LimitPolicy::Clamped if value.trim_start().starts_with('-') => Ok(Some(1)),
+            _ => Ok(None),
+        },
     }
 }
 
@@ -270,7 +339,8 @@ pub(super) async fn get_pet(State(shared): State<AppState>, uri: Uri) -> Respons
         ),
         Err(_) => error(
             &shared,
-            StatusCode::BAD_REQUEST,
+            StatusCode::from_u16(shared.choices.non_integer_pet_id)
+                .unwrap_or(StatusCode::BAD_REQUEST),
             "invalid-pet-id",
             "petId must be an int64 integer",
         ),
@@ -337,6 +407,9 @@ pub(super) async fn not_found(State(shared): State<AppState>) -> Response {
 }
 
 pub(super) async fn method_not_allowed(State(shared): State<AppState>) -> Response {
+    if shared.choices.undeclared_method == 404 {
+        return not_found(State(shared)).await;
+    }
     error(
         &shared,
         StatusCode::METHOD_NOT_ALLOWED,
@@ -365,8 +438,23 @@ pub(super) async fn trailing_slash(
             "unhandled route",
         );
     }
-    if !shared.is(Variant::TrailingSlashRedirect) {
-        return next.run(request).await;
+    match shared.choices.trailing_slash {
+        TrailingSlash::NotFound => return next.run(request).await,
+        TrailingSlash::SameAsWithout => {
+            // Routed as the path without it (Express's default).
+            let trimmed = path.trim_end_matches('/').to_string();
+            let (mut parts, body) = request.into_parts();
+            let query = parts
+                .uri
+                .query()
+                .map(|q| format!("?{q}"))
+                .unwrap_or_default();
+            if let Ok(uri) = format!("{trimmed}{query}").parse::<Uri>() {
+                parts.uri = uri;
+            }
+            return next.run(Request::from_parts(parts, body)).await;
+        }
+        TrailingSlash::Redirect => {}
     }
     let query = request
         .uri()

@@ -5,9 +5,11 @@
 //! extractors are avoided on purpose, because their rejections answer in text/plain.
 
 mod answers;
+mod conforming;
 mod faults;
 mod gate;
 mod handlers;
+mod json_text;
 mod new_pet;
 mod store;
 mod variants;
@@ -27,12 +29,14 @@ use axum::routing::get;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+pub use conforming::{Choices, Surrogates, meets};
 pub use faults::{FAULTS, Fault, FaultInfo};
 pub use variants::{VARIANTS, Variant, VariantInfo};
 
 use crate::contract::{DEPRECATED_SINCE_UNIX, PET_STATUSES, SUNSET_HTTP_DATE};
 
 use answers::*;
+use conforming::*;
 use gate::*;
 use handlers::*;
 use new_pet::*;
@@ -46,6 +50,9 @@ pub struct ReferenceConfig {
     pub variants: BTreeSet<Variant>,
     /// Added before every answer, so a remote target can be seen without a proxy.
     pub latency: std::time::Duration,
+    /// A conforming store drawn from this seed ([`Choices::draw`]) instead of the reference's
+    /// own choices (and its variants').
+    pub conforming: Option<u64>,
 }
 
 impl ReferenceConfig {
@@ -55,6 +62,16 @@ impl ReferenceConfig {
             faults: BTreeSet::new(),
             variants: BTreeSet::new(),
             latency: std::time::Duration::ZERO,
+            conforming: None,
+        }
+    }
+
+    /// The store's every choice: drawn from the conforming seed, or the reference's own with
+    /// its variants.
+    pub fn choices(&self) -> Choices {
+        match self.conforming {
+            Some(seed) => Choices::draw(seed),
+            None => Choices::of_variants(&self.variants),
         }
     }
 }
@@ -97,8 +114,11 @@ impl ReferenceServer {
 }
 
 pub fn router(config: ReferenceConfig) -> Router {
+    let choices = config.choices();
     let state: AppState = Arc::new(Shared {
+        choices,
         config,
+        answered: std::sync::atomic::AtomicBool::new(false),
         store: Mutex::new(Store::default()),
         creates_in_flight: std::sync::atomic::AtomicUsize::new(0),
         creates_arrived: std::sync::atomic::AtomicUsize::new(0),
@@ -106,8 +126,10 @@ pub fn router(config: ReferenceConfig) -> Router {
         others_stored: std::sync::atomic::AtomicU64::new(0),
         throttle_window: Mutex::new((std::time::Instant::now(), 0)),
     });
-    if state.is(Variant::CrowdedStore) {
-        state.crowd();
+    match state.choices.stored {
+        Stored::Empty => {}
+        Stored::Few(count) => state.others_left(count),
+        Stored::Crowded => state.crowd(),
     }
     Router::new()
         .route("/v1/pets", get(list_pets).post(create_pet))

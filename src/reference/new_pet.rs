@@ -2,6 +2,38 @@
 
 use super::*;
 
+/// The request-space class of a createPet request's media type and body, if it is one the
+/// space names (cases/request-space.json: `header Content-Type`, `body`).
+fn media_class(content_type: Option<&str>, body: &[u8]) -> Option<(&'static str, &'static str)> {
+    let empty = body.iter().all(u8::is_ascii_whitespace);
+    let Some(value) = content_type else {
+        return Some(if empty {
+            ("body", "no-body-no-content-type")
+        } else {
+            ("body", "body-without-content-type")
+        });
+    };
+    let essence = value.split(';').next().unwrap_or("");
+    if !essence.trim().eq_ignore_ascii_case("application/json") {
+        return None;
+    }
+    if empty {
+        return Some(("body", "content-type-without-body"));
+    }
+    let class = if value == "application/json" {
+        return None;
+    } else if value == "application/json; charset=utf-8" {
+        "charset-parameter"
+    } else if value.trim() != value || essence.trim() != essence {
+        "optional-whitespace"
+    } else if essence != "application/json" {
+        "letter-case"
+    } else {
+        "charset-spelling"
+    };
+    Some(("header Content-Type", class))
+}
+
 /// Validates a NewPet body and stores it; the error is the status and message of the refusal.
 pub(super) fn new_pet(
     shared: &Shared,
@@ -9,16 +41,33 @@ pub(super) fn new_pet(
     body: &[u8],
 ) -> Result<Pet, (StatusCode, String)> {
     let bad = |message: &str| (StatusCode::BAD_REQUEST, message.to_string());
-    // A well-formed body whose values are wrong: 400 by the contract, 422 under a fault.
-    let invalid = |message: &str| {
-        let status = if shared.has(Fault::InvalidValues422) || shared.is(Variant::Unprocessable422)
-        {
-            StatusCode::UNPROCESSABLE_ENTITY
-        } else {
-            StatusCode::BAD_REQUEST
-        };
-        (status, message.to_string())
+    // A well-formed body whose values are wrong: 400 by the contract, 422 by a store's choice
+    // (or a fault).
+    let invalid_status = if shared.has(Fault::InvalidValues422) {
+        StatusCode::UNPROCESSABLE_ENTITY
+    } else {
+        StatusCode::from_u16(shared.choices.invalid_values).unwrap_or(StatusCode::BAD_REQUEST)
     };
+    let invalid = |message: &str| (invalid_status, message.to_string());
+    // The store's answer to a class of the request space, when it refuses.
+    let refused = |input: &str, class: &str, message: &str| match shared.class_answer(input, class)
+    {
+        Some(Answer::Refused(status)) => Err((
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
+            message.to_string(),
+        )),
+        Some(Answer::Accepted) | None => Ok(()),
+    };
+    if shared
+        .choices
+        .body_limit
+        .is_some_and(|limit| body.len() > limit)
+    {
+        return Err((
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the body is larger than this store takes".into(),
+        ));
+    }
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -40,8 +89,22 @@ pub(super) fn new_pet(
             "the body must be application/json".into(),
         ));
     }
+    let class = media_class(
+        headers
+            .contains_key(header::CONTENT_TYPE)
+            .then_some(content_type),
+        body,
+    );
+    let mut media_taken = false;
+    if let Some((input, class)) = class
+        && shared.class_answer(input, class).is_some()
+    {
+        refused(input, class, "the body must be application/json")?;
+        media_taken = true;
+    }
     let essence = content_type.split(';').next().unwrap_or("").trim();
-    if !essence.eq_ignore_ascii_case("application/json")
+    if !media_taken
+        && !essence.eq_ignore_ascii_case("application/json")
         && !shared.has(Fault::CreateIgnoresContentType)
     {
         return Err(bad("the body must be application/json"));
@@ -69,8 +132,10 @@ pub(super) fn new_pet(
         }
         return Err(bad("the body is empty; a NewPet is required"));
     }
-    let parsed: Value = match serde_json::from_slice(body) {
-        Ok(value) => value,
+    // Read as RFC 8259 reads it: a lone surrogate escape is JSON, and what becomes of it is
+    // the store's choice (below).
+    let parsed: Value = match crate::json::read(body) {
+        Ok(read) => read.value,
         Err(e) if shared.has(Fault::CreateMalformedJson500) => {
             return Err((
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -82,6 +147,11 @@ pub(super) fn new_pet(
         }
         Err(e) => return Err(bad(&format!("the body is not well-formed JSON: {e}"))),
     };
+    // Whether categoryId came spelled as a float (100.0, 1e2): serde_json reads those as f64.
+    let float_spelled = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|value| value.get("categoryId").map(Value::is_f64))
+        .unwrap_or(false);
     let fields = match parsed {
         Value::Object(fields) => fields,
         Value::Array(_) if shared.has(Fault::CreateArrayBodyAccepted) => {
@@ -100,6 +170,18 @@ pub(super) fn new_pet(
             .collect::<Vec<_>>()
             .join(","),
         Some(_) => return Err(invalid("name must be a string")),
+    };
+    let lone = |c: char| crate::json::lone_surrogate(c).is_some();
+    let name = match shared.choices.surrogates {
+        _ if !name.chars().any(lone) => name,
+        Surrogates::Refused => {
+            return Err(bad("name holds a lone surrogate: not Unicode text"));
+        }
+        Surrogates::AsSent => name,
+        Surrogates::Repaired => name
+            .chars()
+            .map(|c| if lone(c) { '\u{fffd}' } else { c })
+            .collect(),
     };
     let status = match fields.get("status") {
         None => None,
@@ -127,6 +209,16 @@ pub(super) fn new_pet(
             shared.insert(name.to_string(), category_id, None);
             return Err(invalid("status must be one of available, pending, sold"));
         }
+        Some(Value::Null)
+            if shared.class_answer("body field status", "null") == Some(Answer::Accepted) =>
+        {
+            None // read as left out: a store's choice (the contract leaves it open)
+        }
+        Some(Value::Null) => {
+            let message = "status must be one of available, pending, sold";
+            refused("body field status", "null", message)?;
+            return Err(invalid(message));
+        }
         Some(_) => return Err(invalid("status must be one of available, pending, sold")),
     };
     let category_id = match fields.get("categoryId") {
@@ -136,10 +228,24 @@ pub(super) fn new_pet(
         }
         None => return Err(bad("categoryId is required")),
         Some(Value::Null) if shared.has(Fault::CreateCategoryIdNullAccepted) => 0,
-        Some(value) => category_id(shared, value)
-            .ok_or_else(|| invalid("categoryId must be an integer in the int64 range"))?,
+        Some(value) => {
+            let message = "categoryId must be an integer in the int64 range";
+            let class = category_class(value, float_spelled);
+            if class == Some("integer-spellings") {
+                refused("body field categoryId", "integer-spellings", message)?;
+            }
+            match (category_id(shared, value), class) {
+                (Some(id), _) => id,
+                // Past int64 or a double: refused with the status the store chose for it.
+                (None, Some(class)) => {
+                    refused("body field categoryId", class, message)?;
+                    return Err(invalid(message));
+                }
+                (None, None) => return Err(invalid(message)),
+            }
+        }
     };
-    if shared.is(Variant::KnownCategories) && !KNOWN_CATEGORIES.contains(&category_id) {
+    if shared.choices.known_categories && !KNOWN_CATEGORIES.contains(&category_id) {
         return Err(invalid(&format!(
             "unknown category {category_id}: this store knows categories 1 to 10"
         )));
@@ -178,7 +284,14 @@ pub(super) fn new_pet(
         pet.name = name; // the answer echoes what was sent; the store keeps the altered name
         return Ok(pet);
     }
-    let pet = shared.insert(name, stored_category, status);
+    let mut pet = shared.insert(name, stored_category, status);
+    if float_spelled && shared.choices.float_echo {
+        pet.category_float = true;
+        let mut store = shared.store();
+        if let Some(stored) = store.pets.iter_mut().find(|stored| stored.id == pet.id) {
+            stored.category_float = true;
+        }
+    }
     if poisoned {
         shared.store().poisoned.insert(pet.id);
     }
@@ -207,6 +320,20 @@ pub(super) fn category_id(shared: &Shared, value: &Value) -> Option<i64> {
         }
         Value::String(text) if shared.has(Fault::CreateCategoryIdCoerced) => text.parse().ok(),
         Value::Bool(flag) if shared.has(Fault::CategoryIdBoolCoerced) => Some(i64::from(*flag)),
+        _ => None,
+    }
+}
+
+/// The request-space class of a categoryId value (`body field categoryId`), if it is one the
+/// space names: another spelling of an integer, or one past int64 or a double.
+fn category_class(value: &Value, float_spelled: bool) -> Option<&'static str> {
+    let number = value.as_number()?;
+    if crate::json::integer(value).is_some_and(|n| i64::try_from(n).is_ok()) {
+        return float_spelled.then_some("integer-spellings");
+    }
+    match number.as_f64() {
+        Some(f) if f.abs() == f64::MAX => Some("beyond-double"),
+        Some(f) if f.fract() == 0.0 => Some("beyond-int64"),
         _ => None,
     }
 }

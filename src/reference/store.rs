@@ -11,6 +11,9 @@ pub(super) struct Pet {
     pub(super) category_id: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) status: Option<String>,
+    /// The categoryId came as a float spelling (`100.0`) and is echoed as one.
+    #[serde(skip)]
+    pub(super) category_float: bool,
 }
 
 #[derive(Default)]
@@ -31,6 +34,10 @@ pub(super) const OTHER_CLIENTS_EVERY: std::time::Duration = std::time::Duration:
 
 pub(super) struct Shared {
     pub(super) config: ReferenceConfig,
+    /// Every choice the contract leaves the store (the variants', or a drawn store's).
+    pub(super) choices: Choices,
+    /// Whether an answer went out yet (a drawn store's first one may be slow).
+    pub(super) answered: std::sync::atomic::AtomicBool,
     pub(super) store: Mutex<Store>,
     /// createPet requests being handled right now.
     pub(super) creates_in_flight: std::sync::atomic::AtomicUsize,
@@ -48,14 +55,30 @@ impl Shared {
         self.config.faults.contains(&fault)
     }
 
+    /// The store's answer to a class of the request space; `None` under a fault, which bends
+    /// the reference's own logic (whose answers are among those each class allows).
+    pub(super) fn class_answer(&self, input: &str, class: &str) -> Option<Answer> {
+        self.config
+            .faults
+            .is_empty()
+            .then(|| self.choices.answer(input, class))
+    }
+
     pub(super) fn is(&self, variant: Variant) -> bool {
         self.config.variants.contains(&variant)
     }
 
-    /// A pet as the service answers it (with extra fields under a variant).
+    /// A pet as the service answers it (with extra fields, a float categoryId, as chosen).
     pub(super) fn pet_value(&self, pet: &Pet) -> Value {
         let mut value = serde_json::to_value(pet).unwrap_or(Value::Null);
-        if self.is(Variant::ExtraFields) {
+        if pet.category_float
+            && let Some(float) = serde_json::Number::from_f64(pet.category_id as f64)
+            && float.as_f64() == Some(pet.category_id as f64)
+            && (pet.category_id as f64) as i64 == pet.category_id
+        {
+            value["categoryId"] = Value::Number(float);
+        }
+        if self.choices.extra_fields {
             value["createdAt"] = json!("2026-11-21T00:00:00Z");
             value["tags"] = json!(["reference", {"kind": "extra"}]);
         }
@@ -71,7 +94,7 @@ impl Shared {
     /// Under the busy-store variant, other clients store a pet every [`OTHER_CLIENTS_EVERY`],
     /// whatever the run does: the ones due are stored as a request comes in.
     pub(super) fn other_clients_act(&self) {
-        if !self.is(Variant::BusyStore) {
+        if !self.choices.busy {
             return;
         }
         let due = (self.opened.elapsed().as_millis() / OTHER_CLIENTS_EVERY.as_millis()) as u64;
@@ -87,6 +110,7 @@ impl Shared {
                 name: format!("other client {id}"),
                 category_id: id % 7,
                 status: Some(PET_STATUSES[(id % 3) as usize].to_string()),
+                category_float: false,
             });
         }
     }
@@ -103,33 +127,52 @@ impl Shared {
         }
     }
 
+    /// Pets of every shape other clients leave in a shared store: every status and none,
+    /// names in other scripts, with escapes, empty, long, with a lone surrogate where the store
+    /// keeps them, categories at the ends of int64.
+    pub(super) fn others_left(&self, count: usize) {
+        let lone = crate::json::standing_for(0xDC00);
+        for n in 0..count {
+            let name = match n % 8 {
+                0 => format!("resident {n}"),
+                1 => String::new(),
+                2 => format!("Ünïcødé 🐕 {n} \"quoted\" </script> \u{0}"),
+                3 => "x".repeat(300 + n),
+                4 if self.choices.surrogates == Surrogates::AsSent => format!("odd {lone} {n}"),
+                4 => format!("repaired \u{fffd} {n}"),
+                5 => format!("tab\tnew\nline {n}"),
+                6 => format!("{n}"),
+                _ => format!("r\u{202e}evers {n}"),
+            };
+            let category = match n % 5 {
+                0 => i64::MAX,
+                1 => i64::MIN,
+                2 => 0,
+                _ => n as i64,
+            };
+            let status = [Some("available"), Some("pending"), Some("sold"), None][n % 4];
+            self.insert(name, category, status.map(String::from));
+        }
+    }
+
     pub(super) fn insert(&self, name: String, category_id: i64, status: Option<String>) -> Pet {
         let mut store = self.store();
         store.next_id += 1;
-        let mut id = store.next_id;
-        if self.is(Variant::ZeroBasedIds) {
-            id -= 1;
-        } else if self.is(Variant::NegativeIds) {
-            id = -id;
-        }
+        let n = store.next_id;
+        let mut id = match self.choices.ids {
+            IdScheme::Counting { start, step } => start.wrapping_add((n - 1).wrapping_mul(step)),
+            IdScheme::Random => crate::seed::splitmix64(n as u64) as i64,
+        };
         if self.has(Fault::DuplicateIds) && id % 2 == 0 {
             id -= 1;
         }
-        if self.is(Variant::HugeIds) {
-            id += 1 << 62;
-        } else if self.is(Variant::RandomIds) {
-            id = crate::seed::splitmix64(id as u64) as i64;
-        }
-        let status = if status.is_none() && self.is(Variant::StatusDefaultAvailable) {
-            Some("available".to_string())
-        } else {
-            status
-        };
+        let status = status.or_else(|| self.choices.status_default.map(String::from));
         let pet = Pet {
             id,
             name,
             category_id,
             status,
+            category_float: false,
         };
         store.pets.push(pet.clone());
         if self.has(Fault::ReadAfterWriteLag) {

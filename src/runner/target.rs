@@ -178,6 +178,7 @@ pub fn start_reference(
                 faults,
                 variants,
                 latency,
+                conforming: None,
             },
             0,
         ))
