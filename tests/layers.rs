@@ -234,6 +234,14 @@ fn sources_containing(needle: &str) -> Vec<String> {
     found
 }
 
+/// No lifetime is erased by hand: work shared between threads borrows through scopes the
+/// compiler checks, never through a `transmute` whose soundness rests on a guard's drop order.
+#[test]
+fn no_transmute_in_the_sources() {
+    let found = sources_containing("transmute");
+    assert!(found.is_empty(), "transmute in: {}", found.join(", "));
+}
+
 /// The program owns its memory policy, in one place: the allocator is chosen in main.rs (the
 /// library leaves it to whatever links it), and nothing tunes it from a module or from outside
 /// (no `mallopt`, no `GLIBC_TUNABLES`, no starting itself again).
