@@ -221,3 +221,57 @@ fn no_source_file_over_600_lines() {
         long.join("\n")
     );
 }
+
+/// The sources that contain `needle`, by path under src/.
+fn sources_containing(needle: &str) -> Vec<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found: Vec<String> = files
+        .iter()
+        .filter(|file| std::fs::read_to_string(file).unwrap().contains(needle))
+        .map(|file| file.strip_prefix(&src).unwrap().display().to_string())
+        .collect();
+    found.sort();
+    found
+}
+
+/// No lifetime is erased by hand: work shared between threads borrows through scopes the
+/// compiler checks, never through a `transmute` whose soundness rests on a guard's drop order.
+#[test]
+fn no_transmute_in_the_sources() {
+    let found = sources_containing("transmute");
+    assert!(found.is_empty(), "transmute in: {}", found.join(", "));
+}
+
+/// The program owns its memory policy, in one place: the allocator is chosen in main.rs (the
+/// library leaves it to whatever links it), and nothing tunes it from a module or from outside
+/// (no `mallopt`, no `GLIBC_TUNABLES`, no starting itself again).
+#[test]
+fn the_allocator_is_chosen_in_main_only() {
+    assert_eq!(sources_containing("#[global_allocator]"), vec!["main.rs"]);
+    for tuning in ["mallopt", "GLIBC_TUNABLES", "/proc/self/exe"] {
+        let found = sources_containing(tuning);
+        assert!(found.is_empty(), "{tuning} in: {}", found.join(", "));
+    }
+}
+
+/// The allocator's settings are built into the program, not read from the environment it
+/// starts in: jemalloc's own statistics (printed at exit when asked) show them in force.
+#[test]
+fn the_program_runs_on_jemalloc_with_its_settings_built_in() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_petstore-conformance"))
+        .arg("rules")
+        .env("_RJEM_MALLOC_CONF", "stats_print:true")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stats = String::from_utf8_lossy(&out.stderr);
+    for setting in [
+        "opt.narenas: 1\n",
+        "opt.tcache: false\n",
+        "opt.oversize_threshold: 262144\n",
+    ] {
+        assert!(stats.contains(setting), "{setting:?} not in:\n{stats}");
+    }
+}

@@ -35,7 +35,6 @@ pub struct Bodies {
 
 impl Default for Bodies {
     fn default() -> Bodies {
-        give_back_large_buffers();
         Bodies {
             parsing: tokio::sync::Semaphore::new(PARSING),
             recent: Mutex::new(VecDeque::new()),
@@ -148,62 +147,6 @@ impl Bodies {
         recent.push_back((bytes.to_vec(), Arc::downgrade(json), duplicates.to_vec()));
     }
 }
-
-/// Buffers from 256 KiB on (a body, a parsed array's items) get pages of their own, given
-/// back to the system when freed. glibc's default threshold rises to 32 MiB as large buffers
-/// are freed, after which they are carved from per-thread arenas that keep the memory: with
-/// dozens of rule threads, freed parses stayed resident (437 MB peak against 1 MiB answers,
-/// 150 MB with this).
-///
-/// And at most two arenas: glibc gives each thread that allocates at once an arena of its own,
-/// up to eight per core, and each keeps what was freed in it; with a rule thread per rule and
-/// the helpers of property rules, that was 7 MB of a 38 MB default run and 5 MB more under a
-/// budget. The threads wait on the network, not on the allocator's lock. Set before the run's
-/// threads allocate (glibc fixes its arena limit once eight arenas exist).
-pub fn give_back_large_buffers() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        static ONCE: std::sync::Once = std::sync::Once::new();
-        // SAFETY: mallopt only sets an allocator parameter; it is called once, before the
-        // run's requests, and a refusal (return 0) leaves the default in place.
-        ONCE.call_once(|| unsafe {
-            libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
-            libc::mallopt(libc::M_ARENA_MAX, 2);
-        });
-    }
-}
-
-/// glibc keeps, in every thread that allocates, a cache of the small chunks it freed (up to
-/// seven of each size), never handed back: a run has some thirty such threads (rule threads,
-/// helpers, the runtime's), which came to 4 MB of a 32 MB run under a time budget. The cache
-/// can only be turned off before the program starts, by `GLIBC_TUNABLES`, so the program
-/// starts itself again with it once, as it was called. A `GLIBC_TUNABLES` that already sets
-/// the cache is left as the user set it.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub fn without_thread_caches() {
-    use std::os::unix::process::CommandExt;
-    const TCACHE: &str = "glibc.malloc.tcache_count";
-    let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
-    if tunables.contains(TCACHE) {
-        return;
-    }
-    let tunables = if tunables.is_empty() {
-        format!("{TCACHE}=0")
-    } else {
-        format!("{tunables}:{TCACHE}=0")
-    };
-    let mut args = std::env::args_os();
-    let arg0 = args.next().unwrap_or_default();
-    // Only returns if the exec failed: the run goes on with the caches.
-    let _ = std::process::Command::new("/proc/self/exe")
-        .arg0(arg0)
-        .args(args)
-        .env("GLIBC_TUNABLES", tunables)
-        .exec();
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn without_thread_caches() {}
 
 /// The body as received: rules judge it whatever the key is (a short key spelled in a pet's
 /// name must not change a verdict). Nothing parsed is written as is: verdicts are redacted

@@ -21,7 +21,6 @@ pub mod run;
 mod schedule;
 mod sequences;
 mod sizes;
-mod threads;
 pub mod workers;
 
 use std::cell::Cell;

@@ -7,35 +7,39 @@
 //! threads and 70 MB. So a rule's own thread judges cases itself, and helpers join it while
 //! the run has a worker slot free (one more per case taken, so a rule alone grows to its full
 //! width within its first cases, and a rule that starts while others hold every slot still
-//! moves, on its own thread). Helpers run on threads kept for the run (`threads.rs`), not
-//! on a thread started per batch.
+//! moves, on its own thread).
+//!
+//! A helper is a scoped thread of the call that needs it, so the compiler, not a guard's drop
+//! order, proves that nothing outlives the batch it borrows. A thread started per call costs
+//! little now that helpers are few against a near target (4 per core) and the allocator keeps
+//! no cache per thread: thousands of starts in a 5 s budget at 50 ms, and CPU per request the
+//! same as on threads kept for the run (once one start per case, in glibc's malloc, cost a
+//! fifth of the run's CPU).
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::thread::Scope;
 
-use super::threads::{Job, Threads};
 use super::{Checked, RuleCtx};
 use crate::execution::Priority;
 
-/// The helper threads a run may have at once, across its rules, and the threads they run on.
+/// The helper threads a run may have at once, across its rules.
 pub struct WorkerSlots {
     busy: AtomicUsize,
     /// The most slots, against a remote target.
     max: usize,
     /// The most slots against a near one.
     local: usize,
-    threads: Threads,
 }
 
 /// Helper threads at most, whatever `--concurrency` allows in flight: a thread costs its
-/// touched stack and its allocator caches (kept for the run: some 200 kB each under a budget,
-/// measured), a place in flight on a kept-alive connection much less, and the run's batches
-/// (`send_all`, bursts) fill the places past the workers without threads.
+/// touched stack and its buffers, a place in flight on a kept-alive connection much less, and
+/// the run's batches (`send_all`, bursts) fill the places past the workers without threads.
 pub const MAX_WORKERS: usize = 256;
 
 /// Helper threads per core while the fastest answer came back within [`REMOTE`]: a target
 /// that answers in no time leaves the CPU the bound, and more threads only take memory and
-/// contend for it (under a 5 s budget on 2 cores, 8 kept threads sent a sixth more than 128,
+/// contend for it (under a 5 s budget on 2 cores, 8 helpers sent a sixth more than 128,
 /// in 35 MB, not 80). The fastest answer, not the usual one: a saturated CPU slows every
 /// answer of a near target, and more threads would not help it.
 pub const LOCAL_WORKERS_PER_CORE: usize = 4;
@@ -51,7 +55,6 @@ impl WorkerSlots {
             busy: AtomicUsize::new(0),
             max: slots,
             local: slots.min(LOCAL_WORKERS_PER_CORE.saturating_mul(cores)),
-            threads: Threads::new(slots),
         }
     }
 
@@ -100,46 +103,6 @@ impl Drop for Slot<'_> {
     }
 }
 
-/// The helpers of one call still running. Shared by ownership, not borrowed: a helper's last
-/// act is to count itself out, after which the call may return and its batch go.
-#[derive(Default)]
-struct Running {
-    count: Mutex<usize>,
-    ended: Condvar,
-}
-
-impl Running {
-    fn started(&self) {
-        *self.count.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-    }
-
-    fn ended(&self) {
-        let mut count = self.count.lock().unwrap_or_else(|e| e.into_inner());
-        *count -= 1;
-        if *count == 0 {
-            self.ended.notify_all();
-        }
-    }
-
-    fn wait_for_none(&self) {
-        let count = self.count.lock().unwrap_or_else(|e| e.into_inner());
-        let _none = self
-            .ended
-            .wait_while(count, |count| *count > 0)
-            .unwrap_or_else(|e| e.into_inner());
-    }
-}
-
-/// Waits for every helper of a call when dropped, so that the call neither returns nor
-/// unwinds while a helper still borrows its batch.
-struct JoinHelpers(Arc<Running>);
-
-impl Drop for JoinHelpers {
-    fn drop(&mut self) {
-        self.0.wait_for_none();
-    }
-}
-
 /// One call's cases and what its workers share.
 struct Batch<'a, T, F> {
     ctx: &'a RuleCtx<'a>,
@@ -154,7 +117,6 @@ struct Batch<'a, T, F> {
     longest: AtomicU32,
     /// A helper's panic, raised again on the rule's thread as it was.
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
-    running: Arc<Running>,
 }
 
 /// Judges every value with `case`, on up to `--concurrency` workers (the rule's own thread
@@ -186,11 +148,9 @@ pub(super) fn judge_all<T: Sync>(
         verdicts: values.iter().map(|_| Mutex::new(None)).collect(),
         longest: AtomicU32::new(0),
         panic: Mutex::new(None),
-        running: Arc::default(),
     };
-    let join = JoinHelpers(Arc::clone(&batch.running));
-    work(&batch, 0);
-    drop(join);
+    // The helpers borrow the batch; the scope ends only when the last of them has.
+    std::thread::scope(|scope| work(scope, &batch, 0));
     if let Some(panic) = batch.panic.lock().unwrap_or_else(|e| e.into_inner()).take() {
         std::panic::resume_unwind(panic);
     }
@@ -209,7 +169,11 @@ pub(super) fn judge_all<T: Sync>(
 /// One worker: takes the next value until none is left, and before judging one, brings in a
 /// helper for the values after it if the run has a slot free. `offset`: the round trips its
 /// spawner had waited on when it started.
-fn work<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset: u32) {
+fn work<'scope, T: Sync, F: Fn(&T) -> Checked + Sync>(
+    scope: &'scope Scope<'scope, '_>,
+    batch: &'scope Batch<'scope, T, F>,
+    offset: u32,
+) {
     let own = super::lane(|| {
         loop {
             let index = batch.next.fetch_add(1, Ordering::Relaxed);
@@ -217,7 +181,7 @@ fn work<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset: u
                 break;
             };
             if index + 1 < batch.values.len() {
-                helper(batch, offset + super::lane_so_far());
+                helper(scope, batch, offset + super::lane_so_far());
             }
             batch.ctx.case_done();
             let verdict = (batch.case)(value);
@@ -229,8 +193,13 @@ fn work<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset: u
     batch.longest.fetch_max(offset + own, Ordering::Relaxed);
 }
 
-/// Starts one more worker of `batch`, within its width and the run's free slots.
-fn helper<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset: u32) {
+/// Starts one more worker of `batch` on a thread of its own, within its width and the run's
+/// free slots.
+fn helper<'scope, T: Sync, F: Fn(&T) -> Checked + Sync>(
+    scope: &'scope Scope<'scope, '_>,
+    batch: &'scope Batch<'scope, T, F>,
+    offset: u32,
+) {
     if batch
         .workers
         .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
@@ -246,29 +215,26 @@ fn helper<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset:
         batch.workers.fetch_sub(1, Ordering::AcqRel);
         return;
     };
-    let running = Arc::clone(&batch.running);
-    running.started();
-    let job = move || {
-        let worked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(batch, offset)));
-        if let Err(panic) = worked {
-            batch
-                .panic
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get_or_insert(panic);
-        }
-        drop(slot);
-        // The last touch of the batch; `running` is this job's own.
-        running.ended();
-    };
-    let job: Box<dyn FnOnce() + Send + '_> = Box::new(job);
-    // SAFETY: the job borrows the batch (and through it the rule's context and the run) for
-    // less than 'static. The call that owns the batch holds a `JoinHelpers` from before its
-    // first helper starts until after its last one has counted itself out, and drops it before
-    // it returns or unwinds, so every borrow outlives the job (std::thread::scope's argument;
-    // only the threads are kept). The job touches nothing borrowed after `running.ended()`.
-    let job: Job = unsafe { std::mem::transmute::<Box<dyn FnOnce() + Send + '_>, Job>(job) };
-    slots.threads.run(job, limit);
+    let started = std::thread::Builder::new()
+        .name("case-helper".into())
+        .spawn_scoped(scope, move || {
+            let _slot = slot;
+            let worked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                work(scope, batch, offset)
+            }));
+            if let Err(panic) = worked {
+                batch
+                    .panic
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert(panic);
+            }
+        });
+    // No thread (the system's limit): the slot went back with the closure, and the workers
+    // there are take the values.
+    if started.is_err() {
+        batch.workers.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 #[cfg(test)]

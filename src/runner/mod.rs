@@ -23,9 +23,6 @@ pub use error::RunError;
 /// The one async runtime a command needs (the client and the reference run on it): two
 /// workers, as the machine has cores to spare for the network, not for CPU.
 pub fn runtime() -> Result<tokio::runtime::Runtime, RunError> {
-    // Before any thread allocates: until the limit is set, glibc gives each thread that finds
-    // the arenas busy a new one (a run had four where two were meant).
-    crate::execution::bodies::give_back_large_buffers();
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
