@@ -261,20 +261,7 @@ fn header(out: &mut String, report: &Report, conformance: &str, conformance_name
             report.throttling.waits, report.throttling.waited_ms, report.throttling.gave_up
         );
     }
-    let extra: String = [
-        (t.known_failures, "known failures (not gated)"),
-        (t.not_decidable, "not decidable on this store"),
-        (t.not_selected, "not selected"),
-    ]
-    .iter()
-    .filter(|(count, _)| *count > 0)
-    .map(|(count, what)| format!(", {count} {what}"))
-    .collect();
-    let _ = writeln!(
-        out,
-        "<p id=\"totals\">{} rules: {} passed, {} failed (required), {} failed (recommended), {} inconclusive, {} skipped{extra}</p>",
-        t.rules, t.passed, t.failed_required, t.failed_recommended, t.inconclusive, t.skipped
-    );
+    let _ = writeln!(out, "<p id=\"totals\">{}</p>", escape(&t.line()));
     if report.created_pets.count > 0 {
         let _ = writeln!(
             out,
