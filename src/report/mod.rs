@@ -5,6 +5,7 @@ mod citation;
 pub mod compare;
 pub mod coverage;
 mod distinct;
+mod exchange;
 mod html;
 mod json;
 mod junit;

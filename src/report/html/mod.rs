@@ -413,29 +413,17 @@ fn failure_details(out: &mut String, failure: &FailureReport) {
         );
     }
     if let Some(request) = &failure.request {
-        let mut text = format!("{} {}\n", request.method, request.url);
-        for (name, value) in &request.headers {
-            let _ = writeln!(text, "{name}: {value}");
-        }
-        if let Some(body) = &request.body {
-            let _ = write!(text, "\n{body}");
-        }
         let _ = writeln!(
             out,
             "<h4>Request</h4>\n<pre class=\"request\">{}</pre>",
-            escape(text.trim_end())
+            escape(&super::exchange::request_text(request))
         );
     }
     if let Some(response) = &failure.response {
-        let mut text = format!("{} {}\n", response.version, response.status);
-        for (name, value) in &response.headers {
-            let _ = writeln!(text, "{name}: {value}");
-        }
-        let _ = write!(text, "\n{}", response.body);
         let _ = writeln!(
             out,
             "<h4>Response</h4>\n<pre class=\"response\">{}</pre>",
-            escape(text.trim_end())
+            escape(&super::exchange::response_text(response))
         );
         if response.body_truncated {
             let _ = writeln!(
