@@ -31,3 +31,18 @@ WORKDIR /work
 VOLUME /reports
 ENTRYPOINT ["/usr/local/bin/petstore-conformance"]
 CMD ["run"]
+
+# The image for CI systems whose jobs run a shell script inside the image (GitLab): the same
+# binary on Debian slim, with sh and curl (ci/gate.sh, fetching last night's report). Tagged
+# VERSION-ci by the release workflow. It runs as root: GitLab's checkout, where reports/ is
+# written, belongs to root.
+FROM debian:bookworm-slim AS ci
+RUN command -v curl >/dev/null || { apt-get update \
+        && apt-get install -y --no-install-recommends curl ca-certificates \
+        && rm -rf /var/lib/apt/lists/*; }
+COPY --from=rootfs /rootfs/usr/local/bin/petstore-conformance /usr/local/bin/petstore-conformance
+ENTRYPOINT []
+CMD ["petstore-conformance", "--help"]
+
+# The default target: the minimal image.
+FROM image

@@ -5,6 +5,10 @@
 //! certificates, writing its reports to a mounted directory, against its own reference and
 //! against a target on the host's loopback.
 //!
+//! The `ci` variant (Debian slim with a shell, for GitLab jobs) is built too where an image
+//! `debian:bookworm-slim` is already on the engine (here: a debootstrap of Debian's packages,
+//! imported), and runs ci/gate.sh as a GitLab job would.
+//!
 //! Needs a Docker engine with BuildKit (`DOCKER_BUILDKIT=1`); `PETSTORE_DOCKER` names the
 //! client (default `docker`). Without an engine answering, the test says so and passes: it is
 //! mandatory only under `PETSTORE_REQUIRE_DOCKER=1`.
@@ -56,6 +60,10 @@ fn id(flag: &str) -> String {
 
 /// Builds the image from `rootfs.sh`'s output around the binary under test; returns its tag.
 fn build_image(dir: &Path) -> String {
+    build_target(dir, "image")
+}
+
+fn build_target(dir: &Path, target: &str) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let rootfs = dir.join("rootfs");
     ok(
@@ -79,8 +87,11 @@ fn build_image(dir: &Path) -> String {
             .output()
             .unwrap(),
     );
-    let tag = format!("petstore-conformance-test:{}", std::process::id());
-    let base = format!("petstore-conformance-test-rootfs:{}", std::process::id());
+    let tag = format!("petstore-conformance-test:{target}-{}", std::process::id());
+    let base = format!(
+        "petstore-conformance-test-rootfs:{target}-{}",
+        std::process::id()
+    );
     ok(
         "docker import",
         docker()
@@ -93,7 +104,7 @@ fn build_image(dir: &Path) -> String {
     ok(
         "docker build",
         docker()
-            .args(["build", "--quiet", "--network", "none", "--target", "image"])
+            .args(["build", "--quiet", "--network", "none", "--target", target])
             .arg("--build-arg")
             .arg(format!("ROOTFS={base}"))
             .args(["--tag", &tag])
@@ -238,4 +249,56 @@ fn the_image_runs_as_a_user_with_the_binary_and_certificates_only() {
     assert!(text.contains("auth/near-miss/last-char-dropped"));
     assert!(!text.contains(key), "the key is in the report");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_ci_variant_runs_the_gate_script_as_a_gitlab_job_does() {
+    if !engine_answers() {
+        return;
+    }
+    let base = docker()
+        .args(["image", "inspect", "debian:bookworm-slim"])
+        .output()
+        .unwrap();
+    if !base.status.success() {
+        eprintln!(
+            "tests/docker.rs: no debian:bookworm-slim on the engine; the ci variant was NOT built"
+        );
+        return;
+    }
+    let dir = common::temp_dir("docker", "ci");
+    let image = Image(build_target(&dir, "ci"));
+    let project = dir.join("project");
+    std::fs::create_dir_all(project.join("ci")).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/gate.sh"),
+        project.join("ci/gate.sh"),
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("petstore-conformance.toml"),
+        "[profile.nightly]\nseed = 3\ncases = 2\n",
+    )
+    .unwrap();
+    let run = docker()
+        .args(["run", "--rm", "--network", "none", "--volume"])
+        .arg(format!("{}:/builds/project", project.display()))
+        .args(["--workdir", "/builds/project"])
+        .args(["--env", "PETSTORE_PROFILE=nightly"])
+        .arg(&image.0)
+        .args(["sh", "-c", "curl --version >/dev/null && sh ci/gate.sh"])
+        .output()
+        .unwrap();
+    let said = text(&run);
+    assert_eq!(run.status.code(), Some(0), "{said}");
+    assert!(project.join("reports/report.json").is_file(), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
 }
