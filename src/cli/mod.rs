@@ -154,6 +154,13 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: options::ListFormat,
     },
+    /// Print a GitHub workflow-command annotation for each failed rule of a report (`::error`
+    /// when gated, `::warning` when not), titled with the rule and carrying its contract
+    /// citation; the GitHub Action runs this after the suite.
+    Annotations {
+        /// A report.json written by `run` or `merge` (or its directory).
+        report: PathBuf,
+    },
     /// Print the completion script for a shell: `source <(petstore-conformance completions bash)`,
     /// or save it where the shell loads completions from.
     Completions {
@@ -237,6 +244,7 @@ pub fn main() -> ExitCode {
                 print!("{}", options::listing(catalogue.rules.iter(), format));
                 0
             }),
+        Command::Annotations { report } => commands::annotations(&report),
         Command::Completions { shell } => shell::completions(shell),
         Command::Man { dir } => shell::man(dir.as_deref()),
     };

@@ -1,5 +1,6 @@
 //! One report model, rendered as JSON, JUnit XML, Markdown and HTML, each in its own module.
 
+pub mod annotations;
 pub mod attestation;
 mod citation;
 pub mod compare;
