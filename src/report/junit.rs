@@ -22,6 +22,9 @@ pub fn render(report: &Report) -> String {
         ("gate", report.gate.clone()),
         ("conformance", report.conformance.as_str().to_string()),
         ("answer", report.answer_line()),
+        // The count the terminal and the other reports give; `failures` above counts only
+        // the failures the gate counts (the red testcases).
+        ("totals", report.totals.line()),
     ] {
         suite.add_property(Property::new(name, value));
     }
