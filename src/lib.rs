@@ -1,6 +1,6 @@
 //! Contract-conformance harness for the Pet Store HTTP/JSON interface.
 //!
-//! Data flows one way, floor by floor (README, "Layout"; `tests/layers.rs` holds every import
+//! Data flows one way, floor by floor (docs/src/architecture.md, "Layout"; `tests/layers.rs` holds every import
 //! to it): [`seed`], [`contract`] and [`catalogue`] -> [`outcome`] (exchanges and verdicts)
 //! -> [`generation`] (requests as data, strategies) -> [`execution`] (the one client, the one
 //! redactor) -> [`rules`] (checks, the run's state and recorder, the oracles) -> [`report`] (one

@@ -1,7 +1,10 @@
 //! report.html as a person sees it: a run against the reference with a fault writes it, and
 //! headless Chromium opens it from disk, driven over the DevTools protocol. The page loads with
-//! no error, shows the answer and every failed rule, and a real mouse click on the "passed"
-//! filter hides the passed rules and leaves the failed ones.
+//! no error, shows the answer and every failed rule, opens with a table of the failed rules
+//! whose links reach their cards, groups the other rules by operation, never scrolls sideways
+//! (at a desktop's, a laptop's and a phone's width, with a fault that puts 256-character
+//! names in the evidence), and a real mouse click on the "passed" filter hides the passed
+//! rules and leaves the failed ones.
 //!
 //! Without Chromium the test says it was skipped and passes (a fresh clone's `cargo test`),
 //! unless `PETSTORE_REQUIRE_BROWSER=1` (CI), where a missing browser fails it.
@@ -51,7 +54,7 @@ fn failing_run(dir: &Path) -> Report {
             "8",
             "--no-regressions",
             "--reference-fault",
-            "default-limit-ignored",
+            "default-limit-ignored,long-name-500",
             "--product",
             PRODUCT,
             "--product-version",
@@ -278,6 +281,33 @@ const RULES_SHOWN: &str = r##"Array.from(document.querySelectorAll("#rules .rule
     visible: rule.checkVisibility()
 }))"##;
 
+/// The rows of the failed rules' table: each link's text and the rule of the card it reaches.
+const FAILED_INDEX: &str = r##"Array.from(document.querySelectorAll("#failed-index tbody a")).map(a => {
+    const card = document.getElementById(decodeURIComponent(a.hash.slice(1)));
+    return {
+        text: a.innerText,
+        card: card && card.classList.contains("rule") ? card.getAttribute("data-rule") : null,
+        before_rules: !!(a.compareDocumentPosition(document.getElementById("rules")) & Node.DOCUMENT_POSITION_FOLLOWING)
+    };
+})"##;
+
+/// The groups of cards, in page order: the failed ones, then one per operation.
+const GROUPS: &str = r##"Array.from(document.querySelectorAll("#rules .group")).map(group => ({
+    id: group.id,
+    operation: group.getAttribute("data-operation"),
+    rules: Array.from(group.querySelectorAll(".rule")).map(rule => rule.getAttribute("data-rule"))
+}))"##;
+
+/// How far the page reaches past the window's width, and the first elements that do.
+const OVERFLOW: &str = r##"(() => {
+    const width = document.documentElement.clientWidth;
+    const wide = Array.from(document.querySelectorAll("body *"))
+        .filter(e => e.checkVisibility() && e.getBoundingClientRect().right > width + 1)
+        .slice(0, 3)
+        .map(e => e.tagName + "." + e.className + ": " + e.outerHTML.slice(0, 120));
+    return {past: document.documentElement.scrollWidth - width, wide: wide};
+})()"##;
+
 /// The centre of the "passed" filter, scrolled into view.
 const PASSED_FILTER_CENTRE: &str = r##"(() => {
     const button = document.querySelector('#filters button[data-filter-verdict="passed"]');
@@ -367,6 +397,75 @@ async fn check_in_browser(devtools_url: &str, page: &Path, report: &Report) -> V
     let first_passed = before.iter().position(|(_, v, _)| v == "passed");
     let last_failed = before.iter().rposition(|(_, v, _)| v == "failed");
     assert!(last_failed < first_passed, "failures are listed first");
+
+    // (d) The failed rules' table comes first, a row per failed rule, each reaching its card.
+    let index = devtools.evaluate(session, FAILED_INDEX).await;
+    let rows = index.as_array().expect("the failed rules' table");
+    let failed_or_known: Vec<&str> = report
+        .rules_failures_first()
+        .into_iter()
+        .filter(|rule| {
+            matches!(
+                rule.verdict,
+                VerdictKind::Failed | VerdictKind::KnownFailure
+            )
+        })
+        .map(|rule| rule.id.as_str())
+        .collect();
+    let linked: Vec<&str> = rows.iter().filter_map(|row| row["card"].as_str()).collect();
+    assert_eq!(linked, failed_or_known, "{index}");
+    for row in rows {
+        assert_eq!(row["text"], row["card"], "{row}");
+        assert_eq!(
+            row["before_rules"], true,
+            "the table comes before the cards"
+        );
+    }
+    // (e) The failed cards first, then the rest grouped by operation, each group one operation's.
+    let groups = devtools.evaluate(session, GROUPS).await;
+    let groups = groups.as_array().expect("groups");
+    assert_eq!(groups[0]["id"], "group-failed", "{groups:?}");
+    let in_group = |group: &Value| -> Vec<String> {
+        group["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|id| id.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(in_group(&groups[0]), failed_or_known);
+    let mut seen = failed_or_known.len();
+    for group in &groups[1..] {
+        let operation = group["operation"].as_str().expect("an operation group");
+        for id in in_group(group) {
+            let rule = report.rules.iter().find(|rule| rule.id == id).unwrap();
+            assert_eq!(rule.operation.name(), operation, "{id} under {operation}");
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, report.rules.len(), "every rule in one group");
+    // (f) Nothing reaches past the window, however narrow (long names wrap).
+    for width in [1280, 800, 375] {
+        devtools
+            .call(
+                Some(session),
+                "Emulation.setDeviceMetricsOverride",
+                json!({"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": false}),
+            )
+            .await;
+        let overflow = devtools.evaluate(session, OVERFLOW).await;
+        assert!(
+            overflow["past"].as_i64().is_some_and(|past| past <= 0),
+            "at {width} px the page scrolls sideways: {overflow}"
+        );
+    }
+    devtools
+        .call(
+            Some(session),
+            "Emulation.clearDeviceMetricsOverride",
+            json!({}),
+        )
+        .await;
 
     // (c) A real click on the "passed" filter hides the passed rules, and only them.
     let centre = devtools.evaluate(session, PASSED_FILTER_CENTRE).await;

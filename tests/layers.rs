@@ -1,4 +1,4 @@
-//! The house's floors (README, "Layout"): a module may use only the modules on floors below
+//! The house's floors (docs/src/architecture.md, "Layout"): a module may use only the modules on floors below
 //! its own, so data flows one way and no import circle can form. Read from the sources' own
 //! `use crate::...` and `crate::...::` paths.
 

@@ -236,6 +236,20 @@ pub(super) fn read_report(path: &Path) -> Result<(String, Report), RunError> {
     Ok((text, report))
 }
 
+pub(super) fn annotations(path: &Path) -> Result<u8, RunError> {
+    let path = if path.is_dir() {
+        path.join("report.json")
+    } else {
+        path.to_path_buf()
+    };
+    let (_, report) = read_report(&path)?;
+    print!(
+        "{}",
+        petstore_conformance::report::annotations::render(&report)
+    );
+    Ok(0)
+}
+
 pub(super) fn compare_reports(
     old: &Path,
     new: &Path,

@@ -9,6 +9,7 @@ mod evidence;
 mod options;
 mod profiles;
 mod run;
+mod shell;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,6 +20,7 @@ use args::{RunArgs, ServeArgs};
 use commands::{bench, compare_reports, merge, replay, serve};
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::runner::engine::{self, RunError};
+use petstore_conformance::runner::progress::{self, ColorChoice};
 use run::run;
 
 #[derive(Parser)]
@@ -30,6 +32,24 @@ use run::run;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// When to colour what is printed: on a terminal (`auto`, unless NO_COLOR is set),
+    /// `always`, or `never`.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        env = "PETSTORE_COLOR",
+        default_value = "auto"
+    )]
+    color: ColorChoice,
+}
+
+/// Colour on stderr for this process: decided once, from --color, NO_COLOR and the terminal.
+static STDERR_COLOR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// Whether what goes to stderr is coloured.
+pub(crate) fn stderr_color() -> bool {
+    STDERR_COLOR.get().copied().unwrap_or(false)
 }
 
 #[derive(Subcommand)]
@@ -130,6 +150,30 @@ enum Command {
         /// Directory of the case files (default: ./cases, else the built-in copy).
         #[arg(long, env = "PETSTORE_CASES_DIR")]
         cases_dir: Option<PathBuf>,
+        /// `text`, one rule a line, or `json`, one array (as `run --list --format json`).
+        #[arg(long, value_enum, default_value = "text")]
+        format: options::ListFormat,
+    },
+    /// Print a GitHub workflow-command annotation for each failed rule of a report (`::error`
+    /// when gated, `::warning` when not), titled with the rule and carrying its contract
+    /// citation; the GitHub Action runs this after the suite.
+    Annotations {
+        /// A report.json written by `run` or `merge` (or its directory).
+        report: PathBuf,
+    },
+    /// Print the completion script for a shell: `source <(petstore-conformance completions bash)`,
+    /// or save it where the shell loads completions from.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `petstore-conformance man | man -l -`. With --dir, write
+    /// one page per sub-command there.
+    Man {
+        /// Write petstore-conformance.1 and one page per sub-command into this directory.
+        #[arg(long)]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -142,6 +186,10 @@ pub fn main() -> ExitCode {
     let version: &'static str = Box::leak(options::version().into_boxed_str());
     let matches = Cli::command().version(version).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let _ = STDERR_COLOR.set(progress::wants_color(
+        cli.color,
+        std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    ));
     // Every error passes through the key's redactor before it is printed.
     let redactor = evidence::error_redactor(&matches);
     let result = match cli.command {
@@ -189,14 +237,16 @@ pub fn main() -> ExitCode {
             &api_key_env,
             sign_key.as_deref(),
         ),
-        Command::Rules { cases_dir } => Catalogue::load(cases_dir.as_deref())
+        Command::Rules { cases_dir, format } => Catalogue::load(cases_dir.as_deref())
             .map_err(RunError::from)
             .map(|catalogue| {
                 options::quiet_on_closed_pipe();
-                let listing: String = catalogue.rules.iter().map(options::rule_line).collect();
-                print!("{listing}");
+                print!("{}", options::listing(catalogue.rules.iter(), format));
                 0
             }),
+        Command::Annotations { report } => commands::annotations(&report),
+        Command::Completions { shell } => shell::completions(shell),
+        Command::Man { dir } => shell::man(dir.as_deref()),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -77,31 +77,33 @@ impl Selection {
 
     /// `--list`: the selected rules, as text or JSON, on stdout.
     pub fn list(&self, catalogue: &Catalogue) -> String {
-        let rules: Vec<&Rule> = catalogue
-            .rules
-            .iter()
-            .filter(|rule| self.selects(&rule.id))
-            .collect();
-        match self.format {
-            ListFormat::Text => rules.iter().map(|rule| rule_line(rule)).collect(),
-            ListFormat::Json => {
-                let listed: Vec<serde_json::Value> = rules
-                    .iter()
-                    .map(|rule| {
-                        serde_json::json!({
-                            "id": rule.id,
-                            "level": rule.level.as_str(),
-                            "operation": rule.operation.name(),
-                            "title": rule.title,
-                            "writes": rule.writes,
-                        })
+        listing(
+            catalogue.rules.iter().filter(|rule| self.selects(&rule.id)),
+            self.format,
+        )
+    }
+}
+
+/// Rules as `rules` and `run --list` print them: one a line, or one JSON array.
+pub fn listing<'a>(rules: impl Iterator<Item = &'a Rule>, format: ListFormat) -> String {
+    match format {
+        ListFormat::Text => rules.map(rule_line).collect(),
+        ListFormat::Json => {
+            let listed: Vec<serde_json::Value> = rules
+                .map(|rule| {
+                    serde_json::json!({
+                        "id": rule.id,
+                        "level": rule.level.as_str(),
+                        "operation": rule.operation.name(),
+                        "title": rule.title,
+                        "writes": rule.writes,
                     })
-                    .collect();
-                format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&listed).unwrap_or_default()
-                )
-            }
+                })
+                .collect();
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&listed).unwrap_or_default()
+            )
         }
     }
 }

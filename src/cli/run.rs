@@ -10,7 +10,9 @@ use super::options;
 use super::profiles;
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::execution::{ClientSettings, ProxySetting};
+use petstore_conformance::report::Conformance;
 use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
+use petstore_conformance::runner::progress::{ColorChoice, Tone, paint, wants_color};
 use petstore_conformance::runner::regressions;
 use petstore_conformance::runner::{RunConfig, Target};
 use petstore_conformance::seed::random_seed;
@@ -95,7 +97,17 @@ pub(super) fn configure(
         None => Target::Reference { faults, variants },
     };
     let seed = args.seed.unwrap_or_else(random_seed);
-    let libtest = args.selection.to_libtest();
+    let mut libtest = args.selection.to_libtest();
+    // libtest's own lines (stdout, off a terminal) follow --color and NO_COLOR too.
+    let choice = matches
+        .get_one::<ColorChoice>("color")
+        .copied()
+        .unwrap_or_default();
+    libtest.color = Some(match choice {
+        ColorChoice::Always => libtest_mimic::ColorSetting::Always,
+        ColorChoice::Auto if wants_color(choice, true) => libtest_mimic::ColorSetting::Auto,
+        _ => libtest_mimic::ColorSetting::Never,
+    });
     let listing = libtest.list;
     let proxy = match (&args.proxy, &target) {
         (Some(url), _) => ProxySetting::Explicit(url.clone()),
@@ -170,6 +182,7 @@ pub(super) fn configure(
             use std::io::IsTerminal;
             std::io::stderr().is_terminal() && std::io::stdout().is_terminal()
         },
+        color: super::stderr_color(),
         reference_latency: args.reference_latency.unwrap_or_default(),
         known_failures: args.known_failures,
         known_failures_listed: args.known_failures_listed,
@@ -185,18 +198,23 @@ pub(super) fn configure(
 /// The run's answer and its counts, on stderr, as a run or a merge ends.
 pub(super) fn tell_totals(report: &petstore_conformance::report::Report) {
     let t = &report.totals;
+    let conformance = report.conformance;
+    let tone = match conformance {
+        Conformance::Conforms => Tone::Passed,
+        Conformance::DoesNotConform => Tone::Failed,
+        _ => Tone::Warning,
+    };
     eprintln!(
-        "{}: {} against {} (seed {}): {} passed, {} failed required, {} failed recommended, {} known failures, {} inconclusive, {} skipped",
+        "{}: {} against {} (seed {}): {}",
         report.suite.name,
-        report.conformance.as_str().to_uppercase(),
+        paint(
+            &conformance.as_str().to_uppercase(),
+            tone,
+            super::stderr_color()
+        ),
         report.target.base_url,
         report.seed,
-        t.passed,
-        t.failed_required,
-        t.failed_recommended,
-        t.known_failures,
-        t.inconclusive,
-        t.skipped
+        t.line()
     );
 }
 

@@ -1,4 +1,7 @@
-//! `junit.xml`: one testcase per rule, classname = the rule's area, for CI dashboards.
+//! `junit.xml`: one testcase per rule, classname = the rule's area, for CI dashboards. The
+//! suite carries tests, failures, skipped, time and timestamp; a failure's `type` is the level
+//! and contract section of the statement it breaks, its body the citation, the request and the
+//! response, and the commands that replay it.
 
 use std::time::Duration;
 
@@ -19,12 +22,16 @@ pub fn render(report: &Report) -> String {
         ("gate", report.gate.clone()),
         ("conformance", report.conformance.as_str().to_string()),
         ("answer", report.answer_line()),
+        // The count the terminal and the other reports give; `failures` above counts only
+        // the failures the gate counts (the red testcases).
+        ("totals", report.totals.line()),
     ] {
         suite.add_property(Property::new(name, value));
     }
     if let Some(note) = report.partial_note() {
         suite.add_property(Property::new("partial", note));
     }
+    let mut skipped = 0;
     for rule in &report.rules {
         // What CI dashboards render: a gated failure is red (<failure>); a failure the gate
         // does not count (a recommended rule, a known failure) is a passing testcase with a
@@ -38,8 +45,18 @@ pub fn render(report: &Report) -> String {
             VerdictKind::Passed => TestCaseStatus::success(),
             _ if warned => TestCaseStatus::success(),
             VerdictKind::Failed => TestCaseStatus::non_success(NonSuccessKind::Failure),
-            _ => TestCaseStatus::skipped(),
+            _ => {
+                skipped += 1;
+                TestCaseStatus::skipped()
+            }
         };
+        if rule.verdict == VerdictKind::Failed && !warned {
+            status.set_type(format!(
+                "{}: {}",
+                rule.level.as_str(),
+                rule.citation.section
+            ));
+        }
         let message = match (&rule.failure, &rule.reason) {
             (Some(failure), _) => Some(
                 format!(
@@ -68,8 +85,28 @@ pub fn render(report: &Report) -> String {
                 rule.citation.section,
                 rule.citation.quote
             );
+            if let Some(request) = &failure.request {
+                text.push_str(&format!(
+                    "\nrequest:\n{}\n",
+                    super::exchange::request_text(request)
+                ));
+            }
+            if let Some(response) = &failure.response {
+                text.push_str(&format!(
+                    "\nresponse:\n{}\n{}",
+                    super::exchange::response_text(response),
+                    if response.body_truncated {
+                        "[the body exceeded --body-cap and was cut]\n"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            if let Some(error) = &failure.transport_error {
+                text.push_str(&format!("\nno response: {error}\n"));
+            }
             if let Some(curl) = &failure.curl {
-                text.push_str(&format!("reproduce: {curl}\n"));
+                text.push_str(&format!("\nreproduce: {curl}\n"));
             }
             for step in &failure.steps {
                 text.push_str(&format!("step {}: {}\n", step.what, step.curl));
@@ -102,6 +139,14 @@ pub fn render(report: &Report) -> String {
         }
         suite.add_test_case(case);
     }
+    suite.set_time(Duration::from_millis(report.duration_ms));
+    // Not in quick-junit's model, read by Jenkins, GitLab and the JUnit XSD all the same.
+    suite
+        .extra
+        .insert("skipped".into(), skipped.to_string().into());
+    suite
+        .extra
+        .insert("timestamp".into(), report.started_at.clone().into());
     let mut junit = quick_junit::Report::new(report.suite.name.clone());
     junit.set_time(Duration::from_millis(report.duration_ms));
     junit.add_test_suite(suite);

@@ -96,25 +96,7 @@ pub fn render(report: &Report) -> String {
             report.target.faults.join(", ")
         );
     }
-    let _ = writeln!(
-        out,
-        "\n**{} rules: {} passed, {} failed (required), {} failed (recommended), {} inconclusive, {} skipped**{}",
-        t.rules,
-        t.passed,
-        t.failed_required,
-        t.failed_recommended,
-        t.inconclusive,
-        t.skipped,
-        [
-            (t.known_failures, "known failures (not gated)"),
-            (t.not_decidable, "not decidable on this store"),
-            (t.not_selected, "not selected"),
-        ]
-        .iter()
-        .filter(|(count, _)| *count > 0)
-        .map(|(count, what)| format!(", {count} {what}"))
-        .collect::<String>()
-    );
+    let _ = writeln!(out, "\n**{}**", t.line());
     let _ = writeln!(out, "\nRe-run: `{}`", report.rerun);
     let _ = writeln!(out, "\n| verdict | level | rule | what was seen |");
     let _ = writeln!(out, "|---|---|---|---|");

@@ -1,10 +1,12 @@
 //! One report model, rendered as JSON, JUnit XML, Markdown and HTML, each in its own module.
 
+pub mod annotations;
 pub mod attestation;
 mod citation;
 pub mod compare;
 pub mod coverage;
 mod distinct;
+mod exchange;
 mod html;
 mod json;
 mod junit;
@@ -262,6 +264,38 @@ pub struct Totals {
 
 fn is_zero(count: &usize) -> bool {
     *count == 0
+}
+
+impl Totals {
+    /// The one failure count: the terminal's bar, its last line and every report say this
+    /// number. A known failure is counted apart (it is on the list, not new).
+    pub fn failed(&self) -> usize {
+        self.failed_required + self.failed_recommended
+    }
+
+    /// "102 rules: 90 passed, 12 failed (10 required, 2 recommended), 0 inconclusive, 0
+    /// skipped", and the counts that are not zero of what is neither.
+    pub fn line(&self) -> String {
+        let extra: String = [
+            (self.known_failures, "known failures (not gated)"),
+            (self.not_decidable, "not decidable on this store"),
+            (self.not_selected, "not selected"),
+        ]
+        .iter()
+        .filter(|(count, _)| *count > 0)
+        .map(|(count, what)| format!(", {count} {what}"))
+        .collect();
+        format!(
+            "{} rules: {} passed, {} failed ({} required, {} recommended), {} inconclusive, {} skipped{extra}",
+            self.rules,
+            self.passed,
+            self.failed(),
+            self.failed_required,
+            self.failed_recommended,
+            self.inconclusive,
+            self.skipped
+        )
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

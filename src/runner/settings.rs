@@ -91,6 +91,8 @@ pub struct RunConfig {
     pub announce: bool,
     /// A progress bar on stderr instead of libtest's lines (a terminal, without --no-progress).
     pub progress: bool,
+    /// Colour on stderr (`--color`, `NO_COLOR` and whether stderr is a terminal, decided once).
+    pub color: bool,
     /// Latency the built-in reference adds to every answer.
     pub reference_latency: Duration,
     /// A TOML list of known failures (`known_failures = [{ rule, reason, link, expires }]`).
@@ -137,6 +139,7 @@ impl RunConfig {
             max_transport_failures: DEFAULT_MAX_TRANSPORT_FAILURES,
             announce: false,
             progress: false,
+            color: false,
             reference_latency: Duration::ZERO,
             known_failures: None,
             known_failures_listed: Vec::new(),

@@ -168,13 +168,15 @@ pub(super) fn run_trials(
                 verdict,
             };
             if let Some(progress) = progress.get() {
+                let message = result.verdict.message();
                 progress.rule_done(match &result.verdict {
-                    Verdict::Failed(_) => Some(super::progress::failure_line(
-                        &rule_owned.id,
-                        rule_owned.level.as_str(),
-                        gates && excuse.is_none(),
-                        &result.verdict.message(),
-                    )),
+                    Verdict::Failed(_) => Some(super::progress::FailureLine {
+                        rule: &rule_owned.id,
+                        level: rule_owned.level.as_str(),
+                        gated: gates,
+                        known: excuse.is_some(),
+                        message: &message,
+                    }),
                     _ => None,
                 });
             }
@@ -220,7 +222,7 @@ pub(super) fn run_trials(
             libtest_log = Some(dir);
         }
         let rules = remaining.iter().sum::<usize>() as u64;
-        let _ = progress.set(Progress::start(rules, run));
+        let _ = progress.set(Progress::start(rules, run, config.color));
     }
     let _conclusion = libtest_mimic::run(&args, trials);
     if let Some(progress) = progress.get() {

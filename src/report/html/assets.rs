@@ -4,7 +4,11 @@ pub(super) const STYLE: &str = r#"
 :root { color-scheme: light; --fail: #b3261e; --pass: #1e6b34; --warn: #8a5a00; --rec: #a14f00; --muted: #5f6368; --line: #d7dae0; }
 * { box-sizing: border-box; }
 table.coverage { border-collapse: collapse; font-size: 13px; } table.coverage th, table.coverage td { border-bottom: 1px solid var(--line); padding: .2rem .5rem; text-align: left; vertical-align: top; } tr[data-outcome="failed"] td { color: var(--fail); } tr[data-outcome="not-tried"] td { color: var(--muted); }
-body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto; max-width: 72rem; padding: 1.5rem; color: #1f1f1f; background: #fff; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0 auto; max-width: 72rem; padding: 1.5rem; color: #1f1f1f; background: #fff; overflow-wrap: anywhere; }
+table { width: 100%; table-layout: fixed; }
+table.failed { border-collapse: collapse; font-size: 14px; margin-bottom: 1rem; } table.failed th, table.failed td { border-bottom: 1px solid var(--line); padding: .25rem .5rem; text-align: left; vertical-align: top; } table.failed th:nth-child(1) { width: 34%; } table.failed th:nth-child(2) { width: 13%; } table.failed th:nth-child(3) { width: 11%; }
+tr[data-verdict="failed"][data-gated="true"] a { color: var(--fail); }
+.group > h2 { border-bottom: 1px solid var(--line); padding-bottom: .2rem; }
 [hidden] { display: none !important; }
 h1 { font-size: 1.9rem; margin: 0 0 .25rem; }
 h2 { font-size: 1.3rem; margin: 2rem 0 .75rem; }
@@ -50,6 +54,7 @@ pub(super) const SCRIPT: &str = r##"
   var filters = document.getElementById("filters");
   var buttons = Array.prototype.slice.call(filters.querySelectorAll("button"));
   var rules = Array.prototype.slice.call(document.querySelectorAll("#rules .rule"));
+  var groups = Array.prototype.slice.call(document.querySelectorAll("#rules .group"));
   var shown = document.getElementById("shown");
   function on(kind, value) {
     return buttons.some(function (button) {
@@ -64,6 +69,9 @@ pub(super) const SCRIPT: &str = r##"
         on("level", rule.getAttribute("data-level"));
       rule.hidden = !visible;
       if (visible) { count += 1; }
+    });
+    groups.forEach(function (group) {
+      group.hidden = !group.querySelector(".rule:not([hidden])");
     });
     shown.textContent = count + " of " + rules.length + " rules shown";
   }

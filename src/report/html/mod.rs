@@ -1,7 +1,9 @@
 //! `report.html`: the certification report a person opens in a browser, in one file that loads
 //! nothing (inline style and script, a Content-Security-Policy that forbids any fetch): the
-//! answer at the top, then every rule, failures first, each failure with its evidence, and
-//! filters by verdict and level.
+//! answer at the top, a table of the failed rules linking to their cards, then every rule:
+//! the failed ones first, the rest grouped by operation, each failure with its evidence; and
+//! filters by verdict and level. Long unbroken text (a generated name, a body) wraps: the page
+//! never scrolls sideways.
 //!
 //! Everything the target sent (and every other text of the model) is HTML-escaped; no JSON is
 //! embedded, the script only shows and hides what is already in the page.
@@ -13,7 +15,9 @@ use crate::outcome::{CasePhase, VerdictKind};
 
 /// The verdicts in the order the filters list them (the order rules are listed in).
 mod assets;
+mod index;
 use assets::{SCRIPT, STYLE};
+use index::{anchor, failed_index, is_failure};
 
 const VERDICTS: [VerdictKind; 6] = [
     VerdictKind::Failed,
@@ -102,10 +106,43 @@ pub fn render(report: &Report) -> String {
         escape(conformance),
     );
     header(&mut out, report, conformance, &conformance_name);
+    failed_index(&mut out, report);
     filters(&mut out, report);
     let _ = writeln!(out, "<main id=\"rules\">");
-    for rule in report.rules_failures_first() {
-        rule_section(&mut out, rule);
+    let (failed, rest): (Vec<&RuleReport>, Vec<&RuleReport>) = report
+        .rules_failures_first()
+        .into_iter()
+        .partition(|rule| is_failure(rule));
+    if !failed.is_empty() {
+        let _ = writeln!(
+            out,
+            "<section class=\"group\" id=\"group-failed\">\n<h2>Failed rules</h2>"
+        );
+        for rule in failed {
+            rule_section(&mut out, rule);
+        }
+        let _ = writeln!(out, "</section>");
+    }
+    // The rest by operation, in the order the contract's operations come in the catalogue.
+    let mut operations: Vec<&str> = Vec::new();
+    for rule in &rest {
+        if !operations.contains(&rule.operation.name()) {
+            operations.push(rule.operation.name());
+        }
+    }
+    for operation in operations {
+        let _ = writeln!(
+            out,
+            "<section class=\"group\" data-operation=\"{0}\">\n<h2>Operation <code>{0}</code></h2>",
+            escape(operation)
+        );
+        for rule in rest
+            .iter()
+            .filter(|rule| rule.operation.name() == operation)
+        {
+            rule_section(&mut out, rule);
+        }
+        let _ = writeln!(out, "</section>");
     }
     let _ = writeln!(out, "</main>");
     out.push_str(&super::statements::html_section(&report.statements));
@@ -261,20 +298,7 @@ fn header(out: &mut String, report: &Report, conformance: &str, conformance_name
             report.throttling.waits, report.throttling.waited_ms, report.throttling.gave_up
         );
     }
-    let extra: String = [
-        (t.known_failures, "known failures (not gated)"),
-        (t.not_decidable, "not decidable on this store"),
-        (t.not_selected, "not selected"),
-    ]
-    .iter()
-    .filter(|(count, _)| *count > 0)
-    .map(|(count, what)| format!(", {count} {what}"))
-    .collect();
-    let _ = writeln!(
-        out,
-        "<p id=\"totals\">{} rules: {} passed, {} failed (required), {} failed (recommended), {} inconclusive, {} skipped{extra}</p>",
-        t.rules, t.passed, t.failed_required, t.failed_recommended, t.inconclusive, t.skipped
-    );
+    let _ = writeln!(out, "<p id=\"totals\">{}</p>", escape(&t.line()));
     if report.created_pets.count > 0 {
         let _ = writeln!(
             out,
@@ -344,7 +368,8 @@ fn rule_section(out: &mut String, rule: &RuleReport) {
     let level = rule.level.as_str();
     let _ = writeln!(
         out,
-        "<section class=\"rule\" data-rule=\"{}\" data-verdict=\"{verdict}\" data-level=\"{level}\" data-gated=\"{}\">",
+        "<section class=\"rule\" id=\"{}\" data-rule=\"{}\" data-verdict=\"{verdict}\" data-level=\"{level}\" data-gated=\"{}\">",
+        anchor(rule),
         escape(&rule.id),
         rule.gated
     );
@@ -426,29 +451,17 @@ fn failure_details(out: &mut String, failure: &FailureReport) {
         );
     }
     if let Some(request) = &failure.request {
-        let mut text = format!("{} {}\n", request.method, request.url);
-        for (name, value) in &request.headers {
-            let _ = writeln!(text, "{name}: {value}");
-        }
-        if let Some(body) = &request.body {
-            let _ = write!(text, "\n{body}");
-        }
         let _ = writeln!(
             out,
             "<h4>Request</h4>\n<pre class=\"request\">{}</pre>",
-            escape(text.trim_end())
+            escape(&super::exchange::request_text(request))
         );
     }
     if let Some(response) = &failure.response {
-        let mut text = format!("{} {}\n", response.version, response.status);
-        for (name, value) in &response.headers {
-            let _ = writeln!(text, "{name}: {value}");
-        }
-        let _ = write!(text, "\n{}", response.body);
         let _ = writeln!(
             out,
             "<h4>Response</h4>\n<pre class=\"response\">{}</pre>",
-            escape(text.trim_end())
+            escape(&super::exchange::response_text(response))
         );
         if response.body_truncated {
             let _ = writeln!(

@@ -533,7 +533,7 @@ pub fn render_throughput(t: &Throughput) -> String {
     )
 }
 
-/// The table the README shows.
+/// The table the guide shows (docs/src/performance.md).
 pub fn render(bench: &Bench) -> String {
     let mut out = format!("machine: {}\n\n", bench.machine);
     out.push_str("| latency | wall | requests | round trips | added to 0 ms | critical path (rule) | connections opened (most open) | concurrency reached |\n|---|---|---|---|---|---|---|---|\n");

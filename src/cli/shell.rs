@@ -1,0 +1,37 @@
+//! `completions SHELL` and `man`: the shell's completion script and the manual pages, both
+//! written from the clap definition that `--help` shows, so they follow every option.
+
+use std::path::Path;
+
+use clap::CommandFactory;
+
+use super::Cli;
+use petstore_conformance::runner::engine::RunError;
+
+const NAME: &str = "petstore-conformance";
+
+/// The completion script for `shell` on stdout (`source <(petstore-conformance completions bash)`).
+pub(super) fn completions(shell: clap_complete::Shell) -> Result<u8, RunError> {
+    super::options::quiet_on_closed_pipe();
+    let mut command = Cli::command();
+    clap_complete::generate(shell, &mut command, NAME, &mut std::io::stdout());
+    Ok(0)
+}
+
+/// The manual page of the command on stdout, or, with a directory, one page per sub-command
+/// written there (petstore-conformance.1, petstore-conformance-run.1, ...).
+pub(super) fn man(dir: Option<&Path>) -> Result<u8, RunError> {
+    super::options::quiet_on_closed_pipe();
+    let command = Cli::command().version(petstore_conformance::SUITE_VERSION);
+    let failed = |e: std::io::Error| RunError::Config(format!("man: cannot write: {e}"));
+    match dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(failed)?;
+            clap_mangen::generate_to(command, dir).map_err(failed)?;
+        }
+        None => clap_mangen::Man::new(command)
+            .render(&mut std::io::stdout())
+            .map_err(failed)?,
+    }
+    Ok(0)
+}
