@@ -49,6 +49,7 @@ pub(super) fn serve(args: ServeArgs) -> Result<u8, RunError> {
                 faults,
                 variants,
                 latency: args.latency.unwrap_or_default(),
+                wire: Default::default(),
             },
             args.port,
         )

@@ -63,7 +63,8 @@ pub(super) fn insert_deprecation(response: &mut Response, value: &str) {
     }
 }
 
-/// The variants that change how an answer travels rather than what it says.
+/// The variants that change how an answer's head or body is spelled rather than what it says
+/// (how it travels is the wire's: wire.rs).
 pub(super) async fn shape(
     State(shared): State<AppState>,
     request: Request,
@@ -83,30 +84,16 @@ pub(super) async fn shape(
             HeaderValue::from_static("application/json; charset=utf-8"),
         );
     }
-    if shared.is(Variant::ConnectionClose) {
-        parts
-            .headers
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    }
-    if !shared.is(Variant::PrettyReordered) && !shared.is(Variant::Chunked) {
+    if !shared.is(Variant::PrettyReordered) {
         return Response::from_parts(parts, body);
     }
     let mut bytes = axum::body::to_bytes(body, 64 << 20)
         .await
         .unwrap_or_default();
-    if shared.is(Variant::PrettyReordered)
-        && let Ok(value) = serde_json::from_slice::<Value>(&bytes)
-    {
+    if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
         bytes = Bytes::from(pretty_reversed(&value, 0));
     }
     parts.headers.remove(header::CONTENT_LENGTH);
-    if shared.is(Variant::Chunked) {
-        let chunks: Vec<Result<Bytes, std::io::Error>> = bytes
-            .chunks(7)
-            .map(|chunk| Ok(Bytes::copy_from_slice(chunk)))
-            .collect();
-        return Response::from_parts(parts, Body::from_stream(futures_util::stream::iter(chunks)));
-    }
     Response::from_parts(parts, Body::from(bytes))
 }
 

@@ -11,6 +11,7 @@ mod handlers;
 mod new_pet;
 mod store;
 mod variants;
+mod wire;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -29,6 +30,10 @@ use serde_json::{Value, json};
 
 pub use faults::{FAULTS, Fault, FaultInfo};
 pub use variants::{VARIANTS, Variant, VariantInfo};
+pub use wire::{
+    Dimension, FieldSpacing, Framing, HeaderCase, HeaderOrder, Interim, Persistence, Reason,
+    WireShape, Writes,
+};
 
 use crate::contract::{DEPRECATED_SINCE_UNIX, PET_STATUSES, SUNSET_HTTP_DATE};
 
@@ -46,6 +51,8 @@ pub struct ReferenceConfig {
     pub variants: BTreeSet<Variant>,
     /// Added before every answer, so a remote target can be seen without a proxy.
     pub latency: std::time::Duration,
+    /// How HTTP/1.1 answers travel; the wire variants among `variants` are laid over it.
+    pub wire: WireShape,
 }
 
 impl ReferenceConfig {
@@ -55,6 +62,7 @@ impl ReferenceConfig {
             faults: BTreeSet::new(),
             variants: BTreeSet::new(),
             latency: std::time::Duration::ZERO,
+            wire: WireShape::default(),
         }
     }
 }
@@ -80,14 +88,20 @@ impl ReferenceServer {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
         let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
+        let wire = config.wire.clone().with_variants(&config.variants);
         let app = router(config);
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
+        if wire.is_plain() {
+            tokio::spawn(async move {
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
+        } else {
+            // A front writes the answers in the shape (wire/front.rs says how).
+            tokio::spawn(wire::serve(listener, app, wire, stopped));
+        }
         Ok(ReferenceServer {
             base_url: format!("http://{addr}/v1"),
             addr,
