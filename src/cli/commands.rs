@@ -47,6 +47,7 @@ pub(super) fn serve(args: ServeArgs) -> Result<u8, RunError> {
         variants,
         latency: args.latency.unwrap_or_default(),
         conforming: args.conforming_seed,
+        wire: Default::default(),
     };
     if args.conforming_seed.is_some() {
         println!("A conforming store, drawn from its seed:");

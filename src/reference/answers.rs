@@ -72,33 +72,3 @@ pub(super) fn insert_deprecation(response: &mut Response, value: &str) {
         response.headers_mut().insert("deprecation", value);
     }
 }
-
-/// The variants that change how an answer travels rather than what it says.
-pub(super) async fn shape(
-    State(shared): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let response = next.run(request).await;
-    let (mut parts, body) = response.into_parts();
-    if shared.is(Variant::ConnectionClose) {
-        parts
-            .headers
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    }
-    if !shared.is(Variant::Chunked) {
-        return Response::from_parts(parts, body);
-    }
-    let bytes = axum::body::to_bytes(body, 64 << 20)
-        .await
-        .unwrap_or_default();
-    parts.headers.remove(header::CONTENT_LENGTH);
-    if shared.is(Variant::Chunked) {
-        let chunks: Vec<Result<Bytes, std::io::Error>> = bytes
-            .chunks(7)
-            .map(|chunk| Ok(Bytes::copy_from_slice(chunk)))
-            .collect();
-        return Response::from_parts(parts, Body::from_stream(futures_util::stream::iter(chunks)));
-    }
-    Response::from_parts(parts, Body::from(bytes))
-}

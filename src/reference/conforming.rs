@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 use super::json_text::{Controls, Escaping, Order, Spacing, Style};
 use super::variants::Variant;
+use super::wire::{Framing, WireShape, Writes};
 
 /// How the store hands out ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,6 +157,9 @@ pub struct Choices {
     pub signals: Signals,
     /// The first answer waits this long (a cold start).
     pub first_answer_delay_ms: u64,
+    /// How HTTP/1.1 answers travel (header case and order, framing, writes, interim answers,
+    /// keep-alive); for the reference and its variants, `ReferenceConfig::wire` says.
+    pub wire: WireShape,
     /// The answer to each class of the request space, by (input, class).
     pub classes: BTreeMap<(String, String), Answer>,
 }
@@ -256,6 +260,7 @@ impl Choices {
             page_cap: None,
             signals: Signals::All,
             first_answer_delay_ms: 0,
+            wire: WireShape::default(),
             classes,
         }
     }
@@ -295,7 +300,7 @@ impl Choices {
                 Variant::KnownCategories => choices.known_categories = true,
                 Variant::TrailingSlashRedirect => choices.trailing_slash = TrailingSlash::Redirect,
                 // How an answer travels, not what it says: the wire's business.
-                Variant::ConnectionClose | Variant::Chunked | Variant::Http2 => {}
+                _ => {}
             }
         }
         choices
@@ -405,6 +410,16 @@ impl Choices {
             Signals::None,
         ]);
         choices.first_answer_delay_ms = draw.pick(&[0, 0, 0, 300]);
+        // Every form of every wire dimension, but chunks and writes of a few bytes: each costs
+        // the client a frame, so a run takes 25 s (the variant trials run those forms).
+        let mut wire = WireShape::draw(draw.next());
+        if let Framing::Chunked { size, .. } = &mut wire.framing {
+            *size = (*size).max(64);
+        }
+        if let Writes::Pieces { size } = &mut wire.writes {
+            *size = (*size).max(100);
+        }
+        choices.wire = wire;
         let mut by_requests: BTreeMap<(String, String), Answer> = BTreeMap::new();
         for (_, input, class) in space_classes() {
             let answers: Vec<Answer> = class
@@ -551,6 +566,7 @@ impl Choices {
             format!("page cap: {:?}", self.page_cap),
             format!("deprecation signals: {:?}", self.signals),
             format!("first answer delay: {} ms", self.first_answer_delay_ms),
+            format!("wire: {}", self.wire.describe()),
         ];
         for ((input, class), answer) in &self.classes {
             lines.push(format!("{input} / {class}: {answer:?}"));

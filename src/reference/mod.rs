@@ -13,6 +13,7 @@ mod json_text;
 mod new_pet;
 mod store;
 mod variants;
+mod wire;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -32,6 +33,10 @@ use serde_json::{Value, json};
 pub use conforming::{Choices, Surrogates, meets};
 pub use faults::{FAULTS, Fault, FaultInfo};
 pub use variants::{VARIANTS, Variant, VariantInfo};
+pub use wire::{
+    Dimension, FieldSpacing, Framing, HeaderCase, HeaderOrder, Interim, Persistence, Reason,
+    WireShape, Writes,
+};
 
 use crate::contract::{DEPRECATED_SINCE_UNIX, PET_STATUSES, SUNSET_HTTP_DATE};
 
@@ -53,6 +58,8 @@ pub struct ReferenceConfig {
     /// A conforming store drawn from this seed ([`Choices::draw`]) instead of the reference's
     /// own choices (and its variants').
     pub conforming: Option<u64>,
+    /// How HTTP/1.1 answers travel; the wire variants among `variants` are laid over it.
+    pub wire: WireShape,
 }
 
 impl ReferenceConfig {
@@ -63,6 +70,7 @@ impl ReferenceConfig {
             variants: BTreeSet::new(),
             latency: std::time::Duration::ZERO,
             conforming: None,
+            wire: WireShape::default(),
         }
     }
 
@@ -97,14 +105,23 @@ impl ReferenceServer {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
         let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
+        let wire = match config.conforming {
+            Some(_) => config.choices().wire,
+            None => config.wire.clone().with_variants(&config.variants),
+        };
         let app = router(config);
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
+        if wire.is_plain() {
+            tokio::spawn(async move {
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
+        } else {
+            // A front writes the answers in the shape (wire/front.rs says how).
+            tokio::spawn(wire::serve(listener, app, wire, stopped));
+        }
         Ok(ReferenceServer {
             base_url: format!("http://{addr}/v1"),
             addr,
@@ -142,7 +159,6 @@ pub fn router(config: ReferenceConfig) -> Router {
             state.clone(),
             trailing_slash,
         ))
-        .layer(middleware::from_fn_with_state(state.clone(), shape))
         .layer(middleware::from_fn_with_state(state.clone(), delay))
         .with_state(state)
 }

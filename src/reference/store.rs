@@ -64,10 +64,6 @@ impl Shared {
             .then(|| self.choices.answer(input, class))
     }
 
-    pub(super) fn is(&self, variant: Variant) -> bool {
-        self.config.variants.contains(&variant)
-    }
-
     /// A pet as the service answers it (with extra fields, a float categoryId, as chosen).
     pub(super) fn pet_value(&self, pet: &Pet) -> Value {
         let mut value = serde_json::to_value(pet).unwrap_or(Value::Null);

@@ -28,6 +28,23 @@ pub enum Variant {
     Http2,
     /// Starlette's default: a trailing slash gets a body-less 307 to the path without it.
     TrailingSlashRedirect,
+    // How answers travel (wire.rs): each one form of a `WireShape` dimension.
+    HeaderCaseTitle,
+    HeaderCaseUpper,
+    HeaderCaseMixed,
+    HeadersReversed,
+    HeadersShuffled,
+    TightFields,
+    WideFields,
+    EmptyReason,
+    OkReason,
+    OneByteChunks,
+    ChunkExtensions,
+    CloseDelimited,
+    ByteWrites,
+    UnaskedContinue,
+    EarlyHints,
+    KeepAliveHeader,
 }
 
 pub struct VariantInfo {
@@ -131,6 +148,86 @@ pub const VARIANTS: &[VariantInfo] = &[
         variant: Variant::Http2,
         name: "http2",
         description: "spoken to over HTTP/2 (h2c; run with --http2-prior-knowledge)",
+    },
+    VariantInfo {
+        variant: Variant::HeaderCaseTitle,
+        name: "header-case-title",
+        description: "header names in Title-Case (Content-Type)",
+    },
+    VariantInfo {
+        variant: Variant::HeaderCaseUpper,
+        name: "header-case-upper",
+        description: "header names in UPPER case (CONTENT-TYPE)",
+    },
+    VariantInfo {
+        variant: Variant::HeaderCaseMixed,
+        name: "header-case-mixed",
+        description: "each header name in a case of its own (lower, Title, UPPER or letter by letter)",
+    },
+    VariantInfo {
+        variant: Variant::HeadersReversed,
+        name: "headers-reversed",
+        description: "header fields in reverse order",
+    },
+    VariantInfo {
+        variant: Variant::HeadersShuffled,
+        name: "headers-shuffled",
+        description: "header fields in a seeded shuffle (fields of one name keep their order)",
+    },
+    VariantInfo {
+        variant: Variant::TightFields,
+        name: "tight-fields",
+        description: "no space after a header's colon (name:value)",
+    },
+    VariantInfo {
+        variant: Variant::WideFields,
+        name: "wide-fields",
+        description: "spaces and tabs on both sides of every header value",
+    },
+    VariantInfo {
+        variant: Variant::EmptyReason,
+        name: "empty-reason",
+        description: "status lines with an empty reason phrase (HTTP/1.1 404 )",
+    },
+    VariantInfo {
+        variant: Variant::OkReason,
+        name: "ok-reason",
+        description: "the reason phrase OK on every status line (HTTP/1.1 404 OK)",
+    },
+    VariantInfo {
+        variant: Variant::OneByteChunks,
+        name: "one-byte-chunks",
+        description: "bodies sent chunked, one byte a chunk",
+    },
+    VariantInfo {
+        variant: Variant::ChunkExtensions,
+        name: "chunk-extensions",
+        description: "bodies chunked in 64-byte chunks with sizes like 0040;ext=1 and a Server-Timing trailer field",
+    },
+    VariantInfo {
+        variant: Variant::CloseDelimited,
+        name: "close-delimited",
+        description: "bodies with no length, ended by closing the connection",
+    },
+    VariantInfo {
+        variant: Variant::ByteWrites,
+        name: "byte-writes",
+        description: "every answer written one byte a write, each flushed (TCP_NODELAY)",
+    },
+    VariantInfo {
+        variant: Variant::UnaskedContinue,
+        name: "unasked-continue",
+        description: "an unasked 100 Continue before every answer",
+    },
+    VariantInfo {
+        variant: Variant::EarlyHints,
+        name: "early-hints",
+        description: "an unasked 102 Processing and 103 Early Hints (with a Link header) before every answer",
+    },
+    VariantInfo {
+        variant: Variant::KeepAliveHeader,
+        name: "keep-alive-header",
+        description: "Connection: keep-alive on every answer",
     },
 ];
 

@@ -14,7 +14,7 @@ use crate::contract::{Contract, SchemaName};
 use crate::execution::Client;
 use crate::generation::Schemas;
 use crate::generation::request::RequestSpec;
-use crate::reference::{Fault, ReferenceConfig, ReferenceServer, Variant};
+use crate::reference::{Fault, ReferenceConfig, ReferenceServer, Variant, WireShape};
 use crate::seed::random_seed;
 
 pub fn check_base_url(base_url: &str) -> Result<(), RunError> {
@@ -179,6 +179,7 @@ pub fn start_reference(
                 variants,
                 latency,
                 conforming: None,
+                wire: WireShape::default(),
             },
             0,
         ))

@@ -36,6 +36,38 @@ pub(super) async fn read_capped(
     }
 }
 
+/// Whether the connection an answer came on stays open after it (RFC 9112 section 9.3): not
+/// after `Connection: close`, nor after an HTTP/1.0 answer without `keep-alive`, nor after a
+/// body with neither Content-Length nor chunked framing, which only the close ends (section
+/// 6.3, item 8): a store may answer so without saying `close`, and a lane that took its
+/// connection for kept would hold every next connect back for one it waits for in vain.
+pub(super) fn persists(
+    version: reqwest::Version,
+    status: u16,
+    head: bool,
+    headers: &reqwest::header::HeaderMap,
+) -> bool {
+    use reqwest::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
+    let says = |token: &str| {
+        headers.get_all(CONNECTION).iter().any(|value| {
+            String::from_utf8_lossy(value.as_bytes())
+                .split(',')
+                .any(|said| said.trim().eq_ignore_ascii_case(token))
+        })
+    };
+    if says("close") {
+        return false;
+    }
+    if version >= reqwest::Version::HTTP_2 {
+        return true;
+    }
+    if version <= reqwest::Version::HTTP_10 && !says("keep-alive") {
+        return false;
+    }
+    let bodiless = head || matches!(status, 100..=199 | 204 | 304);
+    bodiless || headers.contains_key(CONTENT_LENGTH) || headers.contains_key(TRANSFER_ENCODING)
+}
+
 /// The start of a transport error that never reached the target: the connect failed.
 const CONNECT_FAILED: &str = "could not connect";
 /// The start of a transport error where the exchange outlasted `--timeout`.
@@ -75,4 +107,44 @@ pub(super) fn describe_error(error: &reqwest::Error) -> String {
 
 pub(super) fn elapsed_ms(started: Instant) -> u64 {
     started.elapsed().as_millis().try_into().unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::persists;
+    use reqwest::Version;
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    fn headers(fields: &[(&'static str, &'static str)]) -> HeaderMap {
+        fields
+            .iter()
+            .map(|(name, value)| {
+                (
+                    reqwest::header::HeaderName::from_static(name),
+                    HeaderValue::from_static(value),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_connection_persists_as_rfc_9112_says() {
+        let length = headers(&[("content-length", "2")]);
+        let chunked = headers(&[("transfer-encoding", "chunked")]);
+        let none = headers(&[]);
+        assert!(persists(Version::HTTP_11, 200, false, &length));
+        assert!(persists(Version::HTTP_11, 200, false, &chunked));
+        // A close-delimited body: only the close ends it, `close` said or not.
+        assert!(!persists(Version::HTTP_11, 200, false, &none));
+        // No body can follow these: nothing is delimited by a close.
+        assert!(persists(Version::HTTP_11, 200, true, &none));
+        assert!(persists(Version::HTTP_11, 204, false, &none));
+        assert!(persists(Version::HTTP_11, 304, false, &none));
+        let close = headers(&[("connection", "Keep-Alive, CLOSE"), ("content-length", "2")]);
+        assert!(!persists(Version::HTTP_11, 200, false, &close));
+        assert!(!persists(Version::HTTP_10, 200, false, &length));
+        let kept = headers(&[("connection", "keep-alive"), ("content-length", "2")]);
+        assert!(persists(Version::HTTP_10, 200, false, &kept));
+        assert!(persists(Version::HTTP_2, 200, false, &none));
+    }
 }

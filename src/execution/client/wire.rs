@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use super::Client;
-use super::transport::{describe_error, elapsed_ms, read_capped};
+use super::transport::{describe_error, elapsed_ms, persists, read_capped};
 use crate::execution::lanes::Lane;
 use crate::generation::request::{Body, RequestSpec};
 use crate::outcome::{BODY_KEPT, Exchange, RecordedRequest, RecordedResponse};
@@ -126,16 +126,12 @@ impl Client {
             }
         };
         self.slowest_ms.fetch_max(elapsed_ms(started), Relaxed);
-        let closing = response
-            .headers()
-            .get_all(reqwest::header::CONNECTION)
-            .iter()
-            .any(|value| {
-                String::from_utf8_lossy(value.as_bytes())
-                    .split(',')
-                    .any(|token| token.trim().eq_ignore_ascii_case("close"))
-            });
-        lane.served(!closing);
+        lane.served(persists(
+            response.version(),
+            response.status().as_u16(),
+            spec.method == "HEAD",
+            response.headers(),
+        ));
         let status = response.status().as_u16();
         let version = format!("{:?}", response.version());
         let response_headers: Vec<(String, String)> = response
