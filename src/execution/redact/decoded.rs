@@ -1,0 +1,171 @@
+//! A text as a reader decodes it, character by character, wherever the escapes stand: HTML
+//! character references (`&#75;`, `&#x4B;`, with leading zeros, with or without the `;` a
+//! browser forgives), the five named ones XML and HTML share, and backslash escapes (`\u004B`,
+//! `\/`, `\"`, `\\`) inside a JSON string or not. A target can spell each character of the key
+//! its own way; no list of whole spellings covers the mixes, the decoded text does.
+
+/// The decoded text, and where its escapes stood in the original.
+pub(super) struct Decoded {
+    pub(super) text: String,
+    /// `(offset in text, offset in the original)` at the start and at the end of each escape;
+    /// between two, the texts run alike.
+    marks: Vec<(usize, usize)>,
+}
+
+impl Decoded {
+    /// The original's offset of the decoded offset `at` (a character boundary).
+    fn original_at(&self, at: usize) -> usize {
+        let index = self.marks.partition_point(|(decoded, _)| *decoded <= at);
+        match index.checked_sub(1).and_then(|i| self.marks.get(i)) {
+            Some((decoded, original)) => original + (at - decoded),
+            None => at,
+        }
+    }
+
+    /// The original's bytes that spell `text[range]` (a range of whole characters).
+    pub(super) fn original(&self, range: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        self.original_at(range.start)..self.original_at(range.end)
+    }
+}
+
+/// Whether `text` holds an escape that can spell any character (`&#...;`, `\uXXXX`): then
+/// [`decode`] is worth its copy. The named references and JSON's short escapes alone are
+/// whole spellings the redactor lists.
+pub(super) fn has_escapes(text: &str) -> bool {
+    text.contains("&#") || text.contains("\\u") || text.contains("\\U")
+}
+
+/// `text` decoded, with where each escape stood.
+pub(super) fn decode(text: &str) -> Decoded {
+    let bytes = text.as_bytes();
+    let mut decoded = Decoded {
+        text: String::with_capacity(text.len()),
+        marks: Vec::new(),
+    };
+    let mut plain = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let escape = match bytes[i] {
+            b'&' => reference(&text[i..]),
+            b'\\' => backslash(&text[i..]),
+            _ => None,
+        };
+        let Some((c, length)) = escape else {
+            i += 1;
+            continue;
+        };
+        decoded.text.push_str(&text[plain..i]);
+        decoded.marks.push((decoded.text.len(), i));
+        decoded.text.push(c);
+        i += length;
+        plain = i;
+        decoded.marks.push((decoded.text.len(), i));
+    }
+    decoded.text.push_str(&text[plain..]);
+    decoded
+}
+
+/// An HTML character reference at the start of `text`: the character and its length.
+fn reference(text: &str) -> Option<(char, usize)> {
+    for (name, c) in [
+        ("&amp;", '&'),
+        ("&lt;", '<'),
+        ("&gt;", '>'),
+        ("&quot;", '"'),
+        ("&apos;", '\''),
+    ] {
+        if text.len() >= name.len() && text[..name.len()].eq_ignore_ascii_case(name) {
+            return Some((c, name.len()));
+        }
+    }
+    let rest = text.strip_prefix("&#")?;
+    let (radix, digits_at) = match rest.as_bytes().first() {
+        Some(b'x' | b'X') => (16, 3),
+        _ => (10, 2),
+    };
+    let digits = text[digits_at..]
+        .bytes()
+        .take_while(|b| char::from(*b).is_digit(radix))
+        .count();
+    // Leading zeros as many as a target likes; the value itself within a character's range.
+    let value = u32::from_str_radix(&text[digits_at..digits_at + digits], radix).ok()?;
+    let c = char::from_u32(value)?;
+    let end = digits_at + digits;
+    let end = if text[end..].starts_with(';') {
+        end + 1
+    } else {
+        end
+    };
+    Some((c, end))
+}
+
+/// A backslash escape at the start of `text`: `\uXXXX` (a surrogate pair as one character),
+/// or one of JSON's short escapes.
+fn backslash(text: &str) -> Option<(char, usize)> {
+    let unit = |at: usize| {
+        text.get(at..at + 6)
+            .filter(|escape| {
+                (escape.starts_with("\\u") || escape.starts_with("\\U"))
+                    && escape[2..].bytes().all(|b| b.is_ascii_hexdigit())
+            })
+            .and_then(|escape| u32::from_str_radix(&escape[2..], 16).ok())
+    };
+    if let Some(first) = unit(0) {
+        if let Some(c) = char::from_u32(first) {
+            return Some((c, 6));
+        }
+        // A surrogate pair: a high one, then a low one.
+        let low = unit(6).filter(|low| (0xdc00..0xe000).contains(low))?;
+        if !(0xd800..0xdc00).contains(&first) {
+            return None;
+        }
+        let value = 0x10000 + ((first - 0xd800) << 10) + (low - 0xdc00);
+        return char::from_u32(value).map(|c| (c, 12));
+    }
+    let c = match text.as_bytes().get(1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'\'' => '\'',
+        b'n' => '\n',
+        b't' => '\t',
+        b'r' => '\r',
+        _ => return None,
+    };
+    Some((c, 2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spelling_of_a_character_decodes_to_it() {
+        let text = r"K&#75;&#075;&#x4B;&#X04b;&#75\u004B\u004b&amp;\/\uD83D\uDE00é.";
+        let decoded = decode(text);
+        assert_eq!(decoded.text, "KKKKKKKK&/\u{1F600}é.");
+        // Each decoded character names the bytes that spelled it.
+        let at = decoded.text.find('&').unwrap();
+        assert_eq!(&text[decoded.original(at..at + 1)], "&amp;");
+        let at = decoded.text.find('é').unwrap();
+        assert_eq!(&text[decoded.original(at..decoded.text.len())], "é.");
+        assert_eq!(&text[decoded.original(1..3)], "&#75;&#075;");
+        assert_eq!(decoded.original(0..decoded.text.len()), 0..text.len());
+    }
+
+    #[test]
+    fn what_is_no_escape_stays_as_it_is() {
+        for text in [
+            "&#;",
+            "&#xZZ;",
+            "\\q",
+            "a & b",
+            "&#1114112;",
+            "\\u12",
+            "\\uD800x",
+            "\\u+123",
+        ] {
+            assert_eq!(decode(text).text, text, "{text}");
+        }
+    }
+}
