@@ -140,8 +140,28 @@ pub fn main() -> ExitCode {
     petstore_conformance::runner::interrupts::install();
     // --version says which suite, contract and rule catalogue: what a report is judged by.
     let version: &'static str = Box::leak(options::version().into_boxed_str());
-    let matches = Cli::command().version(version).get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let command = evidence::without_env_values(Cli::command().version(version));
+    // A usage error is printed with every value the user gave redacted (one may be the key).
+    let usage_error = |error: clap::Error| {
+        if !error.use_stderr() {
+            // --help and --version: no value of the user's in them.
+            error.exit();
+        }
+        let args: Vec<String> = std::env::args_os()
+            .skip(1)
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect();
+        eprint!("{}", evidence::usage_error_text(&error, &command, &args));
+        ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
+    };
+    let matches = match command.clone().try_get_matches() {
+        Ok(matches) => matches,
+        Err(error) => return usage_error(error),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(error),
+    };
     // Every error passes through the key's redactor before it is printed.
     let redactor = evidence::error_redactor(&matches);
     let result = match cli.command {

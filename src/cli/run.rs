@@ -46,7 +46,14 @@ pub(super) fn configure(
                 (name, value, from)
             })
             .collect();
-        print!("{}", profiles::render(&shown));
+        // And the key, wherever it was put (a header's value, a profile's header).
+        let redactor = evidence::keys_redactor(
+            &[args.api_key_env.clone(), "PETSTORE_API_KEY".into()],
+            args.api_key_file.as_deref(),
+            &[],
+            args.allow_short_key,
+        );
+        print!("{}", redactor.redact(&profiles::render(&shown)));
         return Ok(Configured::Answered(0));
     }
     if args.selection.list {
@@ -78,7 +85,7 @@ pub(super) fn configure(
                     })?
                     .trim()
                     .to_string(),
-                None => std::env::var(&args.api_key_env).unwrap_or_default(),
+                None => api_key_from_env(&args.api_key_env)?,
             };
             let source = match &args.api_key_file {
                 Some(file) => format!("--api-key-file {}", file.display()),
@@ -180,6 +187,19 @@ pub(super) fn configure(
         short_key_allowed: args.allow_short_key,
     };
     Ok(Configured::Run(Box::new(config)))
+}
+
+/// The key from the variable `name`; a variable not set says so (not "0 characters").
+fn api_key_from_env(name: &str) -> Result<String, RunError> {
+    match std::env::var(name) {
+        Ok(key) => Ok(key),
+        Err(std::env::VarError::NotPresent) => Err(RunError::Config(format!(
+            "{name}: not set; export the API key in it (or name another variable with --api-key-env, or a file with --api-key-file)"
+        ))),
+        Err(std::env::VarError::NotUnicode(_)) => Err(RunError::Config(format!(
+            "{name}: the API key is not valid UTF-8; it cannot be sent in an Authorization header"
+        ))),
+    }
 }
 
 /// The run's answer and its counts, on stderr, as a run or a merge ends.
