@@ -74,7 +74,9 @@ fn reference(text: &str) -> Option<(char, usize)> {
         ("&quot;", '"'),
         ("&apos;", '\''),
     ] {
-        if text.len() >= name.len() && text[..name.len()].eq_ignore_ascii_case(name) {
+        // Bytes, not characters: whatever follows `&` may be any character.
+        let head = text.as_bytes().get(..name.len());
+        if head.is_some_and(|head| head.eq_ignore_ascii_case(name.as_bytes())) {
             return Some((c, name.len()));
         }
     }
@@ -151,6 +153,19 @@ mod tests {
         assert_eq!(&text[decoded.original(at..decoded.text.len())], "é.");
         assert_eq!(&text[decoded.original(1..3)], "&#75;&#075;");
         assert_eq!(decoded.original(0..decoded.text.len()), 0..text.len());
+    }
+
+    proptest::proptest! {
+        /// A target's bytes are any text: decoding never panics, and maps the whole text.
+        #[test]
+        fn any_text_decodes_and_maps_back(text in "(&|#|x|;|\\\\|u|[0-9a-fA-F]|\\PC){0,40}") {
+            let decoded = decode(&text);
+            proptest::prop_assert_eq!(decoded.original(0..decoded.text.len()), 0..text.len());
+            for (at, _) in decoded.text.char_indices() {
+                let range = decoded.original(at..decoded.text.len());
+                proptest::prop_assert!(text.is_char_boundary(range.start));
+            }
+        }
     }
 
     #[test]
