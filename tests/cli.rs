@@ -930,7 +930,7 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
     let mut moved: serde_json::Value = serde_json::from_str(&text).unwrap();
     moved["target"]["kind"] = "external".into();
     moved["target"]["base_url"] = "https://elsewhere.example/v1".into();
-    std::fs::write(&elsewhere, moved.to_string()).unwrap();
+    std::fs::write(&elsewhere, with_own_digest(moved)).unwrap();
     let compare = |extra: &[&str]| {
         Command::new(BIN)
             .arg("compare")
@@ -947,6 +947,55 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
     assert!(said.contains("--allow-different"), "{said}");
     let allowed = compare(&["--allow-different"]);
     assert_eq!(allowed.status.code(), Some(1), "{}", stderr(&allowed));
+    // A report edited after its run is refused, whichever side it is on: a new failure
+    // flipped to passed (the gate would go green), or a passed rule flipped to failed.
+    let tonight: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let failed = tonight["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|rule| rule["verdict"] == "failed" && rule["level"] == "required")
+        .expect("a required rule failed under duplicate-ids");
+    let mut flipped = tonight.clone();
+    flipped["rules"][failed]["verdict"] = "passed".into();
+    let tampered = after.join("tampered.json");
+    std::fs::write(&tampered, flipped.to_string()).unwrap();
+    for (old, new) in [(&report, &tampered), (&tampered, &report)] {
+        let output = Command::new(BIN)
+            .arg("compare")
+            .arg(old)
+            .arg(new)
+            .output()
+            .unwrap();
+        let said = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{said}");
+        assert!(
+            said.contains("tampered.json") && said.contains("edited"),
+            "{said}"
+        );
+    }
+    // Marked not gated, its digest recomputed: the gate is judged again from the gate the run
+    // recorded and the rule's level in the catalogue, not from the field.
+    let mut ungated = tonight.clone();
+    for rule in ungated["rules"].as_array_mut().unwrap() {
+        rule["gated"] = false.into();
+    }
+    std::fs::write(&tampered, with_own_digest(ungated)).unwrap();
+    let output = Command::new(BIN)
+        .arg("compare")
+        .arg(&report)
+        .arg(&tampered)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{said}{}", stderr(&output));
+    assert!(!said.contains("new failures (gated): 0"), "{said}");
+}
+
+/// `report` as JSON text carrying its own digest again, as whoever edits a report can write it.
+fn with_own_digest(mut report: serde_json::Value) -> String {
+    report["integrity"]["sha256"] = petstore_conformance::report::canonical_digest(&report).into();
+    report.to_string()
 }
 
 #[test]

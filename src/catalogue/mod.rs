@@ -64,6 +64,46 @@ impl Level {
     }
 }
 
+/// Which failures fail a run: the one definition `run` gates by and `compare` reads back from
+/// the gate a report recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Gate {
+    /// Only rules the contract states (the default).
+    Required,
+    /// Recommended rules too.
+    All,
+    /// Required rules, every one decided: a required rule not decidable on this store leaves
+    /// the run undetermined (for certification on a store the vendor controls).
+    Certify,
+}
+
+impl Gate {
+    /// Whether a failure of a rule of `level` fails the run.
+    pub fn gates(self, level: Level) -> bool {
+        self == Gate::All || level == Level::Required
+    }
+
+    /// Whether a rule the store made undecidable leaves the run undetermined.
+    pub fn needs_decided(self, level: Level) -> bool {
+        self == Gate::Certify && level == Level::Required
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Gate::Required => "required",
+            Gate::All => "all",
+            Gate::Certify => "certify",
+        }
+    }
+
+    /// The gate a report or a profile names.
+    pub fn parse(name: &str) -> Option<Gate> {
+        [Gate::Required, Gate::All, Gate::Certify]
+            .into_iter()
+            .find(|gate| gate.as_str() == name)
+    }
+}
+
 /// Where in the contract a rule's statement is, and the sentence it checks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

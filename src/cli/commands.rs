@@ -232,8 +232,18 @@ pub(super) fn compare_reports(
     allow_different: bool,
 ) -> Result<u8, RunError> {
     use petstore_conformance::report::compare;
-    let (_, old) = read_report(old)?;
-    let (_, new) = read_report(new)?;
+    // A report whose content is not what its digest says was edited after its run: no gate
+    // is judged on it.
+    let intact = |path: &Path| {
+        let (text, _) = read_report(path)?;
+        petstore_conformance::report::verify::intact(&text).map_err(|reason| {
+            RunError::Config(format!(
+                "{}: {reason}; compare refuses a report edited after its run",
+                path.display()
+            ))
+        })
+    };
+    let (old, new) = (intact(old)?, intact(new)?);
     if let Some(why) = compare::mismatch(&old, &new) {
         if !allow_different {
             return Err(RunError::Config(format!(
@@ -242,7 +252,12 @@ pub(super) fn compare_reports(
         }
         eprintln!("petstore-conformance: compare: {why} (--allow-different)");
     }
-    let comparison = compare::compare(&old, &new);
+    // The levels of this tool's catalogue, when it is the one the run used (one that does
+    // not load leaves the levels the report recorded, under its digest).
+    let catalogue = petstore_conformance::catalogue::Catalogue::load(None).ok();
+    let gated = compare::gating(&new, catalogue.as_ref())
+        .map_err(|reason| RunError::Config(format!("compare: {reason}")))?;
+    let comparison = compare::compare(&old, &new, gated);
     print!("{}", compare::render_text(&comparison, &old, &new));
     if let Some(path) = markdown {
         let markdown = compare::render_markdown(&comparison, &old, &new);

@@ -157,6 +157,13 @@ pub fn verify(
     })
 }
 
+/// report.json read back to be compared: refused when its content does not match its own
+/// digest (edited after the run, a verdict flipped) or it carries none.
+pub fn intact(text: &str) -> Result<Report, String> {
+    let (report, line) = own_digest(text)?;
+    line.map(|_| report)
+}
+
 /// report.json parsed, and the line its own digest gives (`Err`: edited or none).
 fn own_digest(text: &str) -> Result<(Report, Result<String, String>), String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
