@@ -1303,6 +1303,44 @@ fn a_refused_key_exits_2_with_one_line_before_any_rule() {
 }
 
 #[test]
+fn a_wrong_base_path_is_could_not_run_not_does_not_conform() {
+    let key = "the-right-key-4242";
+    let (_server, url) = serve_reference(key, &[]);
+    let dir = temp_dir("wrong-path");
+    // `/api/v1` where the store is at `/v1`: every listing and the store orders answer 404.
+    let wrong = url.replace("/v1", "/api/v1");
+    let output = run(&["--base-url", &wrong], Some(key), &dir);
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    let lines: Vec<&str> = said.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{said}");
+    assert!(
+        lines[0].contains("no operation answered at this base URL; check the path"),
+        "{said}"
+    );
+    assert!(!said.contains("DOES NOT CONFORM"), "{said}");
+    assert!(!dir.join("report.json").exists());
+    // At the right path the same store, whose getPet answers 404 for every id it lacks, is
+    // judged: 404 there is the contract's answer, not a sign of a wrong path.
+    let output = run(
+        &["--base-url", &url, "get-pet/", "--seed", "3"],
+        Some(key),
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    assert!(
+        report["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|rule| rule["id"] == "get-pet/unknown/not-found" && rule["verdict"] == "passed"),
+        "{report}"
+    );
+}
+
+#[test]
 fn side_files_that_cannot_be_written_are_warnings_and_the_reports_are_still_written() {
     let key = "side-file-key";
     let (_server, url) = serve_reference(key, &["category-id-truncated-32"]);
