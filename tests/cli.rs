@@ -1073,6 +1073,30 @@ fn known_failures_are_reported_not_gated_until_they_expire() {
             .unwrap()
             .contains("expired on 2020-01-01")
     );
+    // Not a plain FAILED anywhere it is shown: the terminal, summary.md and JUnit say the
+    // entry ran out.
+    let note = "known failure expired on 2020-01-01 (PET-9): gated again";
+    let terminal = String::from_utf8_lossy(&output.stdout).into_owned() + &stderr(&output);
+    assert!(
+        terminal.contains(&format!(
+            "---- create-pet/invalid/category-id-wrong-type ----\n{note}: expected"
+        )),
+        "{terminal}"
+    );
+    let summary = std::fs::read_to_string(dir.join("reports/summary.md")).unwrap();
+    assert!(
+        summary.lines().any(|line| line.contains("| FAILED |")
+            && line.contains("category-id-wrong-type")
+            && line.contains(note)),
+        "{summary}"
+    );
+    let junit = std::fs::read_to_string(dir.join("reports/junit.xml")).unwrap();
+    assert!(
+        junit.contains(&format!(
+            "message=\"{note}: create-pet/invalid/category-id-wrong-type"
+        )),
+        "{junit}"
+    );
     // A rule that does not exist, or a key that is not known: exit 2 naming the file.
     for (text, needle) in [
         (

@@ -110,6 +110,16 @@ impl KnownFailure {
     pub fn expired(&self, today: &str) -> bool {
         self.expires.as_deref().is_some_and(|date| date < today)
     }
+
+    /// What a failure of a rule whose entry ran out says first, wherever it is shown (the
+    /// terminal, every report): otherwise it reads as a plain new failure.
+    pub fn expired_note(&self) -> String {
+        format!(
+            "known failure expired on {} ({}): gated again",
+            self.expires.as_deref().unwrap_or("?"),
+            self.reason
+        )
+    }
 }
 
 /// Where the pets a run created are listed, and how many there are.
@@ -421,6 +431,15 @@ impl RuleReport {
             distinct_failures,
             more_failures,
         }
+    }
+}
+
+impl RuleReport {
+    /// For a failed rule on the list of known failures (so its entry expired: a failure it
+    /// still excused would be a `known-failure`), the note that says so.
+    pub fn expired_known_failure(&self) -> Option<String> {
+        let known = self.known_failure.as_ref()?;
+        (self.verdict == VerdictKind::Failed).then(|| known.expired_note())
     }
 }
 

@@ -123,6 +123,11 @@ pub(super) fn run_trials(
             .get(&rule.id)
             .filter(|entry| !entry.expired(&today))
             .map(|entry| format!("known failure ({})", entry.reason));
+        // One that ran out gates again, and its failure says why it is back.
+        let expired = known
+            .get(&rule.id)
+            .filter(|entry| entry.expired(&today))
+            .map(|entry| entry.expired_note());
         let trial = Trial::ignorable_test(rule.id.clone(), move || {
             gate_for_trial.wait_for_earlier(phase);
             let ctx = RuleCtx::new(&run, &rule_owned);
@@ -158,7 +163,7 @@ pub(super) fn run_trials(
             };
             ctx.end_first_pass();
             ctx.answered_once();
-            let outcome = libtest_outcome(&verdict, gates, excuse.as_deref());
+            let outcome = libtest_outcome(&verdict, gates, excuse.as_deref(), expired.as_deref());
             let result = RuleResult {
                 deselected,
                 cases_run: ctx.cases_run(),
@@ -173,7 +178,7 @@ pub(super) fn run_trials(
                         &rule_owned.id,
                         rule_owned.level.as_str(),
                         gates && excuse.is_none(),
-                        &result.verdict.message(),
+                        &failure_message(&result.verdict, expired.as_deref()),
                     )),
                     _ => None,
                 });
@@ -251,6 +256,7 @@ pub(super) fn libtest_outcome(
     verdict: &Verdict,
     gated: bool,
     excuse: Option<&str>,
+    expired: Option<&str>,
 ) -> Result<Completion, Failed> {
     match verdict {
         Verdict::Passed => Ok(Completion::Completed),
@@ -259,7 +265,7 @@ pub(super) fn libtest_outcome(
             excuse.unwrap_or_default(),
             verdict.message()
         ))),
-        Verdict::Failed(_) if gated => Err(verdict.message().into()),
+        Verdict::Failed(_) if gated => Err(failure_message(verdict, expired).into()),
         Verdict::Failed(_) => Ok(Completion::ignored_with(format!(
             "recommended, not gated: {}",
             verdict.message()
@@ -271,5 +277,13 @@ pub(super) fn libtest_outcome(
         Verdict::NotDecidable { reason } => Ok(Completion::ignored_with(format!(
             "not decidable on this store: {reason}"
         ))),
+    }
+}
+
+/// A failure's message, after the note of a known failure whose entry ran out.
+fn failure_message(verdict: &Verdict, expired: Option<&str>) -> String {
+    match expired {
+        Some(note) => format!("{note}: {}", verdict.message()),
+        None => verdict.message(),
     }
 }
