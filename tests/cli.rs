@@ -513,6 +513,37 @@ fn a_time_budget_ends_generation() {
     let cases = report["rules"][0]["cases_run"].as_u64().unwrap();
     assert!(cases > 32, "only {cases} cases in the budget");
     assert!(started.elapsed().as_secs() < 30);
+    assert!(
+        !stderr(&output).contains("bounds the run"),
+        "{}",
+        stderr(&output)
+    );
+    // Beside a case count (a profile's, easily forgotten), the budget no longer decides: the
+    // run says which one bounds it, and where each came from.
+    let profile = dir.join("profile.toml");
+    std::fs::write(&profile, "[profile.default]\ncases = 3\n").unwrap();
+    let output = run(
+        &[
+            "--config",
+            profile.to_str().unwrap(),
+            "--time-budget",
+            "2",
+            "list-pets/limit/within-bounds",
+        ],
+        None,
+        &dir,
+    );
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("cases = 3 (")
+            && said.contains("profile.toml [profile.default]) bounds the run"),
+        "{said}"
+    );
+    assert!(
+        said.contains("--time-budget 2s (command line) only cuts it short"),
+        "{said}"
+    );
 }
 
 /// The request log of a run with seed 77 and these options.

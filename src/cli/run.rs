@@ -62,6 +62,25 @@ pub(super) fn configure(
         print!("{}", args.selection.list(&catalogue));
         return Ok(Configured::Answered(0));
     }
+    if let (Some(budget), Some(cases), false) = (args.time_budget, args.cases, args.selection.list)
+    {
+        // Both bound generation; the case count, set, is the one that ends it first unless the
+        // target is slow: say so, and where each came from (a profile's `cases` is easy to
+        // forget beside a budget given on the command line).
+        let from = |name: &str| {
+            sources
+                .iter()
+                .find(|(option, _, _)| option == name)
+                .map(|(_, _, from)| from.clone())
+                .unwrap_or_default()
+        };
+        eprintln!(
+            "petstore-conformance: cases = {cases} ({}) bounds the run: each property rule stops at {cases} generated cases; --time-budget {} ({}) only cuts it short. Leave cases unset to let the budget bound it.",
+            from("cases"),
+            humantime::format_duration(Duration::from_secs(budget)),
+            from("time_budget"),
+        );
+    }
     evidence::check_api_key_env(&args.api_key_env)?;
     let sign_key = evidence::load_sign_key(args.sign_key.as_deref())?;
     check_limits(&args, args.selection.test_threads)?;
