@@ -444,7 +444,8 @@ fn replay_resends_the_minimal_counterexample() {
         ])
         .output()
         .unwrap();
-    assert_eq!(replay.status.code(), Some(0), "{}", stderr(&replay));
+    // Its verdict is its exit code: failed again, 1.
+    assert_eq!(replay.status.code(), Some(1), "{}", stderr(&replay));
     let shown = String::from_utf8_lossy(&replay.stdout);
     assert!(
         shown.contains("> POST ") && shown.contains("< 500"),
@@ -456,6 +457,27 @@ fn replay_resends_the_minimal_counterexample() {
         shown.contains(
             "verdict: create-pet/valid/created failed (required, judged again with seed 3)"
         ),
+        "{shown}"
+    );
+    // On a target that was fixed, the same replay passes: exit 0.
+    let key = "replay-fixed-key-5150";
+    let (_server, url) = serve_reference(key, &[]);
+    let replay = Command::new(BIN)
+        .args([
+            "replay",
+            dir.join("report.json").to_str().unwrap(),
+            "create-pet/valid/created",
+            "--base-url",
+            &url,
+            "--no-regressions",
+        ])
+        .env("PETSTORE_API_KEY", key)
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&replay.stdout);
+    assert_eq!(replay.status.code(), Some(0), "{shown}{}", stderr(&replay));
+    assert!(
+        shown.contains("verdict: create-pet/valid/created passed"),
         "{shown}"
     );
 }

@@ -10,6 +10,7 @@ use super::args::{
 use super::evidence;
 use super::options;
 use super::run::{Configured, append_step_summary, configure, tell_totals};
+use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{
     FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,
 };
@@ -143,6 +144,12 @@ pub(super) fn replay(
         .report
         .as_ref()
         .and_then(|report| report.rules.iter().find(|r| r.id == rule));
+    let code = match judged.map(|judged| judged.verdict) {
+        Some(VerdictKind::Passed) => 0,
+        Some(VerdictKind::Failed | VerdictKind::KnownFailure) => 1,
+        Some(VerdictKind::Inconclusive | VerdictKind::Skipped | VerdictKind::NotDecidable) => 3,
+        None => 2,
+    };
     match judged {
         Some(judged) => {
             let detail = match (&judged.failure, &judged.reason) {
@@ -159,7 +166,7 @@ pub(super) fn replay(
         }
         None => println!("\nverdict: {rule} was not judged again (not in this catalogue)"),
     }
-    Ok(0)
+    Ok(code)
 }
 
 pub(super) fn show_exchange(exchange: &petstore_conformance::outcome::Exchange, api_key: &str) {

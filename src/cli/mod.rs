@@ -42,7 +42,9 @@ enum Command {
     /// Re-send the request a report recorded for a failed rule and show the exchange, then
     /// judge the rule again on the target (the report's seed and cases) and print its verdict.
     /// The target, key, TLS, header and proxy options are `run`'s (a profile's too): the base
-    /// URL comes from them, never from the report, which is not trusted with the key.
+    /// URL comes from them, never from the report, which is not trusted with the key. Exit 0
+    /// when the rule passes again, 1 when it fails, 3 when it reaches no verdict, 2 when it
+    /// cannot be replayed.
     Replay {
         /// A report.json written by `run`.
         report: PathBuf,
