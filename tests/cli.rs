@@ -1043,6 +1043,27 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
     let said = String::from_utf8_lossy(&output.stdout).into_owned();
     assert_eq!(output.status.code(), Some(1), "{said}{}", stderr(&output));
     assert!(!said.contains("new failures (gated): 0"), "{said}");
+    // Text from a report reaches the terminal with its control characters escaped: a rule id
+    // holding an escape sequence or a bidirectional override, a target address too.
+    let mut hostile = tonight.clone();
+    hostile["rules"][0]["id"] = "auth/\u{1b}[2J\u{1b}]0;pwned\u{7}x\u{202e}gnp.exe".into();
+    hostile["target"]["base_url"] = "http://127.0.0.1:1/\u{1b}[31mv1".into();
+    std::fs::write(&tampered, with_own_digest(hostile)).unwrap();
+    let compared = Command::new(BIN)
+        .arg("compare")
+        .arg(&report)
+        .arg(&tampered)
+        .output()
+        .unwrap();
+    let verified = verify(&tampered);
+    for output in [compared, verified] {
+        let said = String::from_utf8_lossy(&output.stdout).into_owned() + &stderr(&output);
+        assert!(
+            !said.contains('\u{1b}') && !said.contains('\u{7}') && !said.contains('\u{202e}'),
+            "{said:?}"
+        );
+        assert!(said.contains("\\u{1b}"), "{said}");
+    }
 }
 
 /// `report` as JSON text carrying its own digest again, as whoever edits a report can write it.

@@ -14,7 +14,7 @@ use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{
     FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,
 };
-use petstore_conformance::report::Report;
+use petstore_conformance::report::{Report, terminal};
 use petstore_conformance::runner::Target;
 use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
 use petstore_conformance::seed::random_seed;
@@ -158,13 +158,18 @@ pub(super) fn replay(
                 (None, None) => String::new(),
             };
             println!(
-                "\nverdict: {rule} {} ({}, judged again with seed {}){detail}",
+                "\nverdict: {} {} ({}, judged again with seed {}){}",
+                terminal::line(rule),
                 judged.verdict,
                 judged.level.as_str(),
-                report.seed
+                report.seed,
+                terminal::line(&detail)
             );
         }
-        None => println!("\nverdict: {rule} was not judged again (not in this catalogue)"),
+        None => println!(
+            "\nverdict: {} was not judged again (not in this catalogue)",
+            terminal::line(rule)
+        ),
     }
     Ok(code)
 }
@@ -189,10 +194,11 @@ pub(super) fn show_exchange(exchange: &petstore_conformance::outcome::Exchange, 
     if let Some(error) = &exchange.transport_error {
         shown.push_str(&format!("! {error}\n"));
     }
-    // What the target sent back is shown as the reports show it: redacted.
+    // What the target sent back is shown as the reports show it: redacted, and with no
+    // control character that a terminal would act on.
     print!(
         "{}",
-        petstore_conformance::execution::Redactor::new(api_key).redact(&shown)
+        terminal::lines(&petstore_conformance::execution::Redactor::new(api_key).redact(&shown))
     );
 }
 
@@ -293,11 +299,15 @@ pub(super) fn merge(
     let report = &merged.report;
     if let Some(from) = &report.merged {
         let given: Vec<&str> = from.shards.iter().map(|s| s.shard.as_str()).collect();
-        eprintln!("merged shards {} of {}", given.join(", "), from.split);
+        eprintln!(
+            "merged shards {} of {}",
+            terminal::line(&given.join(", ")),
+            terminal::line(&from.split.to_string())
+        );
         if !from.missing.is_empty() {
             eprintln!(
                 "  missing shards {}: their {} rules not run",
-                from.missing.join(", "),
+                terminal::line(&from.missing.join(", ")),
                 from.not_run.len()
             );
         }

@@ -147,6 +147,8 @@ pub fn verify_report(
     let mut out = std::io::stdout().lock();
     for line in &verification.lines {
         use std::io::Write;
+        // Names and values from the report and the directory, with no control character.
+        let line = petstore_conformance::report::terminal::line(line);
         if writeln!(out, "{line}").is_err() {
             break;
         }

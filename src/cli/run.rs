@@ -224,11 +224,13 @@ fn api_key_from_env(name: &str) -> Result<String, RunError> {
 /// The run's answer and its counts, on stderr, as a run or a merge ends.
 pub(super) fn tell_totals(report: &petstore_conformance::report::Report) {
     let t = &report.totals;
+    // A merged report's fields come from files: shown with no control character.
+    use petstore_conformance::report::terminal::line;
     eprintln!(
         "{}: {} against {} (seed {}): {} passed, {} failed required, {} failed recommended, {} known failures, {} inconclusive, {} skipped",
-        report.suite.name,
+        line(&report.suite.name),
         report.conformance.as_str().to_uppercase(),
-        report.target.base_url,
+        line(&report.target.base_url),
         report.seed,
         t.passed,
         t.failed_required,
@@ -265,7 +267,7 @@ pub(super) fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {
             );
         }
         if let Some(reason) = &report.target.stopped_answering {
-            eprintln!("  {reason}");
+            eprintln!("  {}", petstore_conformance::report::terminal::line(reason));
         }
         eprintln!("  {}", report.connections.describe());
         for path in &outcome.written {

@@ -181,23 +181,25 @@ fn gate_note(old: &Report, new: &Report) -> Option<String> {
     })
 }
 
-/// For the terminal.
+/// For the terminal: what the reports hold (rule ids, times, gates) with control characters
+/// escaped, one line each.
 pub fn render_text(comparison: &Comparison, old: &Report, new: &Report) -> String {
+    use super::terminal::line;
     let mut out = format!(
         "{} ({}) -> {} ({}), gate {}\n",
-        old.finished_at,
+        line(&old.finished_at),
         old.conformance.as_str(),
-        new.finished_at,
+        line(&new.finished_at),
         new.conformance.as_str(),
-        new.gate
+        line(&new.gate)
     );
     if let Some(note) = gate_note(old, new) {
-        let _ = writeln!(out, "note: {note}");
+        let _ = writeln!(out, "note: {}", line(&note));
     }
     for (title, ids) in sections(comparison) {
         let _ = writeln!(out, "{title}: {}", ids.len());
         for id in ids {
-            let _ = writeln!(out, "  {id}");
+            let _ = writeln!(out, "  {}", line(id));
         }
     }
     out

@@ -11,6 +11,7 @@ mod junit;
 mod markdown;
 pub mod merge;
 pub mod statements;
+pub mod terminal;
 pub mod verify;
 mod writing;
 

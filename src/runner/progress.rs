@@ -102,7 +102,10 @@ pub fn failure_line(rule: &str, level: &str, gated: bool, message: &str) -> Stri
     } else {
         "failed (not gated)"
     };
-    format!("{tag} {rule} [{level}]: {reason}")
+    format!(
+        "{tag} {rule} [{level}]: {}",
+        crate::report::terminal::line(&reason)
+    )
 }
 
 /// "1234 requests, 2 failures, 41 s left": what the bar says beside the count of rules.

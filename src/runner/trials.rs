@@ -258,26 +258,25 @@ pub(super) fn libtest_outcome(
     excuse: Option<&str>,
     expired: Option<&str>,
 ) -> Result<Completion, Failed> {
-    match verdict {
-        Verdict::Passed => Ok(Completion::Completed),
-        Verdict::Failed(_) if excuse.is_some() => Ok(Completion::ignored_with(format!(
+    let ignored = match verdict {
+        Verdict::Passed => return Ok(Completion::Completed),
+        Verdict::Failed(_) if excuse.is_some() => format!(
             "{}, not gated: {}",
             excuse.unwrap_or_default(),
             verdict.message()
-        ))),
-        Verdict::Failed(_) if gated => Err(failure_message(verdict, expired).into()),
-        Verdict::Failed(_) => Ok(Completion::ignored_with(format!(
-            "recommended, not gated: {}",
-            verdict.message()
-        ))),
-        Verdict::Inconclusive { reason } => {
-            Ok(Completion::ignored_with(format!("inconclusive: {reason}")))
+        ),
+        Verdict::Failed(_) if gated => {
+            return Err(crate::report::terminal::lines(&failure_message(verdict, expired)).into());
         }
-        Verdict::Skipped { reason } => Ok(Completion::ignored_with(format!("skipped: {reason}"))),
-        Verdict::NotDecidable { reason } => Ok(Completion::ignored_with(format!(
-            "not decidable on this store: {reason}"
-        ))),
-    }
+        Verdict::Failed(_) => format!("recommended, not gated: {}", verdict.message()),
+        Verdict::Inconclusive { reason } => format!("inconclusive: {reason}"),
+        Verdict::Skipped { reason } => format!("skipped: {reason}"),
+        Verdict::NotDecidable { reason } => format!("not decidable on this store: {reason}"),
+    };
+    // What a target sent is in the messages: no control character reaches the terminal.
+    Ok(Completion::ignored_with(crate::report::terminal::lines(
+        &ignored,
+    )))
 }
 
 /// A failure's message, after the note of a known failure whose entry ran out.
