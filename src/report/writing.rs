@@ -90,6 +90,14 @@ impl ReportDir {
                 .collect(),
             None => Vec::new(),
         };
+        // The model redacted before any format renders it: a renderer's own escaping (`&` as
+        // `&amp;` in HTML and XML, `\` as `\\` in JSON) would otherwise hide a target's
+        // spelling of the key from the pass over the file, and report.json's digest is then of
+        // what the file holds.
+        let redacted = serde_json::to_value(report)
+            .ok()
+            .and_then(|value| serde_json::from_value::<Report>(redactor.redact_json(&value)).ok());
+        let report = redacted.as_ref().unwrap_or(report);
         let rendered = [
             (REPORT_FILES[0], render_json(report)),
             (REPORT_FILES[1], render_junit(report)),

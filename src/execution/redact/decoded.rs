@@ -32,7 +32,7 @@ impl Decoded {
 /// [`decode`] is worth its copy. The named references and JSON's short escapes alone are
 /// whole spellings the redactor lists.
 pub(super) fn has_escapes(text: &str) -> bool {
-    text.contains("&#") || text.contains("\\u") || text.contains("\\U")
+    text.contains("&#") || text.contains("amp;#") || text.contains("\\u") || text.contains("\\U")
 }
 
 /// `text` decoded, with where each escape stood.
@@ -65,25 +65,39 @@ pub(super) fn decode(text: &str) -> Decoded {
     decoded
 }
 
-/// An HTML character reference at the start of `text`: the character and its length.
+/// An HTML character reference at the start of `text`: the character and its length. One
+/// that was itself escaped (`&amp;#75;`: a target's reference as report.html and junit.xml
+/// write it, shown to a reader as `&#75;`) is read through.
 fn reference(text: &str) -> Option<(char, usize)> {
-    for (name, c) in [
-        ("&amp;", '&'),
-        ("&lt;", '<'),
-        ("&gt;", '>'),
-        ("&quot;", '"'),
-        ("&apos;", '\''),
-    ] {
-        // Bytes, not characters: whatever follows `&` may be any character.
+    let bytes = text.as_bytes();
+    // Bytes, not characters: whatever follows `&` may be any character.
+    let starts = |at: usize, word: &str| {
+        bytes
+            .get(at..at + word.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(word.as_bytes()))
+    };
+    let mut at = 1;
+    while starts(at, "amp;") {
+        at += 4;
+    }
+    if let Some((c, length)) = one_reference(&text[at..]) {
+        return Some((c, at + length));
+    }
+    (at > 1).then_some(('&', 5))
+}
+
+/// A reference that follows an `&` (`text` starts after it), not escaped again.
+fn one_reference(text: &str) -> Option<(char, usize)> {
+    for (name, c) in [("lt;", '<'), ("gt;", '>'), ("quot;", '"'), ("apos;", '\'')] {
         let head = text.as_bytes().get(..name.len());
         if head.is_some_and(|head| head.eq_ignore_ascii_case(name.as_bytes())) {
             return Some((c, name.len()));
         }
     }
-    let rest = text.strip_prefix("&#")?;
+    let rest = text.strip_prefix('#')?;
     let (radix, digits_at) = match rest.as_bytes().first() {
-        Some(b'x' | b'X') => (16, 3),
-        _ => (10, 2),
+        Some(b'x' | b'X') => (16, 2),
+        _ => (10, 1),
     };
     let digits = text[digits_at..]
         .bytes()
@@ -104,25 +118,29 @@ fn reference(text: &str) -> Option<(char, usize)> {
 /// A backslash escape at the start of `text`: `\uXXXX` (a surrogate pair as one character),
 /// or one of JSON's short escapes.
 fn backslash(text: &str) -> Option<(char, usize)> {
+    // `\\u0041` too: a target's `\u0041` as report.json writes it, which a reader decoding
+    // the JSON sees as `\u0041`.
     let unit = |at: usize| {
-        text.get(at..at + 6)
-            .filter(|escape| {
-                (escape.starts_with("\\u") || escape.starts_with("\\U"))
-                    && escape[2..].bytes().all(|b| b.is_ascii_hexdigit())
-            })
-            .and_then(|escape| u32::from_str_radix(&escape[2..], 16).ok())
+        let slashes = text.get(at..)?.bytes().take_while(|b| *b == b'\\').count();
+        let escape = text.get(at + slashes..at + slashes + 5)?;
+        ((1..=2).contains(&slashes)
+            && (escape.starts_with('u') || escape.starts_with('U'))
+            && escape[1..].bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| u32::from_str_radix(&escape[1..], 16).ok())
+        .flatten()
+        .map(|value| (value, slashes + 5))
     };
-    if let Some(first) = unit(0) {
+    if let Some((first, length)) = unit(0) {
         if let Some(c) = char::from_u32(first) {
-            return Some((c, 6));
+            return Some((c, length));
         }
         // A surrogate pair: a high one, then a low one.
-        let low = unit(6).filter(|low| (0xdc00..0xe000).contains(low))?;
+        let (low, second) = unit(length).filter(|(low, _)| (0xdc00..0xe000).contains(low))?;
         if !(0xd800..0xdc00).contains(&first) {
             return None;
         }
         let value = 0x10000 + ((first - 0xd800) << 10) + (low - 0xdc00);
-        return char::from_u32(value).map(|c| (c, 12));
+        return char::from_u32(value).map(|c| (c, length + second));
     }
     let c = match text.as_bytes().get(1)? {
         b'"' => '"',
@@ -146,6 +164,9 @@ mod tests {
         let text = r"K&#75;&#075;&#x4B;&#X04b;&#75\u004B\u004b&amp;\/\uD83D\uDE00é.";
         let decoded = decode(text);
         assert_eq!(decoded.text, "KKKKKKKK&/\u{1F600}é.");
+        // Escaped once more, as report.html, junit.xml and report.json write a target's text.
+        let again = r"&amp;#75;&amp;amp;#x4B;\\u004B&amp;&amp;lt;";
+        assert_eq!(decode(again).text, "KKK&<");
         // Each decoded character names the bytes that spelled it.
         let at = decoded.text.find('&').unwrap();
         assert_eq!(&text[decoded.original(at..at + 1)], "&amp;");
