@@ -215,32 +215,34 @@ fn decoded(text: &str) -> String {
         let mut i = 0;
         while i < chars.len() {
             let rest: String = chars[i..chars.len().min(i + 12)].iter().collect();
-            let (radix, skip) = if rest.starts_with("&#x") || rest.starts_with("&#X") {
-                (16, 3)
-            } else if rest.starts_with("&#") {
-                (10, 2)
-            } else if rest.starts_with("\\u") && rest.len() >= 6 {
-                (16, 2)
-            } else {
-                out.push(chars[i]);
-                i += 1;
-                continue;
-            };
-            let digits: String = rest[skip..]
+            // (radix, characters before the digits, most digits, a reference: `;` may follow)
+            let (radix, skip, most, reference) =
+                if rest.starts_with("&#x") || rest.starts_with("&#X") {
+                    (16, 3, 10, true)
+                } else if rest.starts_with("&#") {
+                    (10, 2, 10, true)
+                } else if rest.starts_with("\\u") {
+                    (16, 2, 4, false)
+                } else {
+                    out.push(chars[i]);
+                    i += 1;
+                    continue;
+                };
+            let digits: String = rest
                 .chars()
+                .skip(skip)
                 .take_while(|c| c.is_digit(radix))
-                .take(if skip == 2 && radix == 16 { 4 } else { 10 })
+                .take(most)
                 .collect();
+            let complete = reference || digits.len() == 4;
             match u32::from_str_radix(&digits, radix)
                 .ok()
                 .and_then(char::from_u32)
             {
-                Some(c) if !digits.is_empty() => {
+                Some(c) if !digits.is_empty() && complete => {
                     out.push(c);
                     i += skip + digits.len();
-                    if chars.get(i) == Some(&';') && skip != 2
-                        || (radix == 10 && chars.get(i) == Some(&';'))
-                    {
+                    if reference && chars.get(i) == Some(&';') {
                         i += 1;
                     }
                 }
@@ -328,7 +330,7 @@ fn echoing_target() -> u16 {
                     let form = &forms[n % forms.len()];
                     // In a JSON body (outside any string: no JSON parser decodes it, a reader
                     // does), in a text body, and in a header.
-                    let (content_type, body) = if n % 2 == 0 {
+                    let (content_type, body) = if n.is_multiple_of(2) {
                         (
                             "application/json",
                             format!("{{\"code\":500,\"seen\":1}} {form}"),
