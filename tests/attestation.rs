@@ -136,6 +136,16 @@ fn independent_check(dir: &Path, key: &[u8]) -> Result<Value, String> {
     Ok(statement)
 }
 
+/// The names of the files an attestation's statement covers.
+fn subjects(statement: &Value) -> Vec<&str> {
+    statement["subject"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect()
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     let _ = std::fs::remove_dir_all(to);
     std::fs::create_dir_all(to).unwrap();
@@ -175,12 +185,7 @@ fn a_signed_run_verifies_and_any_changed_byte_fails_both_checks() {
         "https://in-toto.io/attestation/test-result/v0.1"
     );
     assert_eq!(statement["predicate"]["result"], "PASSED");
-    let subjects: Vec<&str> = statement["subject"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let subjects = subjects(&statement);
     for name in [
         "report.json",
         "junit.xml",
@@ -370,12 +375,7 @@ fn every_file_of_a_signed_directory_is_covered_or_named_and_the_har_refuses_a_li
     let (code, said) = verify(&reports, &public, &[]);
     assert_eq!(code, Some(0), "{said}");
     let statement = independent_check(&reports, &raw_public_key(&public)).unwrap();
-    let subjects: Vec<&str> = statement["subject"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let subjects = subjects(&statement);
     for name in ["run.har", "requests.jsonl"] {
         assert!(subjects.contains(&name), "{name}: {subjects:?}");
     }

@@ -66,17 +66,17 @@ mod tests {
     use super::super::RecordedRequest;
     use super::*;
 
-    #[test]
-    fn curl_line_reads_the_key_from_the_environment() {
-        let exchange = Exchange {
+    /// A request to /v1/pets as recorded, with no answer.
+    fn sent(method: &str, headers: &[(&str, &str)], body: Option<&str>) -> Exchange {
+        Exchange {
             request: RecordedRequest {
-                method: "POST".into(),
+                method: method.into(),
                 url: "http://127.0.0.1:1/v1/pets".into(),
-                headers: vec![
-                    ("Authorization".into(), format!("Bearer {REDACTED}")),
-                    ("Content-Type".into(), "application/json".into()),
-                ],
-                body: Some(r#"{"name":"O'Brien"}"#.into()),
+                headers: headers
+                    .iter()
+                    .map(|(name, value)| (name.to_string(), value.to_string()))
+                    .collect(),
+                body: body.map(String::from),
                 body_length: None,
             },
             response: None,
@@ -84,7 +84,19 @@ mod tests {
             elapsed_ms: 0,
             throttled: None,
             not_sent: false,
-        };
+        }
+    }
+
+    #[test]
+    fn curl_line_reads_the_key_from_the_environment() {
+        let exchange = sent(
+            "POST",
+            &[
+                ("Authorization", &format!("Bearer {REDACTED}")),
+                ("Content-Type", "application/json"),
+            ],
+            Some(r#"{"name":"O'Brien"}"#),
+        );
         let curl = exchange.curl("PETSTORE_API_KEY");
         assert!(
             curl.contains(r#"-H "Authorization: Bearer ${PETSTORE_API_KEY}""#),
@@ -96,24 +108,15 @@ mod tests {
 
     #[test]
     fn each_secret_header_is_read_from_a_variable_of_its_own() {
-        let exchange = Exchange {
-            request: RecordedRequest {
-                method: "GET".into(),
-                url: "http://127.0.0.1:1/v1/pets".into(),
-                headers: vec![
-                    ("Authorization".into(), format!("Bearer {REDACTED}")),
-                    ("X-Gateway-Token".into(), REDACTED.into()),
-                    ("x-api.key".into(), format!("k {REDACTED}")),
-                ],
-                body: None,
-                body_length: None,
-            },
-            response: None,
-            transport_error: None,
-            elapsed_ms: 0,
-            throttled: None,
-            not_sent: false,
-        };
+        let exchange = sent(
+            "GET",
+            &[
+                ("Authorization", &format!("Bearer {REDACTED}")),
+                ("X-Gateway-Token", REDACTED),
+                ("x-api.key", &format!("k {REDACTED}")),
+            ],
+            None,
+        );
         let curl = exchange.curl("STAGING_KEY");
         assert!(
             curl.contains(r#"-H "Authorization: Bearer ${STAGING_KEY}""#),
