@@ -1,24 +1,32 @@
 #!/bin/sh
 # The CI gate of petstore-conformance, shared by ci/github.yml and ci/gitlab.yml.
 #
-#   sh ci/gate.sh [PREVIOUS_REPORT]
+#   sh ci/gate.sh [PREVIOUS_REPORT]        (or PETSTORE_CI_PREVIOUS=PREVIOUS_REPORT)
 #
 # Runs the suite (its options from petstore-conformance.toml and PETSTORE_* variables, e.g.
 # PETSTORE_PROFILE=nightly), checks the report is intact, compares it with the previous
-# night's report when there is one, and ends with one exit code:
-#   0  pass
-#   1  fail: the target does not conform (PETSTORE_CI_GATE=run, the default), or a gated rule
-#      newly fails since the previous report (PETSTORE_CI_GATE=new-failures)
-#   2  error: the suite could not run (unreachable, key refused, configuration), or the
-#      previous report is of another target or catalogue
+# night's report when one is named, and ends with one exit code. It fails closed: a target
+# that does not conform fails the gate whatever the comparison finds, a first night included
+# (a team that knows of a breakage lists it in known_failures, and the run conforms but for
+# it); the comparison says what is new. A previous report that is named must be there: no
+# report where one was expected (its download failed) is an error, not a first night.
+#   0  pass: the target conforms (known failures aside), and no gated rule newly fails
+#   1  fail: the target does not conform (the log says which gated rules newly fail since the
+#      previous report, PETSTORE_CI_GATE=new-failures, and which failed already)
+#   2  error: the suite could not run (unreachable, key refused, configuration, no operation
+#      at the base URL), the report is not intact, or the previous report named is missing,
+#      edited, or of another target or catalogue
 #   3  undetermined: a required rule reached no verdict; PETSTORE_CI_UNDETERMINED=pass makes
 #      it 0 (said in the log), the default keeps it 3, which CI shows as a failure
 #   130/143  interrupted
 set -u
-previous="${1:-}"
+previous="${1:-${PETSTORE_CI_PREVIOUS:-}}"
 reports="${PETSTORE_REPORT_DIR:-reports}"
 gate="${PETSTORE_CI_GATE:-run}"
 undetermined="${PETSTORE_CI_UNDETERMINED:-fail}"
+# Beside the reports, not among them: a signed report directory holds only what its
+# attestation covers.
+comparison="${PETSTORE_CI_COMPARISON:-compare.md}"
 
 case "$gate" in run | new-failures) ;; *)
     echo "PETSTORE_CI_GATE=$gate: run or new-failures" >&2
@@ -41,19 +49,34 @@ if ! petstore-conformance verify-report "$reports/report.json"; then
     exit 2
 fi
 
+# 0 nothing new, 1 a gated rule newly fails, 2 no comparison where one was asked for.
 compared=0
-if [ -n "$previous" ] && [ -f "$previous" ]; then
-    petstore-conformance compare "$previous" "$reports/report.json" \
-        --markdown "$reports/compare.md" || compared=$?
-else
+if [ -z "$previous" ]; then
     echo "no previous report: nothing to compare with"
-fi
-if [ "$compared" -ne 0 ] && [ "$compared" -ne 1 ]; then
-    exit 2
+elif [ ! -f "$previous" ]; then
+    echo "the previous report $previous is not there (its download failed?): nothing compared" >&2
+    compared=2
+else
+    petstore-conformance compare "$previous" "$reports/report.json" \
+        --markdown "$comparison" || compared=$?
+    if [ "$compared" -ne 0 ] && [ "$compared" -ne 1 ]; then
+        echo "the previous report $previous cannot be compared with tonight's" >&2
+        compared=2
+    elif [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+        cat "$comparison" >>"$GITHUB_STEP_SUMMARY"
+    fi
 fi
 
-if [ "$gate" = run ] && [ "$status" -eq 1 ]; then
+if [ "$status" -eq 1 ]; then
+    if [ "$compared" -eq 1 ]; then
+        echo "does not conform: a gated rule newly fails since the previous report" >&2
+    elif [ "$gate" = new-failures ]; then
+        echo "does not conform: no gated rule newly fails since the previous report, but the gate fails on every gated failure (list a known one in known_failures to gate on what is new)" >&2
+    fi
     exit 1
+fi
+if [ "$compared" -eq 2 ]; then
+    exit 2
 fi
 if [ "$compared" -eq 1 ]; then
     echo "a gated rule newly fails since the previous report" >&2

@@ -9,6 +9,9 @@ use serde_json::Value;
 /// What replaces the key wherever it would appear.
 pub const REDACTED: &str = "[REDACTED]";
 
+mod curl;
+pub use curl::header_variable;
+
 /// How each near miss is written where the key may not be: an expression over `[REDACTED]`
 /// that `replay` expands and a curl line turns into the shell's own (`${KEY:1}`, `${KEY%?}`,
 /// `${KEY~~}`).
@@ -223,38 +226,6 @@ impl Exchange {
             (None, None) => "no response".into(),
         }
     }
-
-    /// A shell command that sends the same request; the key is read from `key_env`.
-    pub fn curl(&self, key_env: &str) -> String {
-        let mut parts = vec![
-            "curl -sS -i".to_string(),
-            format!("-X {}", self.request.method),
-            shell_quote(&self.request.url),
-        ];
-        for (name, value) in &self.request.headers {
-            let header = format!("{name}: {value}");
-            if header.contains("[REDACTED") {
-                let mut escaped = header.replace(['"', '$', '`', '\\'], "");
-                for (form, operator) in RECORDED_FORMS {
-                    escaped = escaped.replace(form, &format!("${{{key_env}{operator}}}"));
-                }
-                parts.push(format!(
-                    "-H \"{}\"",
-                    escaped.replace(REDACTED, &format!("${{{key_env}}}"))
-                ));
-            } else {
-                parts.push(format!("-H {}", shell_quote(&header)));
-            }
-        }
-        if let Some(body) = &self.request.body {
-            parts.push(format!("--data-binary {}", shell_quote(body)));
-        }
-        parts.join(" ")
-    }
-}
-
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// What a verdict is, without its evidence: what reports and gates compare.

@@ -136,6 +136,16 @@ fn independent_check(dir: &Path, key: &[u8]) -> Result<Value, String> {
     Ok(statement)
 }
 
+/// The names of the files an attestation's statement covers.
+fn subjects(statement: &Value) -> Vec<&str> {
+    statement["subject"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect()
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     let _ = std::fs::remove_dir_all(to);
     std::fs::create_dir_all(to).unwrap();
@@ -175,12 +185,7 @@ fn a_signed_run_verifies_and_any_changed_byte_fails_both_checks() {
         "https://in-toto.io/attestation/test-result/v0.1"
     );
     assert_eq!(statement["predicate"]["result"], "PASSED");
-    let subjects: Vec<&str> = statement["subject"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let subjects = subjects(&statement);
     for name in [
         "report.json",
         "junit.xml",
@@ -340,5 +345,78 @@ fn no_report_file_is_written_through_a_planted_link() {
         let meta = std::fs::symlink_metadata(reports.join(name)).unwrap();
         assert!(!meta.is_symlink(), "{name} is still the planted link");
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn every_file_of_a_signed_directory_is_covered_or_named_and_the_har_refuses_a_link() {
+    let dir = temp_dir("coverage");
+    let (private, public) = key_pair(&dir, "signer");
+    let reports = dir.join("reports");
+    std::fs::create_dir_all(&reports).unwrap();
+    // The HAR and the request log written into the report directory are evidence too.
+    let output = command(&["run", "--seed", "7", "--no-regressions", "list-pets/limit"])
+        .arg("--sign-key")
+        .arg(&private)
+        .arg("--har")
+        .arg(reports.join("run.har"))
+        .arg("--request-log")
+        .arg(reports.join("requests.jsonl"))
+        .arg("--report-dir")
+        .arg(&reports)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let (code, said) = verify(&reports, &public, &[]);
+    assert_eq!(code, Some(0), "{said}");
+    let statement = independent_check(&reports, &raw_public_key(&public)).unwrap();
+    let subjects = subjects(&statement);
+    for name in ["run.har", "requests.jsonl"] {
+        assert!(subjects.contains(&name), "{name}: {subjects:?}");
+    }
+    // Files the attestation does not cover, beside the signed ones: each named, exit 1.
+    std::fs::write(reports.join("index.html"), "<h1>CONFORMS (certified)</h1>").unwrap();
+    std::fs::copy(
+        reports.join("report.json"),
+        reports.join("report-final.json"),
+    )
+    .unwrap();
+    let (code, said) = verify(&reports, &public, &[]);
+    assert_eq!(code, Some(1), "{said}");
+    for name in ["index.html", "report-final.json"] {
+        assert!(
+            said.contains(&format!(
+                "FAILED coverage: {name} is here but the attestation does not cover it"
+            )),
+            "{said}"
+        );
+    }
+    assert!(!said.contains("FAILED coverage: .lock"), "{said}");
+    // A link planted where the HAR goes is refused, not followed: the file it points to is
+    // left as it was, and the run goes on without a HAR.
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    let har = dir.join("planted.har");
+    std::os::unix::fs::symlink(&victim, &har).unwrap();
+    let output = command(&["run", "--seed", "7", "--no-regressions", "list-pets/limit"])
+        .arg("--har")
+        .arg(&har)
+        .arg("--report-dir")
+        .arg(dir.join("elsewhere"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("--har") && stderr.contains("cannot create it"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    assert!(std::fs::symlink_metadata(&har).unwrap().is_symlink());
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -171,10 +171,10 @@ fn every_ci_file_passes_its_lint() {
         // Every exit code turned green is no gate at all.
         assert!(!text.contains("|| true"), "{name}: `|| true`");
         assert!(!text.contains("set +e"), "{name}: `set +e`");
-        if text.contains("jobs/artifacts") {
+        if text.contains("jobs/artifacts") || text.contains("packages/generic") {
             assert!(
                 text.contains("JOB-TOKEN"),
-                "{name}: fetches an artifact without the job token"
+                "{name}: fetches from GitLab's API without the job token"
             );
         }
         for script in text.split_whitespace().filter(|w| w.starts_with("ci/")) {
@@ -225,30 +225,34 @@ fn checkout(name: &str) -> PathBuf {
         "[profile.nightly]\nseed = 3\ncases = 4\n",
     )
     .unwrap();
-    std::fs::create_dir_all(dir.join("last-night")).unwrap();
     dir
 }
 
-/// Runs `script` in `sh -e` in `dir`, as a CI runner does, with the binary on PATH.
-fn shell(dir: &Path, script: &str, env: &[(&str, &str)]) -> (i32, String) {
+/// Runs `script` in `sh -e` in `dir`, as a CI runner does, with the binary (and `extra_path`,
+/// the test's stand-ins) on PATH.
+fn shell_with(
+    dir: &Path,
+    script: &str,
+    env: &[(&str, &str)],
+    extra_path: &[&Path],
+) -> (i32, String) {
     let bin_dir = Path::new(BIN).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let mut path: Vec<String> = extra_path.iter().map(|p| p.display().to_string()).collect();
+    path.push(bin_dir.display().to_string());
+    path.push(std::env::var("PATH").unwrap_or_default());
     let mut command = Command::new("sh");
     command
         .arg("-ec")
         .arg(script)
         .current_dir(dir)
-        .env("PATH", path)
+        .env("PATH", path.join(":"))
         .env_remove("PETSTORE_BASE_URL")
         .env_remove("GITHUB_STEP_SUMMARY");
     for var in [
         "PETSTORE_REFERENCE_FAULTS",
         "PETSTORE_REPORT_DIR",
         "PETSTORE_CONFIG",
+        "PETSTORE_CI_PREVIOUS",
     ] {
         command.env_remove(var);
     }
@@ -262,67 +266,299 @@ fn shell(dir: &Path, script: &str, env: &[(&str, &str)]) -> (i32, String) {
     (output.status.code().unwrap_or(-1), said)
 }
 
-/// The artifact store of the test: last night's reports in a local directory.
-fn keep_as_last_night(dir: &Path) {
-    std::fs::copy(
-        dir.join("reports/report.json"),
-        dir.join("last-night/report.json"),
-    )
-    .unwrap();
+fn shell(dir: &Path, script: &str, env: &[(&str, &str)]) -> (i32, String) {
+    shell_with(dir, script, env, &[])
 }
 
-const FETCH_LOCALLY: &str = "mkdir -p previous; if [ -f last-night/report.json ]; then cp last-night/report.json previous/report.json; fi";
+/// A fault exactly one rule sees, whatever the timing of the run: one that several rules may
+/// see (a listing that ignores its default limit shows to any rule that lists while more than
+/// 20 pets match) could add a failure on a night like the one before.
+const BREAKING: (&str, &str) = ("PETSTORE_REFERENCE_FAULTS", "auth-one-char-short");
+const BROKEN_RULE: &str = "auth/near-miss/last-char-dropped";
 
-/// Three nights of a recipe's `script` (the fetch replaced by FETCH_LOCALLY): a first night
-/// with nothing before it passes; a night that breaks a rule fails, naming it; a night like
-/// the one before passes.
-fn three_nights(dir: &Path, script: &str, env: &[(&str, &str)]) {
-    let (code, said) = shell(dir, script, env);
-    assert_eq!(code, 0, "first night:\n{script}\n{said}");
+/// A recipe's nightly job, run here: each night runs its steps against the test's stand-in of
+/// the CI system's storage, and keeps tonight's report there as CI would.
+trait Nightly {
+    /// One night, with the job's environment and `extra`; its exit code and what it said.
+    fn night(&mut self, extra: &[(&str, &str)]) -> (i32, String);
+    /// From now on, last night's report cannot be downloaded (a token refused, a run that
+    /// uploaded nothing).
+    fn lose_the_store(&mut self);
+}
+
+/// The nights every recipe must get right. The gate fails closed: a target that does not
+/// conform fails it on a first night and on a night like the one before; the comparison says
+/// what is new; a report that cannot be downloaded is an error, not a first night.
+fn nights(dir: &Path, recipe: &mut dyn Nightly) {
+    let (code, said) = recipe.night(&[BREAKING]);
+    assert_eq!(code, 1, "a first night on a failing target:\n{said}");
     assert!(said.contains("no previous report"), "{said}");
-    keep_as_last_night(dir);
-    // A fault exactly one rule sees, whatever the timing of the run: one that several rules
-    // may see (a listing that ignores its default limit shows to any rule that lists while
-    // more than 20 pets match) could add a failure on a night like the one before.
-    let mut broken = env.to_vec();
-    broken.push(("PETSTORE_REFERENCE_FAULTS", "auth-one-char-short"));
-    let (code, said) = shell(dir, script, &broken);
+    assert!(said.contains(BROKEN_RULE), "{said}");
+    let (code, said) = recipe.night(&[]);
+    assert_eq!(code, 0, "a night that fixed it:\n{said}");
+    let compared = std::fs::read_to_string(dir.join("compare.md")).unwrap();
+    assert!(compared.contains("## fixed (1)"), "{compared}");
+    let (code, said) = recipe.night(&[BREAKING]);
     assert_eq!(code, 1, "a night that broke a rule:\n{said}");
-    assert!(said.contains("auth/near-miss/last-char-dropped"), "{said}");
-    let compared = std::fs::read_to_string(dir.join("reports/compare.md")).unwrap();
+    assert!(said.contains(BROKEN_RULE), "{said}");
+    let compared = std::fs::read_to_string(dir.join("compare.md")).unwrap();
     assert!(compared.contains("a gated rule newly fails"), "{compared}");
-    keep_as_last_night(dir);
-    let (code, said) = shell(dir, script, &broken);
-    assert_eq!(
-        code, 0,
-        "a night like the one before (known breakage, nothing new):\n{said}"
+    assert!(
+        said.contains("newly fails since the previous report"),
+        "{said}"
     );
+    let (code, said) = recipe.night(&[BREAKING]);
+    assert_eq!(
+        code, 1,
+        "a night like the one before still does not conform:\n{said}"
+    );
+    assert!(said.contains("no gated rule newly fails"), "{said}");
+    assert!(
+        !dir.join("reports/compare.md").exists(),
+        "the comparison is written beside the reports, not among them"
+    );
+    recipe.lose_the_store();
+    std::fs::remove_dir_all(dir.join("reports")).unwrap();
+    let (code, said) = recipe.night(&[]);
+    assert_eq!(
+        code, 2,
+        "a report that cannot be downloaded is no first night:\n{said}"
+    );
+    assert!(said.contains("is not there"), "{said}");
+    assert!(
+        dir.join("reports/report.json").is_file(),
+        "the suite ran all the same"
+    );
+}
+
+/// GitLab's generic package registry as the recipe uses it: a PUT keeps a file, a GET gives it
+/// back (404 before any), each with the job's token; once `refuse` is set, every GET is 403.
+struct Registry {
+    url: String,
+    refuse: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+const JOB_TOKEN: &str = "test-job-token";
+
+fn registry() -> Registry {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::sync::atomic::Ordering;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/api/v4", listener.local_addr().unwrap());
+    let refuse = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let refusing = std::sync::Arc::clone(&refuse);
+    std::thread::spawn(move || {
+        let mut files: std::collections::HashMap<String, Vec<u8>> = Default::default();
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut head = Vec::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                head.push(line.trim_end().to_string());
+            }
+            let Some(request) = head.first() else {
+                continue;
+            };
+            let mut words = request.split(' ');
+            let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+            let header = |name: &str| {
+                head.iter().find_map(|line| {
+                    let (n, v) = line.split_once(':')?;
+                    n.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+                })
+            };
+            let mut stream = reader.get_ref().try_clone().unwrap();
+            if header("expect").is_some() {
+                let _ = stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+            }
+            let length: usize = header("content-length")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let (status, answer) = if header("job-token").as_deref() != Some(JOB_TOKEN) {
+                (401, Vec::new())
+            } else if method == "PUT" {
+                files.insert(path.to_string(), body);
+                (201, b"{\"message\":\"201 Created\"}".to_vec())
+            } else if refusing.load(Ordering::SeqCst) {
+                (403, b"{\"message\":\"403 Forbidden\"}".to_vec())
+            } else {
+                match files.get(path) {
+                    Some(file) => (200, file.clone()),
+                    None => (404, b"{\"message\":\"404 Package Not Found\"}".to_vec()),
+                }
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                answer.len()
+            );
+            let _ = stream.write_all(&answer);
+        }
+    });
+    Registry { url, refuse }
+}
+
+/// The GitLab nightly job as written: its variables (expanded as GitLab expands them), its
+/// script, then its after_script, against the test's package registry.
+struct GitLab {
+    dir: PathBuf,
+    registry: Registry,
+    script: String,
+    after: String,
+    variables: Vec<(String, String)>,
+}
+
+impl Nightly for GitLab {
+    fn night(&mut self, extra: &[(&str, &str)]) -> (i32, String) {
+        let mut env: Vec<(&str, &str)> = vec![
+            ("CI_API_V4_URL", self.registry.url.as_str()),
+            ("CI_PROJECT_ID", "7"),
+            ("CI_COMMIT_REF_SLUG", "main"),
+            ("CI_JOB_TOKEN", JOB_TOKEN),
+        ];
+        env.extend(extra);
+        let exports: String = self
+            .variables
+            .iter()
+            .map(|(name, value)| format!("export {name}=\"{value}\"\n"))
+            .collect();
+        let said = shell(&self.dir, &format!("{exports}{}", self.script), &env);
+        let (code, uploaded) = shell(&self.dir, &format!("{exports}{}", self.after), &env);
+        assert_eq!(code, 0, "after_script:\n{uploaded}");
+        said
+    }
+
+    fn lose_the_store(&mut self) {
+        self.registry
+            .refuse
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 #[test]
 fn the_gitlab_nightly_job_compares_tonight_with_last_night() {
     let doc = load(&ci_dir().join("gitlab.yml"));
     let job = &doc["nightly-conformance"];
-    let mut lines = Vec::new();
-    for line in job["script"].as_vec().unwrap() {
-        let line = line.as_str().unwrap();
-        // The artifact step, pointed at a local directory.
-        lines.push(if line.contains("jobs/artifacts") {
-            FETCH_LOCALLY.to_string()
-        } else {
-            line.to_string()
-        });
-    }
-    let mut env: Vec<(String, String)> = Vec::new();
-    for (name, value) in job["variables"].as_hash().unwrap() {
-        env.push((
-            name.as_str().unwrap().into(),
-            value.as_str().unwrap().into(),
-        ));
-    }
-    let env: Vec<(&str, &str)> = env.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    let lines = |list: &str| -> String {
+        job[list]
+            .as_vec()
+            .unwrap_or_else(|| panic!("nightly-conformance has no {list}"))
+            .iter()
+            .map(|line| line.as_str().unwrap().to_string() + "\n")
+            .collect()
+    };
+    let variables = job["variables"]
+        .as_hash()
+        .unwrap()
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.as_str().unwrap().to_string(),
+                value.as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
     let dir = checkout("gitlab");
-    three_nights(&dir, &lines.join("\n"), &env);
+    let mut recipe = GitLab {
+        dir: dir.clone(),
+        registry: registry(),
+        script: lines("script"),
+        after: lines("after_script"),
+        variables,
+    };
+    nights(&dir, &mut recipe);
+}
+
+/// The GitHub nightly steps as written: the previous night's step (with a stand-in `gh` that
+/// lists and downloads the runs of the test's artifact store), then the gate step with what the
+/// first put in `$GITHUB_OUTPUT`; tonight's reports are uploaded as the run's artifact.
+struct GitHub {
+    dir: PathBuf,
+    previous: String,
+    gate: String,
+    runs: u32,
+}
+
+/// A stand-in for `gh run list` and `gh run download` over `$FAKE_GH`: `last-run` names the
+/// last completed run, `runs/ID/` holds its artifact.
+const FAKE_GH: &str = r#"#!/bin/sh
+case "$1 $2" in
+"run list") cat "$FAKE_GH/last-run" 2>/dev/null; exit 0 ;;
+"run download")
+    id=$3; shift 3; dir=.
+    while [ $# -gt 0 ]; do
+        if [ "$1" = --dir ]; then dir=$2; shift; fi
+        shift
+    done
+    [ -f "$FAKE_GH/runs/$id/report.json" ] || { echo "no artifact in run $id" >&2; exit 1; }
+    mkdir -p "$dir" && cp "$FAKE_GH/runs/$id/report.json" "$dir/" ;;
+*) echo "gh $*: not faked" >&2; exit 2 ;;
+esac
+"#;
+
+impl GitHub {
+    fn store(&self) -> PathBuf {
+        self.dir.join("github-store")
+    }
+}
+
+impl Nightly for GitHub {
+    fn night(&mut self, extra: &[(&str, &str)]) -> (i32, String) {
+        use std::os::unix::fs::PermissionsExt;
+        let store = self.store();
+        let bin = store.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("gh"), FAKE_GH).unwrap();
+        std::fs::set_permissions(bin.join("gh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let output = self.dir.join("github-output");
+        std::fs::write(&output, "").unwrap();
+        let (code, fetched) = shell_with(
+            &self.dir,
+            &self.previous,
+            &[
+                ("FAKE_GH", store.to_str().unwrap()),
+                ("GITHUB_OUTPUT", output.to_str().unwrap()),
+                ("GITHUB_REF_NAME", "main"),
+            ],
+            &[&bin],
+        );
+        assert_eq!(code, 0, "the previous night's step:\n{fetched}");
+        let outputs = std::fs::read_to_string(&output).unwrap();
+        let report = outputs
+            .lines()
+            .find_map(|line| line.strip_prefix("report="))
+            .unwrap_or("");
+        // On a schedule, the expressions of the gate step's env read as these.
+        let mut env = vec![
+            ("PETSTORE_PROFILE", "nightly"),
+            ("PETSTORE_CI_GATE", "new-failures"),
+            ("PETSTORE_CI_UNDETERMINED", "fail"),
+            ("PETSTORE_CI_PREVIOUS", report),
+        ];
+        env.extend(extra);
+        let (code, said) = shell(&self.dir, &self.gate, &env);
+        // The upload step (`if: always()`): tonight's run, completed, with its reports.
+        self.runs += 1;
+        let run = store.join("runs").join(self.runs.to_string());
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::copy(
+            self.dir.join("reports/report.json"),
+            run.join("report.json"),
+        )
+        .unwrap();
+        std::fs::write(store.join("last-run"), format!("{}\n", self.runs)).unwrap();
+        (code, format!("{fetched}{said}"))
+    }
+
+    fn lose_the_store(&mut self) {
+        // The last run uploaded nothing (it was cancelled before the upload, say).
+        let _ = std::fs::remove_dir_all(self.store().join("runs").join(self.runs.to_string()));
+    }
 }
 
 #[test]
@@ -335,21 +571,19 @@ fn the_github_nightly_steps_compare_tonight_with_last_night() {
             .find(|s| s["id"].as_str() == Some(id))
             .unwrap_or_else(|| panic!("no step {id}"))
     };
-    let gate = step("gate")["run"].as_str().unwrap();
-    assert!(
-        step("previous")["run"]
-            .as_str()
-            .unwrap()
-            .contains("gh run download")
+    let gate = step("gate");
+    assert_eq!(
+        gate["env"]["PETSTORE_CI_PREVIOUS"].as_str(),
+        Some("${{ steps.previous.outputs.report }}")
     );
-    // On a schedule, the expressions of the gate step's env read as these.
-    let env = [
-        ("PETSTORE_PROFILE", "nightly"),
-        ("PETSTORE_CI_GATE", "new-failures"),
-        ("PETSTORE_CI_UNDETERMINED", "fail"),
-    ];
     let dir = checkout("github");
-    three_nights(&dir, &format!("{FETCH_LOCALLY}\n{gate}"), &env);
+    let mut recipe = GitHub {
+        dir: dir.clone(),
+        previous: step("previous")["run"].as_str().unwrap().to_string(),
+        gate: gate["run"].as_str().unwrap().to_string(),
+        runs: 0,
+    };
+    nights(&dir, &mut recipe);
 }
 
 #[test]

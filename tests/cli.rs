@@ -444,7 +444,8 @@ fn replay_resends_the_minimal_counterexample() {
         ])
         .output()
         .unwrap();
-    assert_eq!(replay.status.code(), Some(0), "{}", stderr(&replay));
+    // Its verdict is its exit code: failed again, 1.
+    assert_eq!(replay.status.code(), Some(1), "{}", stderr(&replay));
     let shown = String::from_utf8_lossy(&replay.stdout);
     assert!(
         shown.contains("> POST ") && shown.contains("< 500"),
@@ -456,6 +457,27 @@ fn replay_resends_the_minimal_counterexample() {
         shown.contains(
             "verdict: create-pet/valid/created failed (required, judged again with seed 3)"
         ),
+        "{shown}"
+    );
+    // On a target that was fixed, the same replay passes: exit 0.
+    let key = "replay-fixed-key-5150";
+    let (_server, url) = serve_reference(key, &[]);
+    let replay = Command::new(BIN)
+        .args([
+            "replay",
+            dir.join("report.json").to_str().unwrap(),
+            "create-pet/valid/created",
+            "--base-url",
+            &url,
+            "--no-regressions",
+        ])
+        .env("PETSTORE_API_KEY", key)
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&replay.stdout);
+    assert_eq!(replay.status.code(), Some(0), "{shown}{}", stderr(&replay));
+    assert!(
+        shown.contains("verdict: create-pet/valid/created passed"),
         "{shown}"
     );
 }
@@ -513,6 +535,37 @@ fn a_time_budget_ends_generation() {
     let cases = report["rules"][0]["cases_run"].as_u64().unwrap();
     assert!(cases > 32, "only {cases} cases in the budget");
     assert!(started.elapsed().as_secs() < 30);
+    assert!(
+        !stderr(&output).contains("bounds the run"),
+        "{}",
+        stderr(&output)
+    );
+    // Beside a case count (a profile's, easily forgotten), the budget no longer decides: the
+    // run says which one bounds it, and where each came from.
+    let profile = dir.join("profile.toml");
+    std::fs::write(&profile, "[profile.default]\ncases = 3\n").unwrap();
+    let output = run(
+        &[
+            "--config",
+            profile.to_str().unwrap(),
+            "--time-budget",
+            "2",
+            "list-pets/limit/within-bounds",
+        ],
+        None,
+        &dir,
+    );
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("cases = 3 (")
+            && said.contains("profile.toml [profile.default]) bounds the run"),
+        "{said}"
+    );
+    assert!(
+        said.contains("--time-budget 2s (command line) only cuts it short"),
+        "{said}"
+    );
 }
 
 /// The request log of a run with seed 77 and these options.
@@ -930,7 +983,7 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
     let mut moved: serde_json::Value = serde_json::from_str(&text).unwrap();
     moved["target"]["kind"] = "external".into();
     moved["target"]["base_url"] = "https://elsewhere.example/v1".into();
-    std::fs::write(&elsewhere, moved.to_string()).unwrap();
+    std::fs::write(&elsewhere, with_own_digest(moved)).unwrap();
     let compare = |extra: &[&str]| {
         Command::new(BIN)
             .arg("compare")
@@ -947,6 +1000,76 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
     assert!(said.contains("--allow-different"), "{said}");
     let allowed = compare(&["--allow-different"]);
     assert_eq!(allowed.status.code(), Some(1), "{}", stderr(&allowed));
+    // A report edited after its run is refused, whichever side it is on: a new failure
+    // flipped to passed (the gate would go green), or a passed rule flipped to failed.
+    let tonight: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let failed = tonight["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|rule| rule["verdict"] == "failed" && rule["level"] == "required")
+        .expect("a required rule failed under duplicate-ids");
+    let mut flipped = tonight.clone();
+    flipped["rules"][failed]["verdict"] = "passed".into();
+    let tampered = after.join("tampered.json");
+    std::fs::write(&tampered, flipped.to_string()).unwrap();
+    for (old, new) in [(&report, &tampered), (&tampered, &report)] {
+        let output = Command::new(BIN)
+            .arg("compare")
+            .arg(old)
+            .arg(new)
+            .output()
+            .unwrap();
+        let said = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{said}");
+        assert!(
+            said.contains("tampered.json") && said.contains("edited"),
+            "{said}"
+        );
+    }
+    // Marked not gated, its digest recomputed: the gate is judged again from the gate the run
+    // recorded and the rule's level in the catalogue, not from the field.
+    let mut ungated = tonight.clone();
+    for rule in ungated["rules"].as_array_mut().unwrap() {
+        rule["gated"] = false.into();
+    }
+    std::fs::write(&tampered, with_own_digest(ungated)).unwrap();
+    let output = Command::new(BIN)
+        .arg("compare")
+        .arg(&report)
+        .arg(&tampered)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{said}{}", stderr(&output));
+    assert!(!said.contains("new failures (gated): 0"), "{said}");
+    // Text from a report reaches the terminal with its control characters escaped: a rule id
+    // holding an escape sequence or a bidirectional override, a target address too.
+    let mut hostile = tonight.clone();
+    hostile["rules"][0]["id"] = "auth/\u{1b}[2J\u{1b}]0;pwned\u{7}x\u{202e}gnp.exe".into();
+    hostile["target"]["base_url"] = "http://127.0.0.1:1/\u{1b}[31mv1".into();
+    std::fs::write(&tampered, with_own_digest(hostile)).unwrap();
+    let compared = Command::new(BIN)
+        .arg("compare")
+        .arg(&report)
+        .arg(&tampered)
+        .output()
+        .unwrap();
+    let verified = verify(&tampered);
+    for output in [compared, verified] {
+        let said = String::from_utf8_lossy(&output.stdout).into_owned() + &stderr(&output);
+        assert!(
+            !said.contains('\u{1b}') && !said.contains('\u{7}') && !said.contains('\u{202e}'),
+            "{said:?}"
+        );
+        assert!(said.contains("\\u{1b}"), "{said}");
+    }
+}
+
+/// `report` as JSON text carrying its own digest again, as whoever edits a report can write it.
+fn with_own_digest(mut report: serde_json::Value) -> String {
+    report["integrity"]["sha256"] = petstore_conformance::report::canonical_digest(&report).into();
+    report.to_string()
 }
 
 #[test]
@@ -1023,6 +1146,30 @@ fn known_failures_are_reported_not_gated_until_they_expire() {
             .as_str()
             .unwrap()
             .contains("expired on 2020-01-01")
+    );
+    // Not a plain FAILED anywhere it is shown: the terminal, summary.md and JUnit say the
+    // entry ran out.
+    let note = "known failure expired on 2020-01-01 (PET-9): gated again";
+    let terminal = String::from_utf8_lossy(&output.stdout).into_owned() + &stderr(&output);
+    assert!(
+        terminal.contains(&format!(
+            "---- create-pet/invalid/category-id-wrong-type ----\n{note}: expected"
+        )),
+        "{terminal}"
+    );
+    let summary = std::fs::read_to_string(dir.join("reports/summary.md")).unwrap();
+    assert!(
+        summary.lines().any(|line| line.contains("| FAILED |")
+            && line.contains("category-id-wrong-type")
+            && line.contains(note)),
+        "{summary}"
+    );
+    let junit = std::fs::read_to_string(dir.join("reports/junit.xml")).unwrap();
+    assert!(
+        junit.contains(&format!(
+            "message=\"{note}: create-pet/invalid/category-id-wrong-type"
+        )),
+        "{junit}"
     );
     // A rule that does not exist, or a key that is not known: exit 2 naming the file.
     for (text, needle) in [
@@ -1251,6 +1398,44 @@ fn a_refused_key_exits_2_with_one_line_before_any_rule() {
     );
     assert!(!said.contains(wrong), "the key leaked: {said}");
     assert!(!dir.join("report.json").exists());
+}
+
+#[test]
+fn a_wrong_base_path_is_could_not_run_not_does_not_conform() {
+    let key = "the-right-key-4242";
+    let (_server, url) = serve_reference(key, &[]);
+    let dir = temp_dir("wrong-path");
+    // `/api/v1` where the store is at `/v1`: every listing and the store orders answer 404.
+    let wrong = url.replace("/v1", "/api/v1");
+    let output = run(&["--base-url", &wrong], Some(key), &dir);
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    let lines: Vec<&str> = said.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{said}");
+    assert!(
+        lines[0].contains("no operation answered at this base URL; check the path"),
+        "{said}"
+    );
+    assert!(!said.contains("DOES NOT CONFORM"), "{said}");
+    assert!(!dir.join("report.json").exists());
+    // At the right path the same store, whose getPet answers 404 for every id it lacks, is
+    // judged: 404 there is the contract's answer, not a sign of a wrong path.
+    let output = run(
+        &["--base-url", &url, "get-pet/", "--seed", "3"],
+        Some(key),
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    assert!(
+        report["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|rule| rule["id"] == "get-pet/unknown/not-found" && rule["verdict"] == "passed"),
+        "{report}"
+    );
 }
 
 #[test]

@@ -190,3 +190,366 @@ fn a_short_key_is_refused_unless_allowed_and_never_changes_a_verdict() {
     let report = std::fs::read_to_string(reports.join("report.json")).unwrap();
     assert!(report.contains("over-redacted"), "{report}");
 }
+
+/// A long key no test has seen: random, mixed case, with a `/` and a `-` (the characters
+/// escapes treat apart).
+fn random_key() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut parts = Vec::new();
+    for n in 0..2u64 {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u64(n);
+        parts.push(format!("{:016x}", hasher.finish()));
+    }
+    format!("Rk9/{}-Zq{}", parts[0], parts[1].to_uppercase())
+}
+
+/// `text` as any reader may decode it, as often as it likes: HTML character references
+/// (decimal or hex, any number of leading zeros, with or without `;`) and `\u` escapes,
+/// wherever they stand. Written here apart from the harness's own decoder.
+fn decoded(text: &str) -> String {
+    let mut text = text.to_string();
+    for _ in 0..3 {
+        let mut out = String::new();
+        let chars: Vec<char> = text.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let rest: String = chars[i..chars.len().min(i + 12)].iter().collect();
+            // (radix, characters before the digits, most digits, a reference: `;` may follow)
+            let (radix, skip, most, reference) =
+                if rest.starts_with("&#x") || rest.starts_with("&#X") {
+                    (16, 3, 10, true)
+                } else if rest.starts_with("&#") {
+                    (10, 2, 10, true)
+                } else if rest.starts_with("\\u") {
+                    (16, 2, 4, false)
+                } else {
+                    out.push(chars[i]);
+                    i += 1;
+                    continue;
+                };
+            let digits: String = rest
+                .chars()
+                .skip(skip)
+                .take_while(|c| c.is_digit(radix))
+                .take(most)
+                .collect();
+            let complete = reference || digits.len() == 4;
+            match u32::from_str_radix(&digits, radix)
+                .ok()
+                .and_then(char::from_u32)
+            {
+                Some(c) if !digits.is_empty() && complete => {
+                    out.push(c);
+                    i += skip + digits.len();
+                    if reference && chars.get(i) == Some(&';') {
+                        i += 1;
+                    }
+                }
+                _ => {
+                    out.push(chars[i]);
+                    i += 1;
+                }
+            }
+        }
+        text = out.replace("&amp;", "&");
+    }
+    text
+}
+
+/// Each character of `key` written by `spell`.
+fn spelled(key: &str, spell: impl Fn(usize, char) -> String) -> String {
+    key.chars().enumerate().map(|(i, c)| spell(i, c)).collect()
+}
+
+/// Fails if `key`, or `key` reversed, is in any of `written` as it is or decoded.
+fn assert_absent_decoded(key: &str, written: &[(String, Vec<u8>)]) {
+    let reversed: String = key.chars().rev().collect();
+    for (name, bytes) in written {
+        let text = String::from_utf8_lossy(bytes);
+        for view in [text.to_string(), decoded(&text)] {
+            let view = view.to_ascii_lowercase();
+            for (what, secret) in [("the key", key), ("the key reversed", &reversed)] {
+                if let Some(at) = view.find(&secret.to_ascii_lowercase()) {
+                    let start = view[..at]
+                        .char_indices()
+                        .rev()
+                        .nth(60)
+                        .map_or(0, |(i, _)| i);
+                    panic!(
+                        "{what} in {name}: ...{}...",
+                        &view[start..(at + secret.len()).min(view.len())]
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A target that answers every request 500, echoing the key it was sent in the spellings a
+/// renderer of HTML or Markdown, or a reader of `\u` escapes, turns back into the key.
+fn echoing_target() -> u16 {
+    use std::io::{BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        for stream in listener.incoming().flatten() {
+            let count = std::sync::Arc::clone(&count);
+            std::thread::spawn(move || {
+                let Ok(mut writer) = stream.try_clone() else {
+                    return;
+                };
+                let mut reader = BufReader::new(stream);
+                while let Some(head) = common::read_request_head(&mut reader) {
+                    let key = head
+                        .lines()
+                        .find_map(|line| {
+                            let lower = line.to_ascii_lowercase();
+                            lower
+                                .starts_with("authorization: bearer ")
+                                .then(|| line["authorization: bearer ".len()..].trim().to_string())
+                        })
+                        .unwrap_or_default();
+                    let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let reversed: String = key.chars().rev().collect();
+                    let forms = [
+                        spelled(&key, |_, c| format!("&#{};", c as u32)),
+                        spelled(&key, |_, c| format!("&#x{:X};", c as u32)),
+                        spelled(&key, |_, c| format!("&#{:06}", c as u32)),
+                        spelled(&key, |_, c| format!("&#x{:06x};", c as u32)),
+                        spelled(&key, |i, c| match i % 3 {
+                            0 => format!("&#{};", c as u32),
+                            1 => format!("\\u{:04X}", c as u32),
+                            _ => c.to_string(),
+                        }),
+                        spelled(&key, |_, c| format!("\\u{:04x}", c as u32)),
+                        reversed.clone(),
+                        spelled(&reversed, |_, c| format!("&#x{:x};", c as u32)),
+                    ];
+                    let form = &forms[n % forms.len()];
+                    // In a JSON body (outside any string: no JSON parser decodes it, a reader
+                    // does), in a text body, and in a header.
+                    let (content_type, body) = if n.is_multiple_of(2) {
+                        (
+                            "application/json",
+                            format!("{{\"code\":500,\"seen\":1}} {form}"),
+                        )
+                    } else {
+                        ("text/plain", format!("seen: {form}"))
+                    };
+                    let header_form = forms[(n + 1) % forms.len()].replace(['\r', '\n'], "");
+                    let answer = format!(
+                        "HTTP/1.1 500 Internal Server Error\r\nContent-Type: {content_type}\r\nX-Seen: {header_form}\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if writer.write_all(answer.as_bytes()).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// Every file under `dir`, with its name.
+fn files_in(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_file() {
+            files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+        }
+    }
+    files
+}
+
+#[test]
+fn a_key_echoed_as_character_references_escapes_or_reversed_is_in_no_byte_written() {
+    let key = random_key();
+    let dir = temp_dir("decoded-spellings");
+    let reports = dir.join("reports");
+    let port = echoing_target();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let log = dir.join("requests.jsonl");
+    let har = dir.join("run.har");
+    let output = run(
+        &[
+            "--base-url",
+            &url,
+            "--gate",
+            "all",
+            "--cases",
+            "4",
+            "--timeout",
+            "5",
+            "--request-log",
+            log.to_str().unwrap(),
+            "--har",
+            har.to_str().unwrap(),
+        ],
+        &key,
+        &reports,
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut written = vec![
+        ("stdout".to_string(), output.stdout.clone()),
+        ("stderr".to_string(), output.stderr.clone()),
+    ];
+    written.extend(files_in(&dir));
+    written.extend(files_in(&reports));
+    assert!(
+        written.len() >= 8,
+        "{:?}",
+        written.iter().map(|w| &w.0).collect::<Vec<_>>()
+    );
+    assert_absent_decoded(&key, &written);
+    // The echoes reached the reports, redacted; report.json's digest is of what it holds.
+    let summary = std::fs::read_to_string(reports.join("summary.md")).unwrap();
+    assert!(summary.contains("[REDACTED]"), "{summary}");
+    let verified = Command::new(BIN)
+        .arg("verify-report")
+        .arg(&reports)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&verified.stdout);
+    assert_eq!(verified.status.code(), Some(0), "{said}");
+    assert!(said.starts_with("intact"), "{said}");
+}
+
+#[test]
+fn usage_errors_and_print_config_redact_every_value_the_user_gave() {
+    let key = random_key();
+    let dir = temp_dir("usage");
+    let reports = dir.join("r");
+    let unknown = format!("--{key}");
+    for args in [
+        vec!["-H", key.as_str()],
+        vec!["--header", key.as_str()],
+        vec!["--seed", key.as_str()],
+        vec![unknown.as_str()],
+        vec!["--time-budget", key.as_str()],
+    ] {
+        let output = run(&args, &key, &reports);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert_no_key_of(&key, &format!("{args:?}"), &output);
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("[REDACTED]"),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    // The key held by a variable the options read (PETSTORE_SEED here), not typed at all.
+    let mut command = Command::new(BIN);
+    command
+        .args(["run", "--report-dir"])
+        .arg(&reports)
+        .env("PETSTORE_SEED", &key)
+        .env("PETSTORE_API_KEY", &key);
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_no_key_of(&key, "PETSTORE_SEED", &output);
+    // --help shows no variable's value: PETSTORE_HEADERS may hold a gateway token.
+    let output = Command::new(BIN)
+        .args(["run", "--help"])
+        .env("PETSTORE_HEADERS", format!("X-Tenant: {key}"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("PETSTORE_HEADERS"));
+    assert_no_key_of(&key, "run --help", &output);
+    // --print-config: a header given on the command line, or in a profile, whose value is the
+    // key (under a name that does not say it is a credential).
+    let header = format!("X-Tenant: {key}");
+    let output = run(&["-H", &header, "--print-config"], &key, &reports);
+    assert_eq!(output.status.code(), Some(0));
+    assert_no_key_of(&key, "-H --print-config", &output);
+    let config = dir.join("petstore-conformance.toml");
+    std::fs::write(
+        &config,
+        format!("[profile.default]\nheaders = [\"X-Tenant: {key}\"]\n"),
+    )
+    .unwrap();
+    let output = run(
+        &["--config", config.to_str().unwrap(), "--print-config"],
+        &key,
+        &reports,
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert_no_key_of(&key, "profile headers --print-config", &output);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("X-Tenant: [REDACTED]"));
+}
+
+/// `key` in no spelling in what `output` printed.
+fn assert_no_key_of(key: &str, what: &str, output: &Output) {
+    let written = [
+        ("stdout".to_string(), output.stdout.clone()),
+        ("stderr".to_string(), output.stderr.clone()),
+    ];
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(!text.contains(key), "{what}: {text}");
+    assert_absent_decoded(key, &written);
+}
+
+#[test]
+fn a_missing_key_is_not_set_and_each_header_secret_has_its_own_variable() {
+    let dir = temp_dir("variables");
+    let mut command = Command::new(BIN);
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("PETSTORE_") {
+            command.env_remove(name);
+        }
+    }
+    let output = command
+        .args(["run", "--base-url", "http://127.0.0.1:1/v1", "--report-dir"])
+        .arg(dir.join("r"))
+        .output()
+        .unwrap();
+    let line = assert_exit_2_one_line("no key", &output);
+    assert!(line.contains("PETSTORE_API_KEY: not set"), "{line}");
+    assert!(!line.contains("characters"), "{line}");
+    // A gateway token beside the key: every curl line reads it from a variable of its own,
+    // never from the key's (copied, the line would send the key as the token).
+    let key = random_key();
+    let token = random_key();
+    let (_server, url) = serve_reference(&key, &["long-name-500"]);
+    let reports = dir.join("reports");
+    let output = run(
+        &[
+            "--base-url",
+            &url,
+            "-H",
+            &format!("X-Gateway-Token: {token}"),
+            "--seed",
+            "3",
+            "create-pet/valid/created",
+        ],
+        &key,
+        &reports,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let report = std::fs::read_to_string(reports.join("report.json")).unwrap();
+    assert!(!report.contains(&token) && !report.contains(&key));
+    let value: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let curl = value["rules"][0]["failure"]["curl"].as_str().unwrap();
+    assert!(
+        curl.contains(r#"-H "X-Gateway-Token: ${PETSTORE_HEADER_X_GATEWAY_TOKEN}""#),
+        "{curl}"
+    );
+    assert!(
+        curl.contains(r#"-H "Authorization: Bearer ${PETSTORE_API_KEY}""#),
+        "{curl}"
+    );
+    assert_eq!(curl.matches("PETSTORE_API_KEY").count(), 1, "{curl}");
+    let rerun = value["rerun"].as_str().unwrap();
+    assert!(
+        rerun.contains(r#"--header "X-Gateway-Token: ${PETSTORE_HEADER_X_GATEWAY_TOKEN}""#),
+        "{rerun}"
+    );
+}

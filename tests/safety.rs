@@ -1011,7 +1011,8 @@ fn replay_sends_the_key_only_to_the_configured_target() {
     assert!(line.contains("--base-url"), "{line}");
     let sent = replay(Some(&url));
     sent.assert_no_panic();
-    assert_eq!(sent.code, Some(0), "{}", sent.stderr());
+    // Failed again on the same target: exit 1.
+    assert_eq!(sent.code, Some(1), "{}", sent.stderr());
     let shown = sent.stdout();
     assert!(
         shown.contains("> POST ") && shown.contains("< 500"),

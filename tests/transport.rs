@@ -401,7 +401,7 @@ fn replay_takes_runs_key_header_and_proxy_options_and_prints_a_verdict() {
         .output()
         .unwrap();
     let shown = String::from_utf8_lossy(&replay.stdout).into_owned();
-    assert_eq!(replay.status.code(), Some(0), "{shown}{}", stderr(&replay));
+    assert_eq!(replay.status.code(), Some(1), "{shown}{}", stderr(&replay));
     assert!(shown.contains("< 500"), "{shown}");
     assert!(
         shown.contains("verdict: create-pet/valid/created failed (required"),

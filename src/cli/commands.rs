@@ -10,10 +10,11 @@ use super::args::{
 use super::evidence;
 use super::options;
 use super::run::{Configured, append_step_summary, configure, tell_totals};
+use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{
     FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,
 };
-use petstore_conformance::report::Report;
+use petstore_conformance::report::{Report, terminal};
 use petstore_conformance::runner::Target;
 use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
 use petstore_conformance::seed::random_seed;
@@ -155,6 +156,12 @@ pub(super) fn replay(
         .report
         .as_ref()
         .and_then(|report| report.rules.iter().find(|r| r.id == rule));
+    let code = match judged.map(|judged| judged.verdict) {
+        Some(VerdictKind::Passed) => 0,
+        Some(VerdictKind::Failed | VerdictKind::KnownFailure) => 1,
+        Some(VerdictKind::Inconclusive | VerdictKind::Skipped | VerdictKind::NotDecidable) => 3,
+        None => 2,
+    };
     match judged {
         Some(judged) => {
             let detail = match (&judged.failure, &judged.reason) {
@@ -163,15 +170,20 @@ pub(super) fn replay(
                 (None, None) => String::new(),
             };
             println!(
-                "\nverdict: {rule} {} ({}, judged again with seed {}){detail}",
+                "\nverdict: {} {} ({}, judged again with seed {}){}",
+                terminal::line(rule),
                 judged.verdict,
                 judged.level.as_str(),
-                report.seed
+                report.seed,
+                terminal::line(&detail)
             );
         }
-        None => println!("\nverdict: {rule} was not judged again (not in this catalogue)"),
+        None => println!(
+            "\nverdict: {} was not judged again (not in this catalogue)",
+            terminal::line(rule)
+        ),
     }
-    Ok(0)
+    Ok(code)
 }
 
 pub(super) fn show_exchange(exchange: &petstore_conformance::outcome::Exchange, api_key: &str) {
@@ -194,10 +206,11 @@ pub(super) fn show_exchange(exchange: &petstore_conformance::outcome::Exchange, 
     if let Some(error) = &exchange.transport_error {
         shown.push_str(&format!("! {error}\n"));
     }
-    // What the target sent back is shown as the reports show it: redacted.
+    // What the target sent back is shown as the reports show it: redacted, and with no
+    // control character that a terminal would act on.
     print!(
         "{}",
-        petstore_conformance::execution::Redactor::new(api_key).redact(&shown)
+        terminal::lines(&petstore_conformance::execution::Redactor::new(api_key).redact(&shown))
     );
 }
 
@@ -258,8 +271,18 @@ pub(super) fn compare_reports(
     allow_different: bool,
 ) -> Result<u8, RunError> {
     use petstore_conformance::report::compare;
-    let (_, old) = read_report(old)?;
-    let (_, new) = read_report(new)?;
+    // A report whose content is not what its digest says was edited after its run: no gate
+    // is judged on it.
+    let intact = |path: &Path| {
+        let (text, _) = read_report(path)?;
+        petstore_conformance::report::verify::intact(&text).map_err(|reason| {
+            RunError::Config(format!(
+                "{}: {reason}; compare refuses a report edited after its run",
+                path.display()
+            ))
+        })
+    };
+    let (old, new) = (intact(old)?, intact(new)?);
     if let Some(why) = compare::mismatch(&old, &new) {
         if !allow_different {
             return Err(RunError::Config(format!(
@@ -268,7 +291,12 @@ pub(super) fn compare_reports(
         }
         eprintln!("petstore-conformance: compare: {why} (--allow-different)");
     }
-    let comparison = compare::compare(&old, &new);
+    // The levels of this tool's catalogue, when it is the one the run used (one that does
+    // not load leaves the levels the report recorded, under its digest).
+    let catalogue = petstore_conformance::catalogue::Catalogue::load(None).ok();
+    let gated = compare::gating(&new, catalogue.as_ref())
+        .map_err(|reason| RunError::Config(format!("compare: {reason}")))?;
+    let comparison = compare::compare(&old, &new, gated);
     print!("{}", compare::render_text(&comparison, &old, &new));
     if let Some(path) = markdown {
         let markdown = compare::render_markdown(&comparison, &old, &new);
@@ -297,11 +325,15 @@ pub(super) fn merge(
     let report = &merged.report;
     if let Some(from) = &report.merged {
         let given: Vec<&str> = from.shards.iter().map(|s| s.shard.as_str()).collect();
-        eprintln!("merged shards {} of {}", given.join(", "), from.split);
+        eprintln!(
+            "merged shards {} of {}",
+            terminal::line(&given.join(", ")),
+            terminal::line(&from.split.to_string())
+        );
         if !from.missing.is_empty() {
             eprintln!(
                 "  missing shards {}: their {} rules not run",
-                from.missing.join(", "),
+                terminal::line(&from.missing.join(", ")),
                 from.not_run.len()
             );
         }

@@ -74,39 +74,48 @@ pub fn shown_config_value(name: &str, value: &str) -> String {
 /// printed: the variable the run names (or the default), the file it names, and a value given
 /// where a variable's name belongs.
 pub fn error_redactor(matches: &clap::ArgMatches) -> Redactor {
-    let mut keys: Vec<String> = Vec::new();
-    let mut add = |key: Option<String>| {
-        if let Some(key) = key.map(|k| k.trim().to_string()).filter(|k| !k.is_empty()) {
-            keys.push(key);
-        }
+    let sub = matches.subcommand().map(|(_, sub)| sub);
+    let value = |id: &str| {
+        sub.and_then(|sub| sub.try_get_one::<String>(id).ok().flatten())
+            .cloned()
     };
-    add(std::env::var("PETSTORE_API_KEY").ok());
-    if let Some((_, sub)) = matches.subcommand() {
-        let value = |id: &str| sub.try_get_one::<String>(id).ok().flatten().cloned();
-        if let Some(name) = value("api_key_env") {
-            add(std::env::var(&name).ok());
-            if !looks_like_a_variable(&name) {
-                add(Some(name));
-            }
+    let mut given = Vec::new();
+    let mut variables = vec!["PETSTORE_API_KEY".to_string()];
+    if let Some(name) = value("api_key_env") {
+        if !looks_like_a_variable(&name) {
+            given.push(name.clone());
         }
-        if let Ok(Some(file)) = sub.try_get_one::<std::path::PathBuf>("api_key_file") {
-            add(std::fs::read_to_string(file).ok());
-        }
+        variables.push(name);
     }
+    let file = sub.and_then(|sub| {
+        sub.try_get_one::<std::path::PathBuf>("api_key_file")
+            .ok()
+            .flatten()
+    });
     // A short key is refused (its refusal names no key) unless allowed: redacting it from
     // the refusal would only garble the sentence.
-    let short_allowed = matches
-        .subcommand()
-        .and_then(|(_, sub)| {
-            sub.try_get_one::<bool>("allow_short_key")
-                .ok()
-                .flatten()
-                .copied()
-        })
+    let short_allowed = sub
+        .and_then(|sub| sub.try_get_one::<bool>("allow_short_key").ok().flatten())
+        .copied()
         .unwrap_or(false);
+    keys_redactor(&variables, file.map(|f| f.as_path()), &given, short_allowed)
+}
+
+/// A redactor of every key a run could be holding: the values of `variables`, the content of
+/// the key `file`, and `given` values that may be a key.
+pub fn keys_redactor(
+    variables: &[String],
+    file: Option<&Path>,
+    given: &[String],
+    short_allowed: bool,
+) -> Redactor {
+    let mut keys: Vec<String> = given.to_vec();
+    keys.extend(variables.iter().filter_map(|name| std::env::var(name).ok()));
+    keys.extend(file.and_then(|file| std::fs::read_to_string(file).ok()));
     let keys: Vec<&str> = keys
         .iter()
-        .map(String::as_str)
+        .map(|key| key.trim())
+        .filter(|key| !key.is_empty())
         .filter(|key| short_allowed || key.chars().count() >= engine::MIN_KEY_LENGTH)
         .collect();
     Redactor::for_keys(&keys)
@@ -138,9 +147,106 @@ pub fn verify_report(
     let mut out = std::io::stdout().lock();
     for line in &verification.lines {
         use std::io::Write;
+        // Names and values from the report and the directory, with no control character.
+        let line = petstore_conformance::report::terminal::line(line);
         if writeln!(out, "{line}").is_err() {
             break;
         }
     }
     Ok(if verification.holds { 0 } else { 1 })
+}
+
+/// The command as parsed and as `--help` shows it: no option's environment value is printed
+/// (`PETSTORE_HEADERS` may hold a gateway token, any variable may hold a key put there by
+/// mistake); the variables' names still are.
+pub fn without_env_values(command: clap::Command) -> clap::Command {
+    command
+        .mut_args(|arg| arg.hide_env_values(true))
+        .mut_subcommands(without_env_values)
+}
+
+/// Every word of `command`'s own: its options' long and short names, its sub-commands'.
+fn own_words(command: &clap::Command, words: &mut Vec<String>) {
+    words.push(command.get_name().to_string());
+    words.extend(command.get_all_aliases().map(String::from));
+    for arg in command.get_arguments() {
+        for long in arg.get_long_and_visible_aliases().unwrap_or_default() {
+            words.push(format!("--{long}"));
+        }
+        for short in arg.get_short_and_visible_aliases().unwrap_or_default() {
+            words.push(format!("-{short}"));
+        }
+    }
+    for sub in command.get_subcommands() {
+        own_words(sub, words);
+    }
+    words.extend(["--help", "-h", "--version", "-V"].map(String::from));
+}
+
+/// The values a user gave in `args` (the command line, less the program) and in the
+/// `PETSTORE_*` variables: every word that is not one of `command`'s own, an unknown option's
+/// name included (`--"$KEY"`), and the value of every `--name=value`.
+fn given_values(command: &clap::Command, args: &[String]) -> Vec<String> {
+    let mut own = Vec::new();
+    own_words(command, &mut own);
+    let mut values = Vec::new();
+    for arg in args {
+        let (word, value) = match arg.split_once('=') {
+            Some((word, value)) if arg.starts_with("--") => (word, Some(value)),
+            _ => (arg.as_str(), None),
+        };
+        if own.iter().any(|w| w == word) {
+            values.extend(value.map(String::from));
+            continue;
+        }
+        // `-Hvalue`: a known short option with its value joined on.
+        if let Some(rest) = word.strip_prefix('-').filter(|w| !w.starts_with('-'))
+            && let Some(short) = rest.chars().next()
+            && own.iter().any(|w| *w == format!("-{short}"))
+        {
+            values.push(rest[short.len_utf8()..].to_string());
+            continue;
+        }
+        values.push(word.trim_start_matches('-').to_string());
+        values.extend(value.map(String::from));
+        values.push(arg.clone());
+    }
+    for (name, value) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("PETSTORE_") {
+            let value = value.to_string_lossy();
+            values.extend(value.lines().map(String::from));
+            values.push(value.into_owned());
+        }
+    }
+    // A value that spells part of an option's own name (`--cases-dir cases`) is no secret,
+    // and redacting it would garble the option names clap quotes.
+    values.retain(|value| {
+        let lower = value.to_ascii_lowercase();
+        !value.trim().is_empty()
+            && !own
+                .iter()
+                .any(|word| word.to_ascii_lowercase().contains(&lower))
+    });
+    values
+}
+
+/// A usage error as it may be printed: clap quotes the value it could not take, which may be
+/// the key typed where something else belongs (`-H "$KEY"` with the name forgotten, `--seed
+/// "$KEY"`, an unknown `--"$KEY"`). Every value the user gave is redacted from clap's text
+/// first; one too short to tell from the text around it only where clap quotes it whole.
+pub fn usage_error_text(error: &clap::Error, command: &clap::Command, args: &[String]) -> String {
+    let text = error.render().to_string();
+    let values = given_values(command, args);
+    let (long, short): (Vec<&String>, Vec<&String>) = values.iter().partition(|value| {
+        value.chars().count() >= petstore_conformance::execution::redact::MIN_EDGE_PREFIX
+    });
+    let long: Vec<&str> = long.iter().map(|v| v.as_str()).collect();
+    let mut text = Redactor::for_keys(&long).redact(&text);
+    for value in short {
+        text = text.replace(
+            &format!("'{value}'"),
+            &format!("'{}'", petstore_conformance::execution::redact::REDACTED),
+        );
+    }
+    text
 }

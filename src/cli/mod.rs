@@ -62,7 +62,9 @@ enum Command {
     /// Re-send the request a report recorded for a failed rule and show the exchange, then
     /// judge the rule again on the target (the report's seed and cases) and print its verdict.
     /// The target, key, TLS, header and proxy options are `run`'s (a profile's too): the base
-    /// URL comes from them, never from the report, which is not trusted with the key.
+    /// URL comes from them, never from the report, which is not trusted with the key. Exit 0
+    /// when the rule passes again, 1 when it fails, 3 when it reaches no verdict, 2 when it
+    /// cannot be replayed.
     Replay {
         /// A report.json written by `run`.
         report: PathBuf,
@@ -184,8 +186,28 @@ pub fn main() -> ExitCode {
     petstore_conformance::runner::interrupts::install();
     // --version says which suite, contract and rule catalogue: what a report is judged by.
     let version: &'static str = Box::leak(options::version().into_boxed_str());
-    let matches = Cli::command().version(version).get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let command = evidence::without_env_values(Cli::command().version(version));
+    // A usage error is printed with every value the user gave redacted (one may be the key).
+    let usage_error = |error: clap::Error| {
+        if !error.use_stderr() {
+            // --help and --version: no value of the user's in them.
+            error.exit();
+        }
+        let args: Vec<String> = std::env::args_os()
+            .skip(1)
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect();
+        eprint!("{}", evidence::usage_error_text(&error, &command, &args));
+        ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
+    };
+    let matches = match command.clone().try_get_matches() {
+        Ok(matches) => matches,
+        Err(error) => return usage_error(error),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(error),
+    };
     let _ = STDERR_COLOR.set(progress::wants_color(
         cli.color,
         std::io::IsTerminal::is_terminal(&std::io::stderr()),

@@ -137,12 +137,15 @@ pub fn seconds(text: &str) -> Result<u64, String> {
 /// the key goes in Authorization from its variable or file, never from a header option.
 pub fn header(text: &str) -> Result<(String, String), String> {
     let Some((name, value)) = text.split_once(':') else {
-        return Err(format!("{text:?}: write 'Name: value'"));
+        // Not echoed: a value with no name may be the key, given where a header belongs.
+        return Err("no header name (the value is not shown): write 'Name: value'".into());
     };
     let (name, value) = (name.trim(), value.trim());
     let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     if name.is_empty() || !name.chars().all(token) {
-        return Err(format!("{name:?} is not a header name"));
+        return Err(
+            "the text before ':' is not a header name (not shown): write 'Name: value'".into(),
+        );
     }
     if value.chars().any(|c| c.is_control() && c != '\t') {
         return Err(format!("{name}: a header value holds no control character"));

@@ -395,13 +395,12 @@ pub fn apply(
     take!("no_regressions", no_regressions, same);
     take!("request_log", request_log, some);
     take!("report_dir", report_dir, same);
-    let gate = |name: String| match name.as_str() {
-        "required" => Ok(Gate::Required),
-        "all" => Ok(Gate::All),
-        "certify" => Ok(Gate::Certify),
-        other => Err(RunError::Config(format!(
-            "{from_file}: gate {other:?} is not \"required\", \"all\" or \"certify\""
-        ))),
+    let gate = |name: String| {
+        Gate::parse(&name).ok_or_else(|| {
+            RunError::Config(format!(
+                "{from_file}: gate {name:?} is not \"required\", \"all\" or \"certify\""
+            ))
+        })
     };
     take!("gate", gate, gate);
     take!("timeout", timeout, seconds);

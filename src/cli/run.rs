@@ -48,7 +48,14 @@ pub(super) fn configure(
                 (name, value, from)
             })
             .collect();
-        print!("{}", profiles::render(&shown));
+        // And the key, wherever it was put (a header's value, a profile's header).
+        let redactor = evidence::keys_redactor(
+            &[args.api_key_env.clone(), "PETSTORE_API_KEY".into()],
+            args.api_key_file.as_deref(),
+            &[],
+            args.allow_short_key,
+        );
+        print!("{}", redactor.redact(&profiles::render(&shown)));
         return Ok(Configured::Answered(0));
     }
     if args.selection.list {
@@ -56,6 +63,25 @@ pub(super) fn configure(
         let catalogue = Catalogue::load(args.cases_dir.as_deref())?;
         print!("{}", args.selection.list(&catalogue));
         return Ok(Configured::Answered(0));
+    }
+    if let (Some(budget), Some(cases), false) = (args.time_budget, args.cases, args.selection.list)
+    {
+        // Both bound generation; the case count, set, is the one that ends it first unless the
+        // target is slow: say so, and where each came from (a profile's `cases` is easy to
+        // forget beside a budget given on the command line).
+        let from = |name: &str| {
+            sources
+                .iter()
+                .find(|(option, _, _)| option == name)
+                .map(|(_, _, from)| from.clone())
+                .unwrap_or_default()
+        };
+        eprintln!(
+            "petstore-conformance: cases = {cases} ({}) bounds the run: each property rule stops at {cases} generated cases; --time-budget {} ({}) only cuts it short. Leave cases unset to let the budget bound it.",
+            from("cases"),
+            humantime::format_duration(Duration::from_secs(budget)),
+            from("time_budget"),
+        );
     }
     evidence::check_api_key_env(&args.api_key_env)?;
     let sign_key = evidence::load_sign_key(args.sign_key.as_deref())?;
@@ -80,7 +106,7 @@ pub(super) fn configure(
                     })?
                     .trim()
                     .to_string(),
-                None => std::env::var(&args.api_key_env).unwrap_or_default(),
+                None => api_key_from_env(&args.api_key_env)?,
             };
             let source = match &args.api_key_file {
                 Some(file) => format!("--api-key-file {}", file.display()),
@@ -195,6 +221,19 @@ pub(super) fn configure(
     Ok(Configured::Run(Box::new(config)))
 }
 
+/// The key from the variable `name`; a variable not set says so (not "0 characters").
+fn api_key_from_env(name: &str) -> Result<String, RunError> {
+    match std::env::var(name) {
+        Ok(key) => Ok(key),
+        Err(std::env::VarError::NotPresent) => Err(RunError::Config(format!(
+            "{name}: not set; export the API key in it (or name another variable with --api-key-env, or a file with --api-key-file)"
+        ))),
+        Err(std::env::VarError::NotUnicode(_)) => Err(RunError::Config(format!(
+            "{name}: the API key is not valid UTF-8; it cannot be sent in an Authorization header"
+        ))),
+    }
+}
+
 /// The run's answer and its counts, on stderr, as a run or a merge ends.
 pub(super) fn tell_totals(report: &petstore_conformance::report::Report) {
     let t = &report.totals;
@@ -204,15 +243,17 @@ pub(super) fn tell_totals(report: &petstore_conformance::report::Report) {
         Conformance::DoesNotConform => Tone::Failed,
         _ => Tone::Warning,
     };
+    // A merged report's fields come from files: shown with no control character.
+    use petstore_conformance::report::terminal::line;
     eprintln!(
         "{}: {} against {} (seed {}): {}",
-        report.suite.name,
+        line(&report.suite.name),
         paint(
             &conformance.as_str().to_uppercase(),
             tone,
             super::stderr_color()
         ),
-        report.target.base_url,
+        line(&report.target.base_url),
         report.seed,
         t.line()
     );
@@ -244,7 +285,7 @@ pub(super) fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {
             );
         }
         if let Some(reason) = &report.target.stopped_answering {
-            eprintln!("  {reason}");
+            eprintln!("  {}", petstore_conformance::report::terminal::line(reason));
         }
         eprintln!("  {}", report.connections.describe());
         for path in &outcome.written {

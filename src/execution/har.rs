@@ -114,9 +114,9 @@ fn http_reason(status: u16) -> &'static str {
 }
 
 impl Har {
-    /// Starts the archive at `path`.
+    /// Starts the archive at `path`; a symbolic link planted there is refused, not followed.
     pub fn create(path: &std::path::Path) -> std::io::Result<Har> {
-        let mut writer = std::io::BufWriter::new(std::fs::File::create(path)?);
+        let mut writer = std::io::BufWriter::new(super::files::create(path)?);
         writeln!(
             writer,
             "{{\"log\":{{\"version\":\"1.2\",\"creator\":{{\"name\":\"petstore-conformance\",\"version\":\"{}\"}},\"entries\":[",

@@ -2,12 +2,16 @@
 //! (gated and not), fixed, still failing, rules that stopped deciding (passed → inconclusive)
 //! or got worse without passing (inconclusive → failed), new and removed rules. The nightly
 //! job's gate: a rule that newly fails *and is gated* (under the gate the run used) is exit 1.
-//! Two runs of different targets or catalogues are not comparable: `mismatch` says why.
+//! Whether it is gated is judged again from the gate the later run recorded and the rule's
+//! level in the catalogue, never from the report's `gated` field: a reader could edit that and
+//! recompute the report's digest. Two runs of different targets or catalogues are not
+//! comparable: `mismatch` says why.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::{Report, RuleReport};
+use crate::catalogue::{Catalogue, Gate, Level};
 use crate::outcome::VerdictKind;
 
 /// The rules of two reports, sorted into what changed.
@@ -74,7 +78,35 @@ fn short(digest: &str) -> &str {
     }
 }
 
-pub fn compare(old: &Report, new: &Report) -> Comparison {
+/// Which of the later run's failures gate: its recorded gate over each rule's level, the level
+/// from `catalogue` when the run used this very catalogue (its digest is the report's), else
+/// the level the report recorded. A gate this tool does not know is refused.
+pub fn gating(
+    new: &Report,
+    catalogue: Option<&Catalogue>,
+) -> Result<impl Fn(&RuleReport) -> bool, String> {
+    let gate = Gate::parse(&new.gate).ok_or_else(|| {
+        format!(
+            "the report's gate {:?} is not \"required\", \"all\" or \"certify\"",
+            new.gate
+        )
+    })?;
+    let levels: BTreeMap<String, Level> = catalogue
+        .filter(|catalogue| catalogue.sha256() == new.contract.catalogue_sha256)
+        .map(|catalogue| {
+            catalogue
+                .rules
+                .iter()
+                .map(|rule| (rule.id.clone(), rule.level))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(move |rule: &RuleReport| gate.gates(levels.get(&rule.id).copied().unwrap_or(rule.level)))
+}
+
+/// The rules of `old` and `new` sorted into what changed; `gated` says which of the later
+/// run's failures gate (see [`gating`]).
+pub fn compare(old: &Report, new: &Report, gated: impl Fn(&RuleReport) -> bool) -> Comparison {
     let old_rules: BTreeMap<&str, VerdictKind> = old
         .rules
         .iter()
@@ -95,7 +127,7 @@ pub fn compare(old: &Report, new: &Report) -> Comparison {
                     comparison.inconclusive_to_failed.push(id.clone());
                 }
                 // The later run's own gate decides, as it decided that run's exit code.
-                if rule.gated {
+                if gated(rule) {
                     comparison.new_failures.push(id);
                 } else {
                     comparison.new_recommended_failures.push(id);
@@ -149,23 +181,25 @@ fn gate_note(old: &Report, new: &Report) -> Option<String> {
     })
 }
 
-/// For the terminal.
+/// For the terminal: what the reports hold (rule ids, times, gates) with control characters
+/// escaped, one line each.
 pub fn render_text(comparison: &Comparison, old: &Report, new: &Report) -> String {
+    use super::terminal::line;
     let mut out = format!(
         "{} ({}) -> {} ({}), gate {}\n",
-        old.finished_at,
+        line(&old.finished_at),
         old.conformance.as_str(),
-        new.finished_at,
+        line(&new.finished_at),
         new.conformance.as_str(),
-        new.gate
+        line(&new.gate)
     );
     if let Some(note) = gate_note(old, new) {
-        let _ = writeln!(out, "note: {note}");
+        let _ = writeln!(out, "note: {}", line(&note));
     }
     for (title, ids) in sections(comparison) {
         let _ = writeln!(out, "{title}: {}", ids.len());
         for id in ids {
-            let _ = writeln!(out, "  {id}");
+            let _ = writeln!(out, "  {}", line(id));
         }
     }
     out

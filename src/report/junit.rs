@@ -62,7 +62,10 @@ pub fn render(report: &Report) -> String {
                 format!(
                     "{}{}: {}",
                     match (rule.gated, &rule.known_failure) {
-                        (true, _) => String::new(),
+                        (true, _) => rule
+                            .expired_known_failure()
+                            .map(|note| format!("{note}: "))
+                            .unwrap_or_default(),
                         (false, Some(known)) if rule.verdict == VerdictKind::KnownFailure => {
                             format!("WARNING known failure, not gated ({}): ", known.reason)
                         }

@@ -104,7 +104,10 @@ pub fn render(report: &Report) -> String {
         let seen = match (&rule.failure, &rule.reason) {
             (Some(failure), _) => {
                 format!(
-                    "{}{}",
+                    "{}{}{}",
+                    rule.expired_known_failure()
+                        .map(|note| format!("{note}: "))
+                        .unwrap_or_default(),
                     failure.message(),
                     super::distinct::count_suffix(rule)
                 )

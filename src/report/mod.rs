@@ -13,6 +13,7 @@ mod junit;
 mod markdown;
 pub mod merge;
 pub mod statements;
+pub mod terminal;
 pub mod verify;
 mod writing;
 
@@ -111,6 +112,16 @@ impl KnownFailure {
     /// Whether the entry has run out on `today` (`YYYY-MM-DD`).
     pub fn expired(&self, today: &str) -> bool {
         self.expires.as_deref().is_some_and(|date| date < today)
+    }
+
+    /// What a failure of a rule whose entry ran out says first, wherever it is shown (the
+    /// terminal, every report): otherwise it reads as a plain new failure.
+    pub fn expired_note(&self) -> String {
+        format!(
+            "known failure expired on {} ({}): gated again",
+            self.expires.as_deref().unwrap_or("?"),
+            self.reason
+        )
     }
 }
 
@@ -463,6 +474,15 @@ impl RuleReport {
             distinct_failures,
             more_failures,
         }
+    }
+}
+
+impl RuleReport {
+    /// For a failed rule on the list of known failures (so its entry expired: a failure it
+    /// still excused would be a `known-failure`), the note that says so.
+    pub fn expired_known_failure(&self) -> Option<String> {
+        let known = self.known_failure.as_ref()?;
+        (self.verdict == VerdictKind::Failed).then(|| known.expired_note())
     }
 }
 

@@ -1,6 +1,6 @@
 //! `verify-report DIR --public-key FILE`: checks the attestation's signature, every report
-//! file's SHA-256 against it, and that the contract, rule catalogue and schemas it names are
-//! this verifier's own; one line per failure. Without a signature, report.json's own digest
+//! file's SHA-256 against it, that no file of the directory is left uncovered, and that the
+//! contract, rule catalogue and schemas it names are this verifier's own; one line per failure. Without a signature, report.json's own digest
 //! shows only that its content matches its digest: anyone who edits it can recompute that.
 
 use std::path::{Path, PathBuf};
@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::attestation::{self, Configuration};
-use super::{CREATED_PETS_FILE, REPORT_FILES, Report, canonical_digest};
+use super::{REPORT_FILES, Report, canonical_digest};
 use crate::catalogue::Catalogue;
 use crate::contract::{CONTRACT_SHA256, Contract, sha256_hex};
 
@@ -157,6 +157,13 @@ pub fn verify(
     })
 }
 
+/// report.json read back to be compared: refused when its content does not match its own
+/// digest (edited after the run, a verdict flipped) or it carries none.
+pub fn intact(text: &str) -> Result<Report, String> {
+    let (report, line) = own_digest(text)?;
+    line.map(|_| report)
+}
+
 /// report.json parsed, and the line its own digest gives (`Err`: edited or none).
 fn own_digest(text: &str) -> Result<(Report, Result<String, String>), String> {
     let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
@@ -209,11 +216,31 @@ fn check_subjects(
             Err(e) => failures.push(format!("FAILED digest: {name}: cannot read: {e}")),
         }
     }
-    for name in REPORT_FILES.into_iter().chain([CREATED_PETS_FILE]) {
-        if !named.iter().any(|n| n == name) && dir.join(name).exists() {
-            failures.push(format!(
-                "FAILED coverage: {name} is here but the attestation does not cover it"
-            ));
+    // Every file of the directory is evidence the attestation covers, or is named as not: an
+    // index.html announcing "certified", or a report-final.json with other verdicts, beside the
+    // signed files would otherwise pass for part of the set.
+    let mut present: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    present.sort();
+    for name in present {
+        if name == attestation::ATTESTATION_FILE || named.contains(&name) || is_lock(dir, &name) {
+            continue;
         }
+        failures.push(format!(
+            "FAILED coverage: {name} is here but the attestation does not cover it"
+        ));
     }
+}
+
+/// The report directory's lock: an empty file the writer takes, never evidence.
+fn is_lock(dir: &Path, name: &str) -> bool {
+    name == ".lock"
+        && std::fs::symlink_metadata(dir.join(name))
+            .is_ok_and(|meta| meta.is_file() && meta.len() == 0)
 }

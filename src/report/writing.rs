@@ -65,14 +65,39 @@ impl ReportDir {
     /// Renders every format, writes each under this run's temporary name, then renames them
     /// and the `staged` files into place under the directory's lock. Everything rendered
     /// passes through the redactor. With `signing`, `attestation.intoto.json` covers every
-    /// file as written; without, an earlier run's attestation is taken away.
+    /// file as written, and each of `beside` (the request log, the HAR: written where the
+    /// user named them) that is in this directory; without, an earlier run's attestation is
+    /// taken away.
     pub fn commit(
         &self,
         report: &Report,
         redactor: &Redactor,
         staged: &[&str],
+        beside: &[&Path],
         signing: Option<(&attestation::SigningKey, &attestation::Configuration)>,
     ) -> Result<Vec<PathBuf>, ReportWriteError> {
+        // Digested before the borrowed names below: a file of this directory the run wrote in
+        // place is evidence the attestation must cover, or `verify-report` would find it
+        // uncovered.
+        let beside: Vec<(String, String)> = match signing {
+            Some(_) => beside
+                .iter()
+                .filter(|path| self.holds(path))
+                .filter_map(|path| {
+                    let name = path.file_name()?.to_str()?.to_string();
+                    Some((name, sha256_of_file(path).ok()?))
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        // The model redacted before any format renders it: a renderer's own escaping (`&` as
+        // `&amp;` in HTML and XML, `\` as `\\` in JSON) would otherwise hide a target's
+        // spelling of the key from the pass over the file, and report.json's digest is then of
+        // what the file holds.
+        let redacted = serde_json::to_value(report)
+            .ok()
+            .and_then(|value| serde_json::from_value::<Report>(redactor.redact_json(&value)).ok());
+        let report = redacted.as_ref().unwrap_or(report);
         let rendered = [
             (REPORT_FILES[0], render_json(report)),
             (REPORT_FILES[1], render_junit(report)),
@@ -103,6 +128,9 @@ impl ReportDir {
                 digests.push((name, digest));
             }
         }
+        for (name, digest) in &beside {
+            digests.push((name.as_str(), digest.clone()));
+        }
         if let Some((key, configuration)) = signing {
             let statement = attestation::statement(report, &digests, configuration);
             // Names, digests, rule ids and the base URL already redacted: nothing to redact here
@@ -130,6 +158,25 @@ impl ReportDir {
 }
 
 impl ReportDir {
+    /// Whether `path` names a file of this directory (by where it is, not how it is spelled),
+    /// and a file, not a link.
+    fn holds(&self, path: &Path) -> bool {
+        if !std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file()) {
+            return false;
+        }
+        let parent = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        match (
+            std::fs::canonicalize(parent),
+            std::fs::canonicalize(&self.dir),
+        ) {
+            (Ok(parent), Ok(dir)) => parent == dir,
+            _ => false,
+        }
+    }
+
     fn write_partial(&self, name: &str, bytes: &[u8]) -> Result<(), ReportWriteError> {
         use std::io::Write;
         files::create_new(&self.partial(name))
@@ -172,7 +219,7 @@ pub fn write_all(
     dir: &Path,
     redactor: &Redactor,
 ) -> Result<Vec<PathBuf>, ReportWriteError> {
-    ReportDir::prepare(dir)?.commit(report, redactor, &[], None)
+    ReportDir::prepare(dir)?.commit(report, redactor, &[], &[], None)
 }
 
 /// Lowercase hex SHA-256 of the file at `path`, read 64 KiB at a time.

@@ -331,7 +331,15 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
                 tool_version: crate::SUITE_VERSION.to_string(),
             };
             let signing = config.sign_key.as_deref().map(|key| (key, &configuration));
-            dir.commit(&report, &redactor, &[CREATED_PETS_FILE], signing)
+            // The side files this run wrote (one it could not create is not its own).
+            let beside: Vec<&std::path::Path> = [
+                (&config.request_log, run.request_log.is_some()),
+                (&config.har, run.har.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(path, written)| path.as_deref().filter(|_| written))
+            .collect();
+            dir.commit(&report, &redactor, &[CREATED_PETS_FILE], &beside, signing)
         }
         None => Ok(Vec::new()),
     };

@@ -30,6 +30,10 @@ pub enum RunError {
     /// 2, before any rule runs (a wrong or expired key is a setup error, not 13 failures).
     #[error("{0}")]
     KeyRefused(String),
+    /// No operation of the contract answered at the base URL (404 to every listing): exit code
+    /// 2, a wrong base path, before any rule runs.
+    #[error("{0}")]
+    NoOperation(String),
 }
 
 impl RunError {
@@ -44,8 +48,9 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0    CONFORMS: every selected required rule passed (or is a known failure, not expired)
   1    DOES NOT CONFORM: a gated rule failed (required; recommended too under --gate all)
-  2    could not run: usage or configuration error, target unreachable, or the target
-       refused the key (one line says which; no report is written)
+  2    could not run: usage or configuration error, target unreachable, the target
+       refused the key, or no operation answered at the base URL (a wrong path; one line
+       says which; no report is written)
   3    UNDETERMINED: no gated rule failed, but a selected required rule reached no verdict
        (inconclusive or skipped: time budget, throttling, a target that stopped answering)
   130  interrupted by SIGINT, 143 by SIGTERM (the report is written, marked interrupted)

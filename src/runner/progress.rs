@@ -140,11 +140,8 @@ impl FailureLine<'_> {
         format!(
             "{}{}",
             paint(&head, tone, color),
-            // Control characters a target sent would move the cursor: shown as text.
-            reason
-                .chars()
-                .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
-                .collect::<String>()
+            // Control characters a target sent would move the cursor: shown escaped.
+            crate::report::terminal::line(&reason)
         )
     }
 }

@@ -153,8 +153,15 @@ fn client_options(client: &ClientSettings, option: &mut impl FnMut(&str, Option<
         );
     }
     for (name, value) in &client.extra_headers {
-        // A credential's value is redacted with the report; the line names the header.
-        option("--header", Some(format!("{name}: {value}")));
+        if crate::execution::looks_like_credential(name, value) {
+            // A credential's value is never on the line: it is read from a variable of its
+            // own, in double quotes so that the shell expands it (the option and its value go
+            // as one word written here; a header name holds no quote or `$`).
+            let variable = crate::outcome::header_variable(name);
+            option(&format!("--header \"{name}: ${{{variable}}}\""), None);
+        } else {
+            option("--header", Some(format!("{name}: {value}")));
+        }
     }
     if let ProxySetting::Explicit(url) = &client.proxy {
         option("--proxy", Some(url.clone()));
@@ -187,5 +194,21 @@ mod tests {
             line,
             "petstore-conformance run --seed 7 --time-budget 20s --gate all --category-ids 1,2 --no-regressions --skip deprecation list-pets/limit"
         );
+    }
+
+    #[test]
+    fn a_secret_header_is_read_from_its_own_variable_on_the_line() {
+        let mut config = RunConfig::reference(7);
+        config.client.extra_headers = vec![
+            ("X-Gateway-Token".into(), "gw-secret-value-123".into()),
+            ("X-Tenant".into(), "acme".into()),
+        ];
+        let line = command(&config);
+        assert!(
+            line.contains(r#"--header "X-Gateway-Token: ${PETSTORE_HEADER_X_GATEWAY_TOKEN}""#),
+            "{line}"
+        );
+        assert!(line.contains("--header 'X-Tenant: acme'"), "{line}");
+        assert!(!line.contains("gw-secret-value-123"), "{line}");
     }
 }

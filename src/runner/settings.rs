@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use libtest_mimic::Arguments;
 
-use crate::catalogue::Level;
 use crate::execution::ClientSettings;
 use crate::reference::{Fault, Variant};
 use crate::report::Report;
@@ -26,36 +25,7 @@ pub enum Target {
     External { base_url: String, api_key: String },
 }
 
-/// Which failures fail the run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Gate {
-    /// Only rules the contract states (the default).
-    Required,
-    /// Recommended rules too.
-    All,
-    /// Required rules, every one decided: a required rule not decidable on this store leaves
-    /// the run undetermined (for certification on a store the vendor controls).
-    Certify,
-}
-
-impl Gate {
-    pub(super) fn gates(self, level: Level) -> bool {
-        self == Gate::All || level == Level::Required
-    }
-
-    /// Whether a rule the store made undecidable leaves the run undetermined.
-    pub(super) fn needs_decided(self, level: Level) -> bool {
-        self == Gate::Certify && level == Level::Required
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Gate::Required => "required",
-            Gate::All => "all",
-            Gate::Certify => "certify",
-        }
-    }
-}
+pub use crate::catalogue::Gate;
 
 #[derive(Debug, Clone)]
 pub struct RunConfig {

@@ -104,6 +104,6 @@ pub fn merge_dirs(
         tool_version: crate::SUITE_VERSION.to_string(),
     };
     let signing = sign_key.map(|key| (key, &configuration));
-    let written = report_dir.commit(&report, &redactor, &staged, signing)?;
+    let written = report_dir.commit(&report, &redactor, &staged, &[], signing)?;
     Ok(MergeOutcome { report, written })
 }

@@ -78,10 +78,7 @@ pub(super) fn tally(
                 report.verdict = VerdictKind::KnownFailure;
                 report.reason = Some(format!("known failure: {}", entry.reason));
             } else if failed {
-                report.reason = Some(format!(
-                    "known failure expired on {}: gated again",
-                    entry.expires.as_deref().unwrap_or("?")
-                ));
+                report.reason = Some(entry.expired_note());
             } else if report.verdict == VerdictKind::Passed {
                 report.reason = Some("fixed: remove it from the known failures".into());
             }

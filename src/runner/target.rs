@@ -227,6 +227,7 @@ pub(super) fn preflight(
             .is_some_and(|r| r.status == 401 || r.status == 403)
     };
     if !refused(preflight) {
+        no_operation_at(client, &answers, base_url)?;
         return Ok(answers);
     }
     let confirmation = client.send(&RequestSpec::get("/pets/1"));
@@ -243,5 +244,30 @@ pub(super) fn preflight(
         "the target {base_url} refused the key from {source} (GET /pets?limit=100 answered {}, GET /pets/1 answered {}): check the key; no rule was run",
         status(preflight),
         status(&confirmation)
+    )))
+}
+
+/// A base URL where no operation of the contract answers: a wrong path (`/api/v1` for `/v1`)
+/// is a configuration mistake to name (exit 2), not fifteen failed rules. Decided from the
+/// operations the contract gives no 404 to: every listing of the preflight (listPets, the
+/// store's first page and each status's) answered 404, and so does the listing of store orders
+/// (`GET /store/orders`, one more read that creates nothing). getPet's 404 for an id the store
+/// lacks is normal and is never asked here; createPet is not tried, so that nothing can be
+/// created on a target the run then refuses to judge.
+fn no_operation_at(
+    client: &Client,
+    answers: &[(RequestSpec, crate::outcome::Exchange)],
+    base_url: &str,
+) -> Result<(), RunError> {
+    let not_found = |exchange: &crate::outcome::Exchange| exchange.status() == Some(404);
+    if !answers.iter().all(|(_, exchange)| not_found(exchange)) {
+        return Ok(());
+    }
+    let orders = client.send(&RequestSpec::get("/store/orders"));
+    if !not_found(&orders) {
+        return Ok(());
+    }
+    Err(RunError::NoOperation(format!(
+        "the target {base_url}: no operation answered at this base URL; check the path (GET /pets and each status's listing, and GET /store/orders, all answered 404; --base-url is the address the contract's paths follow, /v1 included)"
     )))
 }

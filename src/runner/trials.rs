@@ -123,6 +123,11 @@ pub(super) fn run_trials(
             .get(&rule.id)
             .filter(|entry| !entry.expired(&today))
             .map(|entry| format!("known failure ({})", entry.reason));
+        // One that ran out gates again, and its failure says why it is back.
+        let expired = known
+            .get(&rule.id)
+            .filter(|entry| entry.expired(&today))
+            .map(|entry| entry.expired_note());
         let trial = Trial::ignorable_test(rule.id.clone(), move || {
             gate_for_trial.wait_for_earlier(phase);
             let ctx = RuleCtx::new(&run, &rule_owned);
@@ -158,7 +163,7 @@ pub(super) fn run_trials(
             };
             ctx.end_first_pass();
             ctx.answered_once();
-            let outcome = libtest_outcome(&verdict, gates, excuse.as_deref());
+            let outcome = libtest_outcome(&verdict, gates, excuse.as_deref(), expired.as_deref());
             let result = RuleResult {
                 deselected,
                 cases_run: ctx.cases_run(),
@@ -168,7 +173,7 @@ pub(super) fn run_trials(
                 verdict,
             };
             if let Some(progress) = progress.get() {
-                let message = result.verdict.message();
+                let message = failure_message(&result.verdict, expired.as_deref());
                 progress.rule_done(match &result.verdict {
                     Verdict::Failed(_) => Some(super::progress::FailureLine {
                         rule: &rule_owned.id,
@@ -253,25 +258,33 @@ pub(super) fn libtest_outcome(
     verdict: &Verdict,
     gated: bool,
     excuse: Option<&str>,
+    expired: Option<&str>,
 ) -> Result<Completion, Failed> {
-    match verdict {
-        Verdict::Passed => Ok(Completion::Completed),
-        Verdict::Failed(_) if excuse.is_some() => Ok(Completion::ignored_with(format!(
+    let ignored = match verdict {
+        Verdict::Passed => return Ok(Completion::Completed),
+        Verdict::Failed(_) if excuse.is_some() => format!(
             "{}, not gated: {}",
             excuse.unwrap_or_default(),
             verdict.message()
-        ))),
-        Verdict::Failed(_) if gated => Err(verdict.message().into()),
-        Verdict::Failed(_) => Ok(Completion::ignored_with(format!(
-            "recommended, not gated: {}",
-            verdict.message()
-        ))),
-        Verdict::Inconclusive { reason } => {
-            Ok(Completion::ignored_with(format!("inconclusive: {reason}")))
+        ),
+        Verdict::Failed(_) if gated => {
+            return Err(crate::report::terminal::lines(&failure_message(verdict, expired)).into());
         }
-        Verdict::Skipped { reason } => Ok(Completion::ignored_with(format!("skipped: {reason}"))),
-        Verdict::NotDecidable { reason } => Ok(Completion::ignored_with(format!(
-            "not decidable on this store: {reason}"
-        ))),
+        Verdict::Failed(_) => format!("recommended, not gated: {}", verdict.message()),
+        Verdict::Inconclusive { reason } => format!("inconclusive: {reason}"),
+        Verdict::Skipped { reason } => format!("skipped: {reason}"),
+        Verdict::NotDecidable { reason } => format!("not decidable on this store: {reason}"),
+    };
+    // What a target sent is in the messages: no control character reaches the terminal.
+    Ok(Completion::ignored_with(crate::report::terminal::lines(
+        &ignored,
+    )))
+}
+
+/// A failure's message, after the note of a known failure whose entry ran out.
+fn failure_message(verdict: &Verdict, expired: Option<&str>) -> String {
+    match expired {
+        Some(note) => format!("{note}: {}", verdict.message()),
+        None => verdict.message(),
     }
 }

@@ -183,3 +183,57 @@ fn a_url_is_shown_without_userinfo_or_query_values() {
     );
     assert_eq!(url_for_display("http://h/v1"), "http://h/v1");
 }
+
+/// Each character of `key` spelled by `spell`, as a target may spell it.
+fn spelled(key: &str, spell: impl Fn(usize, char) -> String) -> String {
+    key.chars().enumerate().map(|(i, c)| spell(i, c)).collect()
+}
+
+#[test]
+fn character_references_and_escapes_anywhere_and_the_reversed_key_are_redacted() {
+    for key in HARD_KEYS.into_iter().chain(["Zq9-xK7&w3\\Lm/Vt\u{e9}"]) {
+        let redactor = Redactor::new(key);
+        let reversed: String = key.chars().rev().collect();
+        let forms = [
+            spelled(key, |_, c| format!("&#{};", c as u32)),
+            spelled(key, |_, c| format!("&#x{:X};", c as u32)),
+            spelled(key, |_, c| format!("&#x{:06x};", c as u32)),
+            spelled(key, |_, c| format!("&#{:07}", c as u32)),
+            // Mixed: every other character spelled another way, some left as they are.
+            spelled(key, |i, c| match i % 4 {
+                0 => format!("&#{};", c as u32),
+                1 => format!("\\u{:04X}", c as u32),
+                2 => format!("&#X{:x};", c as u32),
+                _ => c.to_string(),
+            }),
+            // \u escapes outside any JSON string (a text/plain body, a header).
+            spelled(key, |_, c| format!("\\u{:04x}", c as u32)),
+            reversed.clone(),
+            spelled(&reversed, |_, c| format!("&#{};", c as u32)),
+            serde_json::to_string(&reversed).unwrap(),
+        ];
+        for form in forms {
+            for text in [
+                format!("seen: {form}."),
+                format!("<p>{form}</p>"),
+                format!("{{\"m\":\"{form}\"}}"),
+            ] {
+                let redacted = redactor.redact(&text);
+                assert!(redacted.contains(REDACTED), "{key:?}: {text:?}");
+                let decoded = super::decoded::decode(&redacted).text.to_lowercase();
+                for secret in [key.to_lowercase(), reversed.to_lowercase()] {
+                    assert!(
+                        !decoded.contains(&secret),
+                        "{key:?} survives in {redacted:?} (from {text:?})"
+                    );
+                }
+                assert!(redacted.starts_with(&text[..3]), "{redacted:?}");
+            }
+        }
+    }
+    // Text that only looks like an escape stays as it is.
+    let redactor = Redactor::new("plain-key-0123456789");
+    for text in ["&#75; &#x4B; \\u004B &amp; \\/", "a & b \\q"] {
+        assert_eq!(redactor.redact(text), text);
+    }
+}

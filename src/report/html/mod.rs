@@ -40,11 +40,7 @@ fn escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            '\u{061c}'
-            | '\u{200e}'
-            | '\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}' => {
+            c if super::terminal::is_bidi_control(c) => {
                 let _ = write!(out, "[U+{:04X}]", c as u32);
             }
             c => out.push(c),

@@ -1,0 +1,135 @@
+//! The curl line of an exchange: the request as a shell command that sends it again, each
+//! secret read from a variable, never written.
+
+use super::{Exchange, RECORDED_FORMS, REDACTED};
+
+impl Exchange {
+    /// A shell command that sends the same request; the key is read from `key_env`.
+    pub fn curl(&self, key_env: &str) -> String {
+        let mut parts = vec![
+            "curl -sS -i".to_string(),
+            format!("-X {}", self.request.method),
+            shell_quote(&self.request.url),
+        ];
+        for (name, value) in &self.request.headers {
+            let header = format!("{name}: {value}");
+            if header.contains("[REDACTED") {
+                // The key is the Authorization header's; any other secret (`-H
+                // 'X-Gateway-Token: ...'`) is read from a variable of its own.
+                let variable = if name.eq_ignore_ascii_case("authorization") {
+                    key_env.to_string()
+                } else {
+                    header_variable(name)
+                };
+                let mut escaped = header.replace(['"', '$', '`', '\\'], "");
+                for (form, operator) in RECORDED_FORMS {
+                    escaped = escaped.replace(form, &format!("${{{variable}{operator}}}"));
+                }
+                parts.push(format!(
+                    "-H \"{}\"",
+                    escaped.replace(REDACTED, &format!("${{{variable}}}"))
+                ));
+            } else {
+                parts.push(format!("-H {}", shell_quote(&header)));
+            }
+        }
+        if let Some(body) = &self.request.body {
+            parts.push(format!("--data-binary {}", shell_quote(body)));
+        }
+        parts.join(" ")
+    }
+}
+
+/// The shell variable a curl or Re-run line reads a secret header's value from, one per header
+/// (`X-Gateway-Token` -> `PETSTORE_HEADER_X_GATEWAY_TOKEN`): copied, a line never sends the
+/// API key as another header's value.
+pub fn header_variable(name: &str) -> String {
+    let name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("PETSTORE_HEADER_{name}")
+}
+
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::RecordedRequest;
+    use super::*;
+
+    /// A request to /v1/pets as recorded, with no answer.
+    fn sent(method: &str, headers: &[(&str, &str)], body: Option<&str>) -> Exchange {
+        Exchange {
+            request: RecordedRequest {
+                method: method.into(),
+                url: "http://127.0.0.1:1/v1/pets".into(),
+                headers: headers
+                    .iter()
+                    .map(|(name, value)| (name.to_string(), value.to_string()))
+                    .collect(),
+                body: body.map(String::from),
+                body_length: None,
+            },
+            response: None,
+            transport_error: None,
+            elapsed_ms: 0,
+            throttled: None,
+            not_sent: false,
+        }
+    }
+
+    #[test]
+    fn curl_line_reads_the_key_from_the_environment() {
+        let exchange = sent(
+            "POST",
+            &[
+                ("Authorization", &format!("Bearer {REDACTED}")),
+                ("Content-Type", "application/json"),
+            ],
+            Some(r#"{"name":"O'Brien"}"#),
+        );
+        let curl = exchange.curl("PETSTORE_API_KEY");
+        assert!(
+            curl.contains(r#"-H "Authorization: Bearer ${PETSTORE_API_KEY}""#),
+            "{curl}"
+        );
+        assert!(curl.contains(r#"'{"name":"O'\''Brien"}'"#), "{curl}");
+        assert!(!curl.contains(REDACTED));
+    }
+
+    #[test]
+    fn each_secret_header_is_read_from_a_variable_of_its_own() {
+        let exchange = sent(
+            "GET",
+            &[
+                ("Authorization", &format!("Bearer {REDACTED}")),
+                ("X-Gateway-Token", REDACTED),
+                ("x-api.key", &format!("k {REDACTED}")),
+            ],
+            None,
+        );
+        let curl = exchange.curl("STAGING_KEY");
+        assert!(
+            curl.contains(r#"-H "Authorization: Bearer ${STAGING_KEY}""#),
+            "{curl}"
+        );
+        assert!(
+            curl.contains(r#"-H "X-Gateway-Token: ${PETSTORE_HEADER_X_GATEWAY_TOKEN}""#),
+            "{curl}"
+        );
+        assert!(
+            curl.contains(r#"-H "x-api.key: k ${PETSTORE_HEADER_X_API_KEY}""#),
+            "{curl}"
+        );
+        assert_eq!(curl.matches("STAGING_KEY").count(), 1, "{curl}");
+    }
+}
