@@ -337,3 +337,23 @@ fn the_guide_builds_with_mdbook() {
     assert!(out.join("judging.html").is_file());
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// The conforming stores the README and the judging chapter say every `cargo test` runs are the
+/// ones tests/conformance runs.
+#[test]
+fn the_conforming_seeds_quoted_are_the_tests_own() {
+    let source = std::fs::read_to_string(root().join("tests/conformance/conforming.rs")).unwrap();
+    let ci_seeds = number_before(&source, "pub const CI_SEEDS: u64 = ", ";");
+    assert_eq!(
+        number_before(&readme(), "any of them: ", " seeds in every"),
+        ci_seeds
+    );
+    assert_eq!(
+        number_before(
+            &chapter("judging.md"),
+            "whole catalogue against ",
+            " of them"
+        ),
+        ci_seeds
+    );
+}
