@@ -25,7 +25,7 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 
 mod connector;
 
-use connector::{CountConnects, LaneConnector};
+use connector::{CountConnects, KeptConnections, LaneConnector};
 pub use connector::{CountConnectsHandle, SPARE_GRACE};
 
 /// The level a run starts at: what the run's first round trips need (the quiet-store rules
@@ -166,6 +166,8 @@ pub struct Lanes {
     fastest_ms: AtomicU64,
     /// The usual answer time, in µs: a moving average (an eighth of each new answer).
     usual_us: Arc<AtomicU64>,
+    /// Whether this target's kept connections come back (see the connector).
+    kept: Arc<KeptConnections>,
     /// Held by the burst gathering its lanes.
     gathering: tokio::sync::Mutex<()>,
     /// Told when a place may have come free: wakes a plain request waiting for one.
@@ -233,6 +235,7 @@ impl Lanes {
             resent: AtomicU64::new(0),
             fastest_ms: AtomicU64::new(u64::MAX),
             usual_us: Arc::default(),
+            kept: Arc::default(),
             gathering: tokio::sync::Mutex::new(()),
             freed: tokio::sync::Notify::new(),
         }
@@ -343,6 +346,7 @@ impl Lanes {
                 lane: Arc::clone(&shared),
                 run: Arc::clone(&self.opened),
                 usual_us: Arc::clone(&self.usual_us),
+                kept: Arc::clone(&self.kept),
             });
             let live = self.live.fetch_add(1, Ordering::Relaxed) + 1;
             self.most_live.fetch_max(live, Ordering::Relaxed);
@@ -411,6 +415,8 @@ impl Lanes {
     /// Only a success (`served`: a 2xx) counts as the fastest answer: a gateway may refuse a
     /// bad key at its edge, near the client, while the store itself is far.
     pub fn answered(&self, lane: &Lane, elapsed_ms: u64, served: bool) {
+        // The wait for a connection that never came back is the client's, not the target's.
+        let elapsed_ms = elapsed_ms.saturating_sub(lane.take_graced());
         if !lane.proven.swap(true, Ordering::Relaxed) {
             self.proven.fetch_add(1, Ordering::Relaxed);
         }
