@@ -10,7 +10,7 @@
 //! The level adapts as TCP's congestion window does: it starts at [`START`], grows by one per
 //! answer (slow start) until the first sign of overload, then by one per level's worth of
 //! answers (additive increase); a connect that stalls, fails or times out, an exchange that
-//! times out, or a 503 without Retry-After halves it (multiplicative decrease), once per
+//! times out, a 503 without Retry-After, or throttling (429) halves it (multiplicative decrease), once per
 //! [`COOLDOWN`] however many requests the same overload caught. A lane is *proven* once an
 //! answer came on it, and the level stays within twice the proven lanes (or [`PROBES`] past
 //! them): a stall takes a second to tell from a slow answer, and in that second at most that
@@ -93,6 +93,8 @@ pub enum Overload {
     TimedOut,
     /// 503 without Retry-After: the server says it is overloaded, without saying for how long.
     Unavailable,
+    /// 429, or 503 with Retry-After: fewer requests in flight, besides waiting it out.
+    Throttled,
 }
 
 /// The level and what it has been through.

@@ -151,7 +151,10 @@ pub(super) fn run_trials(
                                 .hard_deadline()
                                 .is_some_and(|end| Instant::now() >= end) =>
                     {
-                        Verdict::inconclusive(format!("cut short by the time budget ({reason})"))
+                        Verdict::inconclusive(format!(
+                            "cut short by {} ({reason})",
+                            run.stops.bound()
+                        ))
                     }
                     verdict => verdict,
                 }
