@@ -7,6 +7,8 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
+pub mod servers;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_petstore-conformance");
 
 /// A fresh scratch directory for one test: `suite` names the test file, `name` the test.
