@@ -228,3 +228,26 @@ pub struct RunOutcome {
     pub exit_code: u8,
     pub written: Vec<PathBuf>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_bound_follows_the_work_asked() {
+        let mut config = RunConfig::reference(1);
+        // The README quotes it: 2 x (10 s + 30 s) + (64 + 32) round trips of 1 s.
+        assert_eq!(default_bound(&config), Duration::from_secs(176));
+        config.client.timeout = Duration::from_secs(1);
+        config.client.max_throttle_wait = Duration::ZERO;
+        config.cases = 0;
+        assert_eq!(default_bound(&config), Duration::from_millis(8400));
+        // Its requests at --rate: 1000 at 10 a second.
+        config.client.rate = Some(10.0);
+        assert_eq!(default_bound(&config), Duration::from_millis(108_400));
+        // A budget is the bound, whatever the work.
+        config.time_budget = Some(Duration::from_secs(5));
+        assert_eq!(bound(&config).0, Duration::from_secs(5));
+        assert_eq!(bound(&config).1, crate::execution::client::TIME_BUDGET);
+    }
+}
