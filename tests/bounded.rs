@@ -261,6 +261,8 @@ fn a_named_file_that_is_no_regular_file_or_too_large_is_refused_at_once() {
     ];
     for (args, named) in cases {
         let started = Instant::now();
+        // Reaped by `wait_measured` (wait4, for its peak RSS), not by `Child::wait`.
+        #[allow(clippy::zombie_processes)]
         let mut child = Command::new(BIN)
             .args(&args)
             .current_dir(&dir)

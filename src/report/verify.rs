@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::attestation::{self, Configuration};
 use super::{CREATED_PETS_FILE, REPORT_FILES, Report, canonical_digest};
 use crate::catalogue::Catalogue;
-use crate::contract::{CONTRACT_SHA256, Contract, sha256_hex};
+use crate::contract::{CONTRACT_SHA256, Contract};
 use crate::execution::files;
 
 /// What `verify-report` found.
@@ -199,15 +199,14 @@ fn check_subjects(
             ));
             continue;
         }
-        match std::fs::read(dir.join(name)) {
-            Ok(bytes) if sha256_hex(&bytes) == recorded => {
+        match super::writing::sha256_of_file(&dir.join(name)) {
+            Ok(digest) if digest == recorded => {
                 lines.push(format!("digest: {name} matches the attestation"))
             }
-            Ok(bytes) => failures.push(format!(
-                "FAILED digest: {name} has SHA-256 {}, the attestation says {recorded}",
-                sha256_hex(&bytes)
+            Ok(digest) => failures.push(format!(
+                "FAILED digest: {name} has SHA-256 {digest}, the attestation says {recorded}"
             )),
-            Err(e) => failures.push(format!("FAILED digest: {name}: cannot read: {e}")),
+            Err(e) => failures.push(format!("FAILED digest: {name}: {e}")),
         }
     }
     for name in REPORT_FILES.into_iter().chain([CREATED_PETS_FILE]) {
