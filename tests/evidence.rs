@@ -7,7 +7,7 @@
 //! The same proxy, altering one answer instead, shows a failure that does not happen again
 //! reported as flaky.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::Command;
 use std::sync::Arc;
@@ -18,34 +18,9 @@ use serde_json::Value;
 mod common;
 
 use common::BIN;
+use common::servers::{Message, read_message};
 
 const KEY: &str = "evidence-test-key-77c1";
-
-/// An HTTP/1.1 message head (up to the blank line) and its Content-Length body.
-fn read_message(reader: &mut impl BufRead) -> Option<(String, Vec<u8>)> {
-    let mut head = String::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        head.push_str(&line);
-        if line == "\r\n" {
-            break;
-        }
-    }
-    let length = head
-        .lines()
-        .find_map(|line| {
-            line.to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|value| value.trim().parse::<usize>().unwrap_or(0))
-        })
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some((head, body))
-}
 
 /// Which request's answer to spoil: from its head and body.
 type Choose = fn(&str, &[u8]) -> bool;
@@ -80,7 +55,7 @@ fn spoiling_proxy(upstream: String, choose: Choose, spoil: Spoil) -> (String, Ar
                     return;
                 };
                 let mut reader = BufReader::new(client);
-                while let Some((head, body)) = read_message(&mut reader) {
+                while let Some(Message { head, body }) = read_message(&mut reader) {
                     // One upstream connection per request: the proxy never has to tell where
                     // one keep-alive answer ends but by its Content-Length.
                     let Ok(mut server) = TcpStream::connect(&upstream_addr) else {
@@ -92,7 +67,11 @@ fn spoiling_proxy(upstream: String, choose: Choose, spoil: Spoil) -> (String, Ar
                         return;
                     }
                     let mut answers = BufReader::new(server);
-                    let Some((answer_head, answer_body)) = read_message(&mut answers) else {
+                    let Some(Message {
+                        head: answer_head,
+                        body: answer_body,
+                    }) = read_message(&mut answers)
+                    else {
                         return;
                     };
                     let spoil_this = answer_body.len() >= 3

@@ -250,9 +250,11 @@ pub(super) fn is_loopback(base_url: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// A file of settings an option names (a certificate, a key), read with a bound.
 pub(super) fn read_file(option: &str, file: &Path) -> Result<Vec<u8>, RunError> {
-    std::fs::read(file)
-        .map_err(|e| RunError::Config(format!("{option} {}: cannot read: {e}", file.display())))
+    use petstore_conformance::execution::files;
+    files::read_capped(file, files::SETTINGS_CAP)
+        .map_err(|e| RunError::Config(format!("{option} {}: {e}", file.display())))
 }
 
 /// Bounds of the numeric options: past them a run would panic, hang, or judge nothing.

@@ -243,8 +243,9 @@ pub(super) fn bench(
 }
 
 pub(super) fn read_report(path: &Path) -> Result<(String, Report), RunError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| RunError::Config(format!("{}: cannot read: {e}", path.display())))?;
+    use petstore_conformance::execution::files;
+    let text = files::read_text(path, files::EVIDENCE_CAP)
+        .map_err(|e| RunError::Config(format!("{}: {e}", path.display())))?;
     let report = serde_json::from_str(&text)
         .map_err(|e| RunError::Config(format!("{}: not a report: {e}", path.display())))?;
     Ok((text, report))

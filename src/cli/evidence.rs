@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::contract::Contract;
-use petstore_conformance::execution::Redactor;
+use petstore_conformance::execution::{Redactor, files};
 use petstore_conformance::report::attestation::SigningKey;
 use petstore_conformance::runner::RunError;
 use petstore_conformance::runner::engine;
@@ -19,7 +19,7 @@ pub fn load_sign_key(file: Option<&Path>) -> Result<Option<Arc<SigningKey>>, Run
     };
     let fail =
         |reason: String| RunError::Config(format!("--sign-key {}: {reason}", file.display()));
-    let pem = std::fs::read(file).map_err(|e| fail(format!("cannot read: {e}")))?;
+    let pem = super::args::read_file("--sign-key", file)?;
     SigningKey::from_pem(&pem)
         .map(|key| Some(Arc::new(key)))
         .map_err(|reason| {
@@ -111,7 +111,7 @@ pub fn keys_redactor(
 ) -> Redactor {
     let mut keys: Vec<String> = given.to_vec();
     keys.extend(variables.iter().filter_map(|name| std::env::var(name).ok()));
-    keys.extend(file.and_then(|file| std::fs::read_to_string(file).ok()));
+    keys.extend(file.and_then(|file| files::read_text(file, files::SETTINGS_CAP).ok()));
     let keys: Vec<&str> = keys
         .iter()
         .map(|key| key.trim())
@@ -129,9 +129,7 @@ pub fn verify_report(
     cases_dir: Option<&Path>,
 ) -> Result<u8, RunError> {
     let public_key = match public_key {
-        Some(file) => Some(std::fs::read(file).map_err(|e| {
-            RunError::Config(format!("--public-key {}: cannot read: {e}", file.display()))
-        })?),
+        Some(file) => Some(super::args::read_file("--public-key", file)?),
         None => None,
     };
     let catalogue = Catalogue::load(cases_dir)?;

@@ -214,6 +214,14 @@ pub fn main() -> ExitCode {
     ));
     // Every error passes through the key's redactor before it is printed.
     let redactor = evidence::error_redactor(&matches);
+    // A command with no run of its own to stop ends on the first signal. A run stops and
+    // still writes its reports, and a merge writing them finishes (a second signal quits).
+    if !matches!(
+        cli.command,
+        Command::Run(_) | Command::Bench { .. } | Command::Merge { .. }
+    ) {
+        petstore_conformance::runner::interrupts::quit_on_first_signal();
+    }
     let result = match cli.command {
         Command::Run(args) => match matches.subcommand_matches("run") {
             Some(run_matches) => run(*args, run_matches),

@@ -251,8 +251,11 @@ pub fn load(file: Option<&Path>, name: Option<&str>) -> Result<Option<Loaded>, R
         }
         None => return Ok(None),
     };
-    let text =
-        std::fs::read_to_string(&file).map_err(|e| fail(&file, format!("cannot read: {e}")))?;
+    let text = petstore_conformance::execution::files::read_text(
+        &file,
+        petstore_conformance::execution::files::SETTINGS_CAP,
+    )
+    .map_err(|e| fail(&file, e))?;
     // The key is refused by name before anything else, with a message that says what to do.
     let raw: toml::Table = toml::from_str(&text).map_err(|e| fail(&file, toml_error(&text, &e)))?;
     if let Some(toml::Value::Table(profiles)) = raw.get("profile") {

@@ -9,7 +9,7 @@ use super::evidence;
 use super::options;
 use super::profiles;
 use petstore_conformance::catalogue::Catalogue;
-use petstore_conformance::execution::{ClientSettings, ProxySetting};
+use petstore_conformance::execution::{ClientSettings, ProxySetting, files};
 use petstore_conformance::report::Conformance;
 use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
 use petstore_conformance::runner::progress::{ColorChoice, Tone, paint, wants_color};
@@ -97,12 +97,9 @@ pub(super) fn configure(
                 ));
             }
             let api_key = match &args.api_key_file {
-                Some(file) => std::fs::read_to_string(file)
+                Some(file) => files::read_text(file, files::SETTINGS_CAP)
                     .map_err(|e| {
-                        RunError::Config(format!(
-                            "--api-key-file {}: cannot read: {e}",
-                            file.display()
-                        ))
+                        RunError::Config(format!("--api-key-file {}: {e}", file.display()))
                     })?
                     .trim()
                     .to_string(),
@@ -172,9 +169,7 @@ pub(super) fn configure(
             timeout: Duration::from_secs(args.timeout),
             body_cap: args.body_cap,
             ca_certificates: match &args.ca_cert {
-                Some(file) => vec![std::fs::read(file).map_err(|e| {
-                    RunError::Config(format!("--ca-cert {}: cannot read: {e}", file.display()))
-                })?],
+                Some(file) => vec![read_file("--ca-cert", file)?],
                 None => Vec::new(),
             },
             insecure: args.insecure,

@@ -18,12 +18,12 @@ mod transport;
 mod wire;
 
 pub use settings::{
-    BUDGET_CUT, BUDGET_SPENT, ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting,
-    looks_like_credential,
+    ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting, TIME_BUDGET, looks_like_credential,
 };
 pub use throttle::ThrottleTally;
 use throttle::{ThrottleCounter, throttle_wait};
 use tls::tls_config;
+pub use transport::stalled_mid_body;
 use transport::{is_connect_error, is_timeout};
 
 #[derive(Debug, thiserror::Error)]
@@ -237,7 +237,7 @@ impl Client {
         tokio::select! {
             exchange = send => exchange,
             _ = interrupted => self.not_sent(spec, "cut off: the run was interrupted").into(),
-            _ = budget_end => self.not_sent(spec, BUDGET_CUT).into(),
+            _ = budget_end => self.not_sent(spec, &self.halt.cut()).into(),
         }
     }
 
@@ -249,7 +249,7 @@ impl Client {
         let value = match self.halt.at {
             Some(at) => tokio::time::timeout_at(at.into(), future)
                 .await
-                .map_err(|_| BUDGET_SPENT.to_string())??,
+                .map_err(|_| self.halt.spent())??,
             None => future.await?,
         };
         match self.halt.reason() {
@@ -322,7 +322,7 @@ impl Client {
                 .is_some_and(|at| Instant::now().checked_add(wait).is_none_or(|end| end >= at))
             {
                 // The wait would outlast the budget: the request is not sent again.
-                return Some(self.not_sent(spec, BUDGET_SPENT));
+                return Some(self.not_sent(spec, &self.halt.spent()));
             }
             tokio::time::sleep(wait).await;
             throttling.waits += 1;
@@ -362,6 +362,9 @@ impl Client {
                 } else {
                     let served = (200..300).contains(&response.status);
                     self.lanes.answered(lane, exchange.elapsed_ms, served);
+                    if throttle_wait(&exchange, 0).is_some() {
+                        self.lanes.overloaded(Overload::Throttled);
+                    }
                 }
             }
             None if exchange
@@ -403,7 +406,7 @@ impl Client {
         if let Some(at) = self.halt.at
             && slot.into_std() >= at
         {
-            return Err(BUDGET_SPENT.into());
+            return Err(self.halt.spent());
         }
         tokio::time::sleep_until(slot).await;
         Ok(())

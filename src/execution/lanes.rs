@@ -10,7 +10,7 @@
 //! The level adapts as TCP's congestion window does: it starts at [`START`], grows by one per
 //! answer (slow start) until the first sign of overload, then by one per level's worth of
 //! answers (additive increase); a connect that stalls, fails or times out, an exchange that
-//! times out, or a 503 without Retry-After halves it (multiplicative decrease), once per
+//! times out, a 503 without Retry-After, or throttling (429) halves it (multiplicative decrease), once per
 //! [`COOLDOWN`] however many requests the same overload caught. A lane is *proven* once an
 //! answer came on it, and the level stays within twice the proven lanes (or [`PROBES`] past
 //! them): a stall takes a second to tell from a slow answer, and in that second at most that
@@ -25,7 +25,7 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 
 mod connector;
 
-use connector::{CountConnects, LaneConnector};
+use connector::{CountConnects, KeptConnections, LaneConnector};
 pub use connector::{CountConnectsHandle, SPARE_GRACE};
 
 /// The level a run starts at: what the run's first round trips need (the quiet-store rules
@@ -93,6 +93,8 @@ pub enum Overload {
     TimedOut,
     /// 503 without Retry-After: the server says it is overloaded, without saying for how long.
     Unavailable,
+    /// 429, or 503 with Retry-After: fewer requests in flight, besides waiting it out.
+    Throttled,
 }
 
 /// The level and what it has been through.
@@ -166,6 +168,8 @@ pub struct Lanes {
     fastest_ms: AtomicU64,
     /// The usual answer time, in µs: a moving average (an eighth of each new answer).
     usual_us: Arc<AtomicU64>,
+    /// Whether this target's kept connections come back (see the connector).
+    kept: Arc<KeptConnections>,
     /// Held by the burst gathering its lanes.
     gathering: tokio::sync::Mutex<()>,
     /// Told when a place may have come free: wakes a plain request waiting for one.
@@ -233,6 +237,7 @@ impl Lanes {
             resent: AtomicU64::new(0),
             fastest_ms: AtomicU64::new(u64::MAX),
             usual_us: Arc::default(),
+            kept: Arc::default(),
             gathering: tokio::sync::Mutex::new(()),
             freed: tokio::sync::Notify::new(),
         }
@@ -343,6 +348,7 @@ impl Lanes {
                 lane: Arc::clone(&shared),
                 run: Arc::clone(&self.opened),
                 usual_us: Arc::clone(&self.usual_us),
+                kept: Arc::clone(&self.kept),
             });
             let live = self.live.fetch_add(1, Ordering::Relaxed) + 1;
             self.most_live.fetch_max(live, Ordering::Relaxed);
@@ -411,6 +417,8 @@ impl Lanes {
     /// Only a success (`served`: a 2xx) counts as the fastest answer: a gateway may refuse a
     /// bad key at its edge, near the client, while the store itself is far.
     pub fn answered(&self, lane: &Lane, elapsed_ms: u64, served: bool) {
+        // The wait for a connection that never came back is the client's, not the target's.
+        let elapsed_ms = elapsed_ms.saturating_sub(lane.take_graced());
         if !lane.proven.swap(true, Ordering::Relaxed) {
             self.proven.fetch_add(1, Ordering::Relaxed);
         }

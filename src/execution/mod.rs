@@ -10,8 +10,7 @@ pub mod redact;
 pub mod request_log;
 
 pub use client::{
-    BUDGET_CUT, BUDGET_SPENT, Client, ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting,
-    looks_like_credential,
+    Client, ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting, looks_like_credential,
 };
 pub use lanes::{ConnectionTally, Priority};
 pub use redact::Redactor;

@@ -10,7 +10,8 @@ use serde_json::Value;
 use super::attestation::{self, Configuration};
 use super::{REPORT_FILES, Report, canonical_digest};
 use crate::catalogue::Catalogue;
-use crate::contract::{CONTRACT_SHA256, Contract, sha256_hex};
+use crate::contract::{CONTRACT_SHA256, Contract};
+use crate::execution::files;
 
 /// What `verify-report` found.
 #[derive(Debug)]
@@ -57,8 +58,8 @@ pub fn verify(
     };
     let mut lines = Vec::new();
     let mut failures = Vec::new();
-    let bytes = std::fs::read(&report_path)
-        .map_err(|e| format!("{}: cannot read: {e}", report_path.display()))?;
+    let bytes = files::read_capped(&report_path, files::EVIDENCE_CAP)
+        .map_err(|e| format!("{}: {e}", report_path.display()))?;
     // A report.json that no longer reads is one more failure: the attestation is still checked.
     let report = match own_digest(&String::from_utf8_lossy(&bytes)) {
         Ok((report, digest_line)) => {
@@ -74,13 +75,13 @@ pub fn verify(
         }
     };
     let envelope_path = dir.join(attestation::ATTESTATION_FILE);
-    match (std::fs::read_to_string(&envelope_path), &raw_key) {
+    match (files::read_text(&envelope_path, files::EVIDENCE_CAP), &raw_key) {
         (Err(_), None) => lines.push(format!(
             "NOT SIGNED: no {} here; integrity is all this shows (the content matches its own digest, which anyone who edits it can recompute): it is not evidence that this tool wrote it",
             attestation::ATTESTATION_FILE
         )),
         (Err(e), Some(_)) => failures.push(format!(
-            "FAILED signature: {}: cannot read: {e}",
+            "FAILED signature: {}: {e}",
             attestation::ATTESTATION_FILE
         )),
         (Ok(envelope), key) => match attestation::open_envelope(&envelope, key.as_deref()) {
@@ -205,15 +206,14 @@ fn check_subjects(
             ));
             continue;
         }
-        match std::fs::read(dir.join(name)) {
-            Ok(bytes) if sha256_hex(&bytes) == recorded => {
+        match super::writing::sha256_of_file(&dir.join(name)) {
+            Ok(digest) if digest == recorded => {
                 lines.push(format!("digest: {name} matches the attestation"))
             }
-            Ok(bytes) => failures.push(format!(
-                "FAILED digest: {name} has SHA-256 {}, the attestation says {recorded}",
-                sha256_hex(&bytes)
+            Ok(digest) => failures.push(format!(
+                "FAILED digest: {name} has SHA-256 {digest}, the attestation says {recorded}"
             )),
-            Err(e) => failures.push(format!("FAILED digest: {name}: cannot read: {e}")),
+            Err(e) => failures.push(format!("FAILED digest: {name}: {e}")),
         }
     }
     // Every file of the directory is evidence the attestation covers, or is named as not: an

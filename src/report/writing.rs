@@ -222,10 +222,11 @@ pub fn write_all(
     ReportDir::prepare(dir)?.commit(report, redactor, &[], &[], None)
 }
 
-/// Lowercase hex SHA-256 of the file at `path`, read 64 KiB at a time.
-fn sha256_of_file(path: &Path) -> std::io::Result<String> {
+/// Lowercase hex SHA-256 of the regular file at `path`, read 64 KiB at a time (a FIFO or a
+/// device planted where a report file belongs is refused, not read for ever).
+pub(super) fn sha256_of_file(path: &Path) -> Result<String, files::ReadError> {
     use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
+    let mut file = files::open_regular(path)?;
     let mut context = ring::digest::Context::new(&ring::digest::SHA256);
     let mut buffer = vec![0u8; 64 << 10];
     loop {

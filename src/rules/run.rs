@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -20,17 +20,25 @@ use crate::outcome::Exchange;
 /// Consecutive transport failures (no response at all) after which a run stops sending.
 pub const DEFAULT_MAX_TRANSPORT_FAILURES: u32 = 5;
 
-/// Why requests stop going out before the rules are done: the time budget, an interrupt, or a
-/// target that stopped answering. Every send after that is "not sent", with the reason, so
-/// the rules left end inconclusive rather than waiting on timeouts.
+/// Why requests stop going out before the rules are done: the time budget (or the run's
+/// default bound), an interrupt, or a target that stopped answering. Every send after that is
+/// "not sent", with the reason, so the rules left end inconclusive rather than waiting on
+/// timeouts.
 #[derive(Default)]
 pub struct Stops {
     /// When requests stop being sent at all (the whole budget), and why the run stopped
     /// sending, set once; the client holds the same (see [`Stops::halt`]).
     halt: Halt,
-    /// Consecutive exchanges with no response.
+    /// Consecutive exchanges with no answer to judge: no response, or one that stalled
+    /// mid-body until the timeout.
     consecutive_failures: AtomicU32,
     max_transport_failures: u32,
+    /// Consecutive requests still throttled when their waits ran out.
+    consecutive_throttled: AtomicU32,
+    /// How long one request may wait out throttling (`--max-throttle-wait`).
+    max_throttle_wait: Duration,
+    /// When the target last gave an answer that was not throttling.
+    last_through: Mutex<Option<Instant>>,
     /// SIGINT or SIGTERM came.
     pub(crate) interrupted: AtomicBool,
     /// Some request of a rule got a response (the preflight does not count).
@@ -38,15 +46,16 @@ pub struct Stops {
 }
 
 impl Stops {
-    /// No request after `hard_deadline`, nor after `max_transport_failures` consecutive
-    /// exchanges without a response.
-    pub fn new(hard_deadline: Option<Instant>, max_transport_failures: u32) -> Stops {
+    /// No request once `halt` says so (its end, the time budget or the default bound), nor
+    /// after `max_transport_failures` consecutive exchanges with no answer to judge, nor after
+    /// as many consecutive requests throttled past `max_throttle_wait` while no answer came
+    /// through for as long (at least a second): a target that throttles everything.
+    pub fn new(halt: Halt, max_transport_failures: u32, max_throttle_wait: Duration) -> Stops {
         Stops {
-            halt: Halt {
-                at: hard_deadline,
-                ..Halt::default()
-            },
+            halt,
             max_transport_failures: max_transport_failures.max(1),
+            max_throttle_wait,
+            last_through: Mutex::new(Some(Instant::now())),
             ..Stops::default()
         }
     }
@@ -63,19 +72,61 @@ impl Stops {
         self.halt.clone()
     }
 
+    /// What ends at [`Stops::hard_deadline`]: the time budget, or the run's default bound.
+    pub fn bound(&self) -> &str {
+        self.halt.bound()
+    }
+
     fn observe(&self, exchange: &Exchange) {
         if !exchange.was_sent() {
             return; // refused by the budget or the interrupt: says nothing of the target
         }
+        if exchange.gave_up_throttled() {
+            self.throttled(exchange);
+            return;
+        }
         if exchange.response.is_some() {
+            *self.last_through.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+            self.consecutive_throttled.store(0, Ordering::Relaxed);
+        }
+        if exchange.response.is_some() && !crate::execution::client::stalled_mid_body(exchange) {
             self.answered.store(true, Ordering::Relaxed);
             self.consecutive_failures.store(0, Ordering::Relaxed);
             return;
         }
         let failures = self.consecutive_failures.fetch_add(1, Ordering::Relaxed) + 1;
         if failures >= self.max_transport_failures {
+            let last = match &exchange.response {
+                Some(_) => format!(
+                    "{}, then {}",
+                    exchange.summary(),
+                    exchange.transport_error.as_deref().unwrap_or("a stall")
+                ),
+                None => exchange.summary(),
+            };
             let _ = self.halt.reason.set(format!(
-                "not sent: the target stopped answering after {failures} consecutive transport failures (last: {})",
+                "not sent: the target stopped answering after {failures} consecutive transport failures (last: {last})"
+            ));
+        }
+    }
+
+    /// A request still throttled when its waits ran out: the run stops once as many in a row
+    /// as transport failures would stop it were, and nothing came through for as long as one
+    /// request may wait (at least a second).
+    fn throttled(&self, exchange: &Exchange) {
+        let throttled = self.consecutive_throttled.fetch_add(1, Ordering::Relaxed) + 1;
+        let quiet = self
+            .last_through
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map_or(Duration::MAX, |at| at.elapsed());
+        if throttled >= self.max_transport_failures
+            && quiet >= self.max_throttle_wait.max(Duration::from_secs(1))
+        {
+            let _ = self.halt.reason.set(format!(
+                "not sent: the target stopped answering: {throttled} consecutive requests throttled past --max-throttle-wait ({} s), nothing let through for {} s (last: {})",
+                self.max_throttle_wait.as_secs(),
+                quiet.as_secs(),
                 exchange.summary()
             ));
         }
@@ -90,7 +141,8 @@ impl Stops {
         self.halt.reason.get().map(String::as_str)
     }
 
-    /// When the run stops sending for good (the end of `--time-budget`), if it does.
+    /// When the run stops sending for good (the end of `--time-budget`, or of the run's
+    /// default bound).
     pub fn hard_deadline(&self) -> Option<Instant> {
         self.halt.at
     }

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 pub use super::error::{EXIT_CODES, RunError, exit_code};
 use super::known::KnownFailures;
-use super::settings::generation_budget;
 pub use super::settings::{
     DEFAULT_CASES, DEFAULT_TEST_THREADS, Gate, RunConfig, RunOutcome, Target, UNBOUNDED_CASES,
 };
+use super::settings::{bound, generation_budget};
 use super::tally::{save_regressions, tally};
 use super::target::{Loaded, load, preflight, start_target};
 pub use super::target::{
@@ -24,7 +24,7 @@ use super::trials::run_trials;
 use crate::contract::{
     CONTRACT_DOCUMENT, CONTRACT_TEXT, CONTRACT_TITLE, CONTRACT_VERSION, sha256_hex,
 };
-use crate::execution::Client;
+use crate::execution::{Client, Halt};
 use crate::report::{
     CREATED_PETS_FILE, ContractInfo, CreatedPetsInfo, Named, Report, ReportDir, TargetInfo,
 };
@@ -125,10 +125,13 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     };
     let runtime = super::runtime()?;
     let target = start_target(&config, &runtime)?;
-    // The budget counts from the start and bounds the preflight too.
+    // The budget counts from the start and bounds the preflight too; without one, the
+    // default bound does.
+    let (bound, bound_name) = bound(&config);
     let stops = Stops::new(
-        deadline(started, config.time_budget),
+        Halt::until(deadline(started, Some(bound)), &bound_name),
         config.max_transport_failures,
+        config.client.max_throttle_wait,
     );
     let client = Client::new(
         &target.base_url,

@@ -5,7 +5,7 @@
 //! it); a second quits at once, withdrawing the previous run's report if this one has not been
 //! written yet.
 
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Mutex, Once};
 
 /// Exit code of a run stopped by SIGINT, as shells report a death by SIGINT (128 + 2).
@@ -91,12 +91,37 @@ pub fn install() {
     });
 }
 
-/// The first signal stops every run in progress; the second quits.
+/// A command with no run to stop (serving the reference, comparing, verifying, merging): the
+/// first signal ends the process, while no run is registered.
+static QUIT_ON_FIRST: AtomicBool = AtomicBool::new(false);
+
+/// From now on, the first signal that finds no run in progress ends the process at once, with
+/// 130 or 143; one that came already ends it now. `run` does not call this: a signal before
+/// its run starts stops the run as it starts, which still writes an interrupted report.
+pub fn quit_on_first_signal() {
+    // Under the lock: a signal is either seen here or finds the flag set.
+    let _hooks = HOOKS.lock().unwrap_or_else(|e| e.into_inner());
+    QUIT_ON_FIRST.store(true, Ordering::SeqCst);
+    if let Some(code) = signalled() {
+        quit(code);
+    }
+}
+
+fn quit(code: u8) -> ! {
+    eprintln!("petstore-conformance: interrupted");
+    std::process::exit(code.into());
+}
+
+/// The first signal stops every run in progress (or, with none and [`quit_on_first_signal`],
+/// quits); the second quits.
 fn heard(code: u8) {
     let first = SIGNALLED
         .compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst)
         .is_ok();
     let hooks = HOOKS.lock().unwrap_or_else(|e| e.into_inner());
+    if first && hooks.stop.is_empty() && QUIT_ON_FIRST.load(Ordering::SeqCst) {
+        quit(code);
+    }
     if first {
         eprintln!(
             "petstore-conformance: interrupted: no more requests; writing the reports (again to quit at once)"

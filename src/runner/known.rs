@@ -61,7 +61,8 @@ pub fn toml_error(text: &str, error: &toml::de::Error) -> String {
 pub fn load(path: &Path, catalogue: &Catalogue) -> Result<KnownFailures, RunError> {
     let fail =
         |reason: String| RunError::Config(format!("--known-failures {}: {reason}", path.display()));
-    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read: {e}")))?;
+    let text = crate::execution::files::read_text(path, crate::execution::files::SETTINGS_CAP)
+        .map_err(|e| fail(e.to_string()))?;
     let file: KnownFailuresFile = toml::from_str(&text).map_err(|e| fail(toml_error(&text, &e)))?;
     checked(file.known_failures, catalogue).map_err(fail)
 }

@@ -9,6 +9,7 @@ pub mod interrupts;
 pub mod known;
 pub mod progress;
 pub mod regressions;
+mod relay;
 pub mod replay;
 pub mod rerun;
 mod settings;

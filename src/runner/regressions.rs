@@ -33,14 +33,12 @@ const DESCRIPTION: &str = "Counterexamples found by petstore-conformance propert
     replayed before the rule's generated cases. Delete an entry to stop replaying it.";
 
 fn read(path: &Path) -> Result<RegressionFile, String> {
-    match std::fs::read_to_string(path) {
+    use crate::execution::files;
+    match files::read_text(path, files::EVIDENCE_CAP) {
         Ok(text) => serde_json::from_str(&text)
             .map_err(|e| format!("regression file {}: {e}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(RegressionFile::default()),
-        Err(e) => Err(format!(
-            "regression file {}: cannot read: {e}",
-            path.display()
-        )),
+        Err(e) if e.not_found() => Ok(RegressionFile::default()),
+        Err(e) => Err(format!("regression file {}: {e}", path.display())),
     }
 }
 

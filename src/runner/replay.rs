@@ -86,8 +86,9 @@ pub fn replay(
     rule_id: &str,
     target: ReplayTarget,
 ) -> Result<Exchange, RunError> {
-    let text = std::fs::read_to_string(report_path)
-        .map_err(|e| RunError::Config(format!("{}: cannot read: {e}", report_path.display())))?;
+    use crate::execution::files;
+    let text = files::read_text(report_path, files::EVIDENCE_CAP)
+        .map_err(|e| RunError::Config(format!("{}: {e}", report_path.display())))?;
     let report: Report = serde_json::from_str(&text)
         .map_err(|e| RunError::Config(format!("{}: not a report: {e}", report_path.display())))?;
     let spec = recorded_request(&report, rule_id)?;

@@ -130,6 +130,59 @@ pub(super) fn generation_budget(budget: Duration) -> Duration {
     budget.saturating_sub(reserve)
 }
 
+/// Round trips the longest chain of a run takes besides one per generated case: a passing
+/// run's longest chain is about 20 round trips and a failing one's shrinking longer
+/// (`round_trips` in report.json; 16 at --cases 0 and 43 at 32 against the reference, where
+/// the CPU lengthens it).
+const BOUND_ROUND_TRIPS: u32 = 64;
+
+/// Requests a run sends besides those of its generated cases, and per generated case
+/// (against the reference: 964 at --cases 0, 1429 at 32, 2437 at 100).
+const BOUND_REQUESTS: f64 = 1000.0;
+const BOUND_REQUESTS_PER_CASE: f64 = 16.0;
+
+/// How long a run given no `--time-budget` may last, from the work asked of it: two whole
+/// timeouts and two whole throttle waits (a chain may meet each), its longest chain of
+/// dependent requests ([`BOUND_ROUND_TRIPS`] and one per generated case) at a tenth of the
+/// timeout each, and its requests at `--rate`. A target that answers a round trip within a
+/// tenth of the timeout is judged whole within it (176 s by default; the reference takes a
+/// fraction of a second); one slower than that is cut, and the rules it cut are inconclusive.
+pub fn default_bound(config: &RunConfig) -> Duration {
+    let client = &config.client;
+    let waits = client
+        .timeout
+        .saturating_add(client.max_throttle_wait)
+        .saturating_mul(2);
+    let chain =
+        (client.timeout / 10).saturating_mul(BOUND_ROUND_TRIPS.saturating_add(config.cases));
+    let requests = BOUND_REQUESTS + BOUND_REQUESTS_PER_CASE * f64::from(config.cases);
+    let paced = client
+        .rate
+        .filter(|rate| *rate > 0.0)
+        .map_or(Duration::ZERO, |rate| {
+            Duration::try_from_secs_f64(requests / rate).unwrap_or(Duration::MAX)
+        });
+    waits.saturating_add(chain).saturating_add(paced)
+}
+
+/// The bound of a run as its reasons name it: `--time-budget`, or the default bound and where
+/// it comes from.
+pub(super) fn bound(config: &RunConfig) -> (Duration, String) {
+    match config.time_budget {
+        Some(budget) => (budget, crate::execution::client::TIME_BUDGET.to_string()),
+        None => {
+            let bound = default_bound(config);
+            (
+                bound,
+                format!(
+                    "the run's default time budget ({} s, from --timeout, --max-throttle-wait, --cases and --rate; --time-budget sets another)",
+                    bound.as_secs()
+                ),
+            )
+        }
+    }
+}
+
 /// Generated cases per property rule by default: enough to find the shallow mistakes, small
 /// enough that the whole suite against the reference takes about a second.
 pub const DEFAULT_CASES: u32 = 32;
@@ -147,4 +200,27 @@ pub struct RunOutcome {
     pub report: Option<Report>,
     pub exit_code: u8,
     pub written: Vec<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_bound_follows_the_work_asked() {
+        let mut config = RunConfig::reference(1);
+        // The README quotes it: 2 x (10 s + 30 s) + (64 + 32) round trips of 1 s.
+        assert_eq!(default_bound(&config), Duration::from_secs(176));
+        config.client.timeout = Duration::from_secs(1);
+        config.client.max_throttle_wait = Duration::ZERO;
+        config.cases = 0;
+        assert_eq!(default_bound(&config), Duration::from_millis(8400));
+        // Its requests at --rate: 1000 at 10 a second.
+        config.client.rate = Some(10.0);
+        assert_eq!(default_bound(&config), Duration::from_millis(108_400));
+        // A budget is the bound, whatever the work.
+        config.time_budget = Some(Duration::from_secs(5));
+        assert_eq!(bound(&config).0, Duration::from_secs(5));
+        assert_eq!(bound(&config).1, crate::execution::client::TIME_BUDGET);
+    }
 }

@@ -8,7 +8,7 @@ use libtest_mimic::{Arguments, Trial};
 use super::RunError;
 use crate::catalogue::Catalogue;
 use crate::catalogue::partition::{Partition, ShardRecord};
-use crate::execution::Redactor;
+use crate::execution::{Redactor, files};
 use crate::report::merge::{self, Shard};
 use crate::report::{CREATED_PETS_FILE, REPORT_FILES, Report, ReportDir};
 use crate::rules::{self, Phase};
@@ -67,8 +67,8 @@ pub fn merge_dirs(
     let mut shards = Vec::new();
     for dir in dirs {
         let path = dir.join(REPORT_FILES[0]);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| RunError::Config(format!("{}: cannot read: {e}", path.display())))?;
+        let text = files::read_text(&path, files::EVIDENCE_CAP)
+            .map_err(|e| RunError::Config(format!("{}: {e}", path.display())))?;
         let report = serde_json::from_str(&text)
             .map_err(|e| RunError::Config(format!("{}: not a report: {e}", path.display())))?;
         shards.push(Shard {
@@ -86,12 +86,16 @@ pub fn merge_dirs(
     if report.created_pets.file.is_some() {
         let mut joined = report_dir.stage(CREATED_PETS_FILE)?;
         for dir in dirs {
-            // A shard that created nothing may have left no list.
-            if let Ok(mut file) = std::fs::File::open(dir.join(CREATED_PETS_FILE)) {
-                std::io::copy(&mut file, &mut joined).map_err(|e| {
-                    RunError::Config(format!("{}: {e}", dir.join(CREATED_PETS_FILE).display()))
-                })?;
-            }
+            // A shard that created nothing may have left no list. Streamed, not read whole
+            // (a long budget's list is large), and only from a regular file.
+            let path = dir.join(CREATED_PETS_FILE);
+            let mut file = match files::open_regular(&path) {
+                Ok(file) => file,
+                Err(e) if e.not_found() => continue,
+                Err(e) => return Err(RunError::Config(format!("{}: {e}", path.display()))),
+            };
+            std::io::copy(&mut file, &mut joined)
+                .map_err(|e| RunError::Config(format!("{}: {e}", path.display())))?;
         }
         staged.push(CREATED_PETS_FILE);
     }

@@ -156,7 +156,10 @@ pub(super) fn run_trials(
                                 .hard_deadline()
                                 .is_some_and(|end| Instant::now() >= end) =>
                     {
-                        Verdict::inconclusive(format!("cut short by the time budget ({reason})"))
+                        Verdict::inconclusive(format!(
+                            "cut short by {} ({reason})",
+                            run.stops.bound()
+                        ))
                     }
                     verdict => verdict,
                 }
@@ -229,7 +232,18 @@ pub(super) fn run_trials(
         let rules = remaining.iter().sum::<usize>() as u64;
         let _ = progress.set(Progress::start(rules, run, config.color));
     }
+    // Off a terminal, through a relay: a reader that goes away costs the lines, not the run.
+    let relay = match args.logfile {
+        None => super::relay::Relay::start(),
+        Some(_) => None,
+    };
+    if let Some((_, path)) = &relay {
+        args.logfile = Some(path.clone());
+    }
     let _conclusion = libtest_mimic::run(&args, trials);
+    if let Some((relay, _)) = relay {
+        relay.finish();
+    }
     if let Some(progress) = progress.get() {
         if !run.stops.interrupted() {
             progress.complete();

@@ -2,10 +2,12 @@
 //! reference served as a separate process (an "external" target). Each test file uses part.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+
+pub mod servers;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_petstore-conformance");
 
@@ -83,26 +85,5 @@ pub fn assert_valid_report(report: &serde_json::Value) {
 /// Reads one request from a test server's connection (head and Content-Length body); returns
 /// its head, `None` when the client closed it.
 pub fn read_request_head(reader: &mut BufReader<TcpStream>) -> Option<String> {
-    let mut head = String::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        if line == "\r\n" {
-            break;
-        }
-        head.push_str(&line);
-    }
-    let length = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-        })
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some(head)
+    servers::read_message(reader).map(|request| request.head)
 }

@@ -52,24 +52,51 @@ pub enum ProxySetting {
 #[derive(Debug, Clone, Default)]
 pub struct Halt {
     pub at: Option<std::time::Instant>,
+    /// What ends at `at`, in the words of every reason it gives; empty: [`TIME_BUDGET`].
+    pub bound: std::sync::Arc<str>,
     pub reason: std::sync::Arc<std::sync::OnceLock<String>>,
 }
 
+/// What `--time-budget` is called in the reasons it gives (a run's default bound names itself).
+pub const TIME_BUDGET: &str = "the run's time budget";
+
 impl Halt {
+    /// No request after `at`, which ends `bound` (see [`Halt::bound`]).
+    pub fn until(at: Option<std::time::Instant>, bound: &str) -> Halt {
+        Halt {
+            at,
+            bound: bound.into(),
+            ..Halt::default()
+        }
+    }
+
     /// Why nothing may be sent now, if so.
     pub fn reason(&self) -> Option<String> {
         if self.at.is_some_and(|at| std::time::Instant::now() >= at) {
-            return Some(BUDGET_SPENT.into());
+            return Some(self.spent());
         }
         self.reason.get().cloned()
     }
+
+    /// What ends at [`Halt::at`]: the time budget, or the run's default bound.
+    pub fn bound(&self) -> &str {
+        if self.bound.is_empty() {
+            TIME_BUDGET
+        } else {
+            &self.bound
+        }
+    }
+
+    /// Why a request was not sent once the bound was spent.
+    pub fn spent(&self) -> String {
+        format!("not sent: {} is spent", self.bound())
+    }
+
+    /// Why a request in flight when the bound ended has no answer.
+    pub fn cut(&self) -> String {
+        format!("cut off: {} is spent", self.bound())
+    }
 }
-
-/// Why a request was not sent once the budget was spent (the runner says the same).
-pub const BUDGET_SPENT: &str = "not sent: the run's time budget is spent";
-
-/// Why a request in flight when the budget ended has no answer.
-pub const BUDGET_CUT: &str = "cut off: the run's time budget is spent";
 
 /// In-flight requests (and so connections) at most, by default: against a store 50 ms away,
 /// the default suite's ~1400 requests then take about 10 round trips more than on loopback (at

@@ -29,7 +29,7 @@ pub(super) async fn read_capped(
             }
             Ok(None) => return (bytes, false, None),
             Err(e) => {
-                let error = format!("body cut short: {}", describe_error(&e));
+                let error = format!("{BODY_CUT}: {}", describe_error(&e));
                 return (bytes, false, Some(error));
             }
         }
@@ -66,6 +66,21 @@ pub(super) fn persists(
     }
     let bodiless = head || matches!(status, 100..=199 | 204 | 304);
     bodiless || headers.contains_key(CONTENT_LENGTH) || headers.contains_key(TRANSFER_ENCODING)
+}
+
+/// The start of a transport error that cut a body short.
+const BODY_CUT: &str = "body cut short";
+
+/// Whether the answer stopped coming mid-body until the timeout: the target sent its head,
+/// then stalled. As much a target that stopped answering as one that sent nothing at all.
+pub fn stalled_mid_body(exchange: &crate::outcome::Exchange) -> bool {
+    exchange.response.is_some()
+        && exchange
+            .transport_error
+            .as_deref()
+            .and_then(|error| error.strip_prefix(BODY_CUT))
+            .and_then(|rest| rest.strip_prefix(": "))
+            .is_some_and(is_timeout)
 }
 
 /// The start of a transport error that never reached the target: the connect failed.

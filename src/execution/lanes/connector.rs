@@ -17,6 +17,11 @@ pub(super) struct LaneConnector {
     pub(super) connected: std::sync::atomic::AtomicBool,
     /// Bumped when a request of the lane gets its answer.
     pub(super) served: Option<tokio::sync::watch::Sender<u64>>,
+    /// Time a connect of this lane waited for a connection that never came back (hyper
+    /// dropped it: the server closed it, or its answer's framing left bytes over), in ms since
+    /// the lane's last answer. Not the target's time: the answer's time leaves it out, or the
+    /// wait, which grows with the usual answer time, would feed on itself.
+    pub(super) graced_ms: AtomicU64,
 }
 
 /// How long a connect waits, at least, when the lane's own connection is on its way back to
@@ -44,9 +49,39 @@ impl Lane {
         }
     }
 
+    /// The time this lane's connects waited since its last answer for a connection that never
+    /// came back (see [`LaneConnector::graced_ms`]); counted once.
+    pub(super) fn take_graced(&self) -> u64 {
+        self.shared.graced_ms.swap(0, Ordering::Relaxed)
+    }
+
     /// A request of this lane got no answer: its connection is gone.
     pub fn disconnected(&self) {
         self.shared.connected.store(false, Ordering::Relaxed);
+    }
+}
+
+/// Kept connections lost before the grace is given up, for each one that came back: a target
+/// whose kept connections never come back (it closes each after its answer without saying
+/// so, or hyper drops each because the answer's framing left bytes over) would otherwise cost
+/// every request the grace, and a chain of them seconds.
+const LOST_PER_RETURNED: u64 = 8;
+
+/// What the run's connects have seen of connections on their way back to the pool.
+#[derive(Default)]
+pub(super) struct KeptConnections {
+    /// A spare was dropped: the lane's own connection came back and served the request.
+    returned: AtomicU64,
+    /// The grace ran out: the lane's connection never came back.
+    lost: AtomicU64,
+}
+
+impl KeptConnections {
+    /// Whether a connect still waits for the lane's own connection: not once the kept
+    /// connections of this target are mostly lost.
+    fn worth_waiting(&self) -> bool {
+        let returned = self.returned.load(Ordering::Relaxed);
+        self.lost.load(Ordering::Relaxed) <= LOST_PER_RETURNED.saturating_mul(returned + 1)
     }
 }
 
@@ -58,6 +93,7 @@ pub(super) struct CountConnects {
     pub(super) run: Arc<AtomicU64>,
     /// The run's usual answer time, in µs (see [`super::Lanes::answered`]).
     pub(super) usual_us: Arc<AtomicU64>,
+    pub(super) kept: Arc<KeptConnections>,
 }
 
 impl<S> tower_layer::Layer<S> for CountConnects {
@@ -102,14 +138,27 @@ where
         // Subscribed now: an answer from here on cancels a spare.
         let served = lane.served.as_ref().map(|served| served.subscribe());
         let connect = self.inner.call(request);
+        let kept = Arc::clone(&self.counts.kept);
         Box::pin(async move {
             if let Some(mut served) = served
                 && lane.connected.load(Ordering::Relaxed)
-                && tokio::time::timeout(grace, served.changed())
-                    .await
-                    .is_ok_and(|changed| changed.is_ok())
+                && kept.worth_waiting()
             {
-                return Err("a spare connection: the lane's own was reused".into());
+                let waiting = std::time::Instant::now();
+                match tokio::time::timeout(grace, served.changed()).await {
+                    Ok(Ok(())) => {
+                        kept.returned.fetch_add(1, Ordering::Relaxed);
+                        return Err("a spare connection: the lane's own was reused".into());
+                    }
+                    _ => {
+                        kept.lost.fetch_add(1, Ordering::Relaxed);
+                        let waited = waiting.elapsed().as_millis();
+                        lane.graced_ms.fetch_add(
+                            u64::try_from(waited).unwrap_or(u64::MAX),
+                            Ordering::Relaxed,
+                        );
+                    }
+                }
             }
             lane.connects.fetch_add(1, Ordering::Relaxed);
             run.fetch_add(1, Ordering::Relaxed);
@@ -128,6 +177,7 @@ impl CountConnectsHandle {
             lane: Arc::default(),
             run: Arc::default(),
             usual_us: Arc::default(),
+            kept: Arc::default(),
         })
     }
 
