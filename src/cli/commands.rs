@@ -50,16 +50,17 @@ pub(super) fn serve(args: ServeArgs) -> Result<u8, RunError> {
         conforming: args.conforming_seed,
         wire: Default::default(),
     };
-    if args.conforming_seed.is_some() {
-        println!("A conforming store, drawn from its seed:");
-        for line in config.choices().describe().lines() {
-            println!("  {line}");
-        }
-        println!(
-            "Recommended rules it may fail: {}",
-            config.choices().may_fail().join(", ")
-        );
-    }
+    // What the server says goes to stdout, whose reader may go away (a script that read the
+    // first line): the server serves on whatever becomes of it.
+    let say = |line: &str| {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+    };
+    let described = args.conforming_seed.map(|_| {
+        let choices = config.choices();
+        (choices.describe(), choices.may_fail().join(", "))
+    });
     let runtime = petstore_conformance::runner::runtime()?;
     runtime.block_on(async move {
         let server = ReferenceServer::start(config, args.port)
@@ -67,11 +68,18 @@ pub(super) fn serve(args: ServeArgs) -> Result<u8, RunError> {
             .map_err(|e| {
                 RunError::Config(format!("cannot listen on 127.0.0.1:{}: {e}", args.port))
             })?;
-        println!(
+        say(&format!(
             "Pet Store reference server listening on {}",
             server.base_url
-        );
-        println!("API key: {api_key}");
+        ));
+        say(&format!("API key: {api_key}"));
+        if let Some((choices, may_fail)) = &described {
+            say("A conforming store, drawn from its seed:");
+            for line in choices.lines() {
+                say(&format!("  {line}"));
+            }
+            say(&format!("Recommended rules it may fail: {may_fail}"));
+        }
         std::future::pending::<()>().await;
         drop(server);
         Ok(0)
