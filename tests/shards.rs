@@ -79,6 +79,14 @@ fn verdicts(report: &Report) -> BTreeMap<String, VerdictKind> {
         .collect()
 }
 
+/// A rule that sees its fault through the pets other rules create beside it: under
+/// duplicate-ids (every second pet gets the id before it), unique-ids' four pets, created one
+/// after another, may each land between two of another rule's, and its check of the run's
+/// record sees the twin only once that rule's batch is recorded. A shard holds fewer such
+/// neighbours, so its verdict may differ from the single run's; distinct-ids, a burst of its
+/// own, fails in both, and the answer stays the same (asserted below).
+const SEEN_BESIDE_OTHERS: [(&str, &str); 1] = [("duplicate-ids", "create-pet/valid/unique-ids")];
+
 /// The single run and its three shards merged agree on every rule and on the answer.
 fn merged_equals_single(faults: &[&str], variants: &[&str]) {
     let single = run(config(SEED, faults, variants));
@@ -102,6 +110,12 @@ fn merged_equals_single(faults: &[&str], variants: &[&str]) {
     let may_differ: BTreeSet<&str> = faults
         .iter()
         .flat_map(|f| Fault::parse(f).unwrap().info().may_break.iter().copied())
+        .chain(
+            SEEN_BESIDE_OTHERS
+                .iter()
+                .filter(|(fault, _)| faults.contains(fault))
+                .map(|(_, rule)| *rule),
+        )
         .collect();
     let differing: Vec<String> = want
         .iter()
