@@ -377,6 +377,17 @@ pub(super) async fn get_pet(State(shared): State<AppState>, uri: Uri) -> Respons
                 None if shared.has(Fault::GetPetUnknown200) => {
                     answer(&shared, StatusCode::OK, &json!({}))
                 }
+                None if shared.has(Fault::GetPetMockUnknownIds) && id == i64::MAX => error(
+                    &shared,
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "invalid-pet-id",
+                    "petId exceeds the largest safe integer",
+                ),
+                None if shared.has(Fault::GetPetMockUnknownIds) => answer(
+                    &shared,
+                    StatusCode::OK,
+                    &json!({"id": 0, "name": "doggie", "categoryId": 1, "status": "available"}),
+                ),
                 None => error(
                     &shared,
                     StatusCode::NOT_FOUND,

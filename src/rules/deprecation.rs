@@ -15,7 +15,7 @@ use crate::outcome::Exchange;
 fn get_pet_answers(ctx: &RuleCtx) -> Result<Vec<Exchange>, Verdict> {
     let pet = ctx.run.fixtures.existing_pet(ctx)?;
     let existing = expect::pet_id(&pet).unwrap_or_default();
-    let unknown = get_pet::unknown_ids(ctx)[0];
+    let unknown = get_pet::unknown_ids(ctx)[0].0;
     let mut answers = Vec::new();
     for id in [existing, unknown] {
         let exchange = ctx.send(&RequestSpec::get(format!("/pets/{id}")));

@@ -34,30 +34,82 @@ pub fn same_pet(
     Ok(())
 }
 
-/// Ids unlikely to exist; an id that does exist is skipped, not counted against the target.
-pub fn unknown_ids(ctx: &RuleCtx) -> [i64; 3] {
-    [i64::MAX, i64::MAX - 1, (ctx.seed >> 1) as i64 | (1 << 61)]
+/// Ids unlikely to exist, each of a kind a store reads its own way (int64's ends, past 2^53
+/// where a double loses the last digit, past 2^31, small): one answered wrongly does not hide
+/// another. Offsets come from the seed and step past any id the run has seen (the store's
+/// first page, the run's own pets); an id that does exist after all is skipped, not counted.
+pub fn unknown_ids(ctx: &RuleCtx) -> [(i64, &'static str); 5] {
+    let offset = (ctx.seed % 1_000_000) as i64;
+    let known = |id: &i64| ctx.run.fixtures.seen(*id);
+    let unseen = |start: i64| (start..).step_by(2).find(|id| !known(id)).unwrap_or(start);
+    [
+        (i64::MAX, "int64's maximum"),
+        (i64::MIN, "int64's minimum"),
+        (unseen((1 << 53) + (1 << 21) + 2 * offset + 1), "past 2^53"),
+        (unseen((1 << 31) + 1_000_000 + offset), "past 2^31"),
+        (unseen(1_000_001 + offset), "small"),
+    ]
 }
 
-/// "404 | Error | The animal could not be found."
+/// "404 | Error | The animal could not be found.": every unknown id, all sent at once and
+/// each judged, so that one wrong answer (422 to int64's maximum) does not mask another (200
+/// to the others); each distinct wrong answer is reported.
 pub fn unknown(ctx: &RuleCtx) -> Checked {
-    for id in unknown_ids(ctx) {
-        let exchange = ctx.send(&RequestSpec::get(format!("/pets/{id}")));
+    let ids = unknown_ids(ctx);
+    let specs: Vec<RequestSpec> = ids
+        .iter()
+        .map(|(id, _)| RequestSpec::get(format!("/pets/{id}")))
+        .collect();
+    let mut judged = 0;
+    let mut failures = Vec::new();
+    let mut undecided = None;
+    for ((id, kind), exchange) in ids.iter().zip(ctx.send_all(&specs)) {
         ctx.case_done();
-        let response = expect::response(&exchange)?;
+        let response = match expect::response(&exchange) {
+            Ok(response) => response,
+            Err(verdict) => {
+                undecided.get_or_insert(verdict);
+                continue;
+            }
+        };
         let is_that_pet = response.status == 200
             && response.json.as_ref().is_some_and(|pet| {
-                ctx.contract().is_valid(SchemaName::Pet, pet) && expect::pet_id(pet) == Some(id)
+                ctx.contract().is_valid(SchemaName::Pet, pet) && expect::pet_id(pet) == Some(*id)
             });
         if is_that_pet {
-            continue; // a pet with this id exists after all: try another id
+            continue; // a pet with this id exists after all: not an unknown id
         }
-        expect::status(&exchange, &[404], "404 (no animal with this petId)")?;
-        return expect::error_body(ctx, &exchange);
+        judged += 1;
+        let verdict = expect::status(
+            &exchange,
+            &[404],
+            &format!("404 (no animal with this petId, {kind})"),
+        )
+        .and_then(|()| expect::error_body(ctx, &exchange));
+        match verdict {
+            Err(Verdict::Failed(mut failure)) => {
+                let status = exchange.status().unwrap_or_default();
+                failure.class = Some(format!("{kind}: {status}"));
+                failures.push(*failure);
+            }
+            Err(other) => {
+                undecided.get_or_insert(other);
+            }
+            Ok(()) => {}
+        }
     }
-    Err(Verdict::inconclusive(
-        "every id tried belongs to an existing pet; no unknown id to ask for",
-    ))
+    if let Some(verdict) = Verdict::failed_distinct(failures) {
+        return Err(verdict);
+    }
+    if let Some(verdict) = undecided {
+        return Err(verdict);
+    }
+    if judged == 0 {
+        return Err(Verdict::inconclusive(
+            "every id tried belongs to an existing pet; no unknown id to ask for",
+        ));
+    }
+    Ok(())
 }
 
 /// A petId that is not an integer is a client error, never a success or a crash.

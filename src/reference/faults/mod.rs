@@ -48,6 +48,7 @@ pub enum Fault {
     DuplicateIds,
     GetPetAltersCategory,
     GetPetUnknown200,
+    GetPetMockUnknownIds,
     GetPetNonInteger500,
     NoDeprecationHeader,
     DeprecationLegacyTrue,

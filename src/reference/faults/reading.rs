@@ -25,6 +25,13 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         may_break: &[],
     },
     FaultInfo {
+        fault: Fault::GetPetMockUnknownIds,
+        name: "get-pet-mock-unknown-ids",
+        description: "getPet answers 422 to int64's maximum and 200 with an example pet to any other unknown id (a mock's answers: the first hides the second from a probe of one id)",
+        breaks: &["get-pet/unknown/not-found", "get-pet/parameters/answered"],
+        may_break: &[],
+    },
+    FaultInfo {
         fault: Fault::GetPetNonInteger500,
         name: "get-pet-non-integer-500",
         description: "getPet answers 500 for an id that is not an integer",
