@@ -33,6 +33,11 @@ pub struct RecordedRequest {
     /// (a rung of a size ladder kept as evidence): memory and reports stay bounded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body_length: Option<usize>,
+    /// Where the key went outside the Authorization header (`header X-API-Key`, `header
+    /// Cookie`, `query api_key`): there `[REDACTED]` is the API key, and a curl line and
+    /// `replay` put it back there (another header's `[REDACTED]` is its own secret, `-H`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_channel: Option<String>,
 }
 
 /// Bytes of a response body's text an exchange keeps (the start; the parse is of the whole

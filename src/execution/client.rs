@@ -11,6 +11,7 @@ use crate::generation::request::{NearMiss, RequestSpec};
 use crate::outcome::{Exchange, Throttling};
 
 mod burst;
+mod coding;
 mod settings;
 mod throttle;
 mod tls;
@@ -166,6 +167,14 @@ impl Client {
     /// Whether a near miss of this client's key is another token (the key is not shown).
     pub fn near_miss_differs(&self, near: NearMiss) -> bool {
         near.differs(&self.key)
+    }
+
+    /// Whether the run adds a header of this name to every request (`-H`).
+    pub fn sends_extra_header(&self, name: &str) -> bool {
+        self.settings
+            .extra_headers
+            .iter()
+            .any(|(extra, _)| extra.eq_ignore_ascii_case(name))
     }
 
     pub fn base_url(&self) -> &str {

@@ -48,6 +48,7 @@ mod tests {
             headers: vec![("Content-Type".into(), "application/json".into())],
             body: Some(r#"{"name":"REQUEST-LOG-TEST-KEY"}"#.into()),
             body_length: None,
+            key_channel: None,
         };
         let line = line(
             "create-pet/x",

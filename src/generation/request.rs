@@ -37,7 +37,41 @@ pub enum Credential {
     TabSeparator,
     /// `Bearer   <API_KEY>`: RFC 6750 allows one or more spaces (`1*SP`).
     SeveralSpaces,
+    /// `Bearer <API_KEY> junk`: the token is the key and a word, not the key (a guard that
+    /// splits on the space and takes the first word lets it through).
+    TrailingWord,
+    /// `Authorization: Basic base64(<API_KEY>:)`: the key as the user name of another scheme.
+    BasicUser,
+    /// `Authorization: Basic base64(:<API_KEY>)`: the key as the password.
+    BasicPassword,
+    /// No Authorization; the key in an `api_key` header (other APIs' convention).
+    ApiKeyHeader,
+    /// No Authorization; the key in an `X-API-Key` header.
+    XApiKeyHeader,
+    /// No Authorization; the key in an `api_key` query parameter.
+    QueryParameter,
+    /// No Authorization; the key in an `api_key` cookie.
+    Cookie,
 }
+
+/// Where a credential carries the key other than in the Authorization header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Elsewhere {
+    /// A request header: its name and value.
+    Header(&'static str, String),
+    /// A query parameter, appended last: its name and (not yet encoded) value.
+    Query(&'static str, String),
+}
+
+/// The credentials that carry the key in another channel: their name, and the channel as a
+/// recorded request names it (`header X-API-Key`, `query api_key`), so that a curl line and
+/// `replay` put the key back there and nowhere else.
+const CHANNELS: [(&str, &str, Credential); 4] = [
+    ("api-key-header", "header api_key", Credential::ApiKeyHeader),
+    ("x-api-key-header", "header X-API-Key", Credential::XApiKeyHeader),
+    ("query-parameter", "query api_key", Credential::QueryParameter),
+    ("cookie", "header Cookie", Credential::Cookie),
+];
 
 impl Credential {
     pub fn parse(name: &str) -> Option<Credential> {
@@ -53,7 +87,42 @@ impl Credential {
             "key-alone" => Credential::KeyAlone,
             "tab-separator" => Credential::TabSeparator,
             "several-spaces" => Credential::SeveralSpaces,
-            other => Credential::NearMiss(NearMiss::parse(other)?),
+            "trailing-word" => Credential::TrailingWord,
+            "basic-user" => Credential::BasicUser,
+            "basic-password" => Credential::BasicPassword,
+            other => match CHANNELS.iter().find(|(name, _, _)| *name == other) {
+                Some((_, _, credential)) => credential.clone(),
+                None => Credential::NearMiss(NearMiss::parse(other)?),
+            },
+        })
+    }
+
+    /// The channel that carries the key outside the Authorization header, as a recorded
+    /// request names it (`header X-API-Key`, `query api_key`, `header Cookie`).
+    pub fn channel(&self) -> Option<&'static str> {
+        CHANNELS
+            .iter()
+            .find(|(_, _, credential)| credential == self)
+            .map(|(_, channel, _)| *channel)
+    }
+
+    /// The credential a recorded request's channel names.
+    pub fn of_channel(channel: &str) -> Option<Credential> {
+        CHANNELS
+            .iter()
+            .find(|(_, named, _)| *named == channel)
+            .map(|(_, _, credential)| credential.clone())
+    }
+
+    /// Where the key goes other than the Authorization header; `key` stands for it
+    /// ([`REDACTED`] for the record).
+    pub fn elsewhere(&self, key: &str) -> Option<Elsewhere> {
+        Some(match self {
+            Credential::ApiKeyHeader => Elsewhere::Header("api_key", key.into()),
+            Credential::XApiKeyHeader => Elsewhere::Header("X-API-Key", key.into()),
+            Credential::Cookie => Elsewhere::Header("Cookie", format!("api_key={key}")),
+            Credential::QueryParameter => Elsewhere::Query("api_key", key.into()),
+            _ => return None,
         })
     }
 
@@ -62,6 +131,10 @@ impl Credential {
     pub fn recorded_value(&self) -> Option<String> {
         match self {
             Credential::NearMiss(near) => Some(format!("Bearer {}", near.recorded())),
+            // The encoding of the key is never written: an expression a reader, a curl line
+            // and replay expand.
+            Credential::BasicUser => Some(format!("Basic base64({REDACTED}:)")),
+            Credential::BasicPassword => Some(format!("Basic base64(:{REDACTED})")),
             other => other.header_value(REDACTED),
         }
     }
@@ -82,6 +155,13 @@ impl Credential {
             Credential::KeyAlone => Some(key.into()),
             Credential::TabSeparator => Some(format!("Bearer\t{key}")),
             Credential::SeveralSpaces => Some(format!("Bearer   {key}")),
+            Credential::TrailingWord => Some(format!("Bearer {key} junk")),
+            Credential::BasicUser => Some(format!("Basic {}", base64_of(&format!("{key}:")))),
+            Credential::BasicPassword => Some(format!("Basic {}", base64_of(&format!(":{key}")))),
+            Credential::ApiKeyHeader
+            | Credential::XApiKeyHeader
+            | Credential::QueryParameter
+            | Credential::Cookie => None,
         }
     }
 }
@@ -179,8 +259,25 @@ fn swap_case(text: &str) -> String {
         .collect()
 }
 
-/// A recorded Authorization value with the key put back where `[REDACTED]` stands.
+fn base64_of(text: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+/// A recorded Authorization value with the key put back where `[REDACTED]` stands, and
+/// `base64(...)` encoded (`Basic base64([REDACTED]:)`).
 fn expand_recorded(value: &str, key: &str) -> String {
+    if let Some(inner) = value
+        .strip_prefix("Basic base64(")
+        .and_then(|rest| rest.strip_suffix(')'))
+    {
+        return format!("Basic {}", base64_of(&expand_forms(inner, key)));
+    }
+    expand_forms(value, key)
+}
+
+/// `value` with the key put back where `[REDACTED]` and its near misses' forms stand.
+fn expand_forms(value: &str, key: &str) -> String {
     let swapped = swap_case(key);
     let mut first_dropped = key.chars();
     first_dropped.next();
@@ -226,6 +323,8 @@ pub struct RequestSpec {
     /// A query string sent as is (already percent-encoded), instead of `query`.
     pub raw_query: Option<String>,
     pub credential: Credential,
+    /// Headers sent instead of the client's own of the same name (`Accept`), or besides them.
+    pub headers: Vec<(String, String)>,
     pub body: Body,
 }
 
@@ -237,6 +336,7 @@ impl RequestSpec {
             query: Vec::new(),
             raw_query: None,
             credential: Credential::Valid,
+            headers: Vec::new(),
             body: Body::None,
         }
     }
@@ -287,6 +387,7 @@ mod tests {
                     headers: vec![("Authorization".into(), format!("Bearer {recorded}"))],
                     body: None,
                     body_length: None,
+                    key_channel: None,
                 },
                 response: None,
                 transport_error: None,

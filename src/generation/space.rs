@@ -90,6 +90,9 @@ pub enum Expect {
     Refused401,
     /// Any answer but a 5xx.
     Answered,
+    /// Any answer but a 5xx, whose body is JSON under a JSON Content-Type: an Error for a
+    /// 4xx (the status is the contract's silent area, the body's media type is not).
+    AnsweredJson,
 }
 
 impl Expect {
@@ -100,6 +103,7 @@ impl Expect {
             Expect::Refused4xx => "refused-4xx",
             Expect::Refused401 => "refused-401",
             Expect::Answered => "answered",
+            Expect::AnsweredJson => "answered-json",
         }
     }
 }
@@ -117,6 +121,10 @@ pub struct Case {
     pub body: Option<Option<String>>,
     #[serde(default)]
     pub credential: Option<String>,
+    /// Request headers as a client sends them (a browser's `Referer`, curl's `Accept: */*`),
+    /// each in the place of the client's own of that name.
+    #[serde(default)]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// A field that is there, `null` or not: `Some(None)` for `null`.
@@ -134,6 +142,9 @@ impl Case {
         }
         if let Some(credential) = self.credential.as_deref().and_then(Credential::parse) {
             spec = spec.credential(credential);
+        }
+        for (name, value) in self.headers.iter().flatten() {
+            spec.headers.push((name.clone(), value.clone()));
         }
         if self.content_type.is_none() && self.body.is_none() {
             return spec;
@@ -189,6 +200,9 @@ impl Case {
         }
         if let Some(credential) = &self.credential {
             parts.push(format!("credential {credential}"));
+        }
+        for (name, value) in self.headers.iter().flatten() {
+            parts.push(format!("{name}: {value}"));
         }
         parts.join(", ")
     }

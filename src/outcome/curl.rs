@@ -4,31 +4,56 @@
 use super::{Exchange, RECORDED_FORMS, REDACTED};
 
 impl Exchange {
-    /// A shell command that sends the same request; the key is read from `key_env`.
+    /// A shell command that sends the same request; the key is read from `key_env`, wherever
+    /// the request carried it (the Authorization header, or the channel `key_channel` names).
     pub fn curl(&self, key_env: &str) -> String {
+        let channel = self.request.key_channel.as_deref();
+        let key_header = channel.and_then(|channel| channel.strip_prefix("header "));
+        let mut url = self.request.url.as_str();
+        let mut url_query = None;
+        if let Some(name) = channel.and_then(|channel| channel.strip_prefix("query ")) {
+            // The key was appended last, `name=[REDACTED]`: curl encodes it from the variable.
+            let pair = format!("{name}={REDACTED}");
+            if let Some(rest) = url.strip_suffix(pair.as_str())
+                && (rest.ends_with('?') || rest.ends_with('&'))
+            {
+                url = &rest[..rest.len() - 1];
+                url_query = Some(format!(
+                    "--url-query \"{}\"",
+                    expanded(&pair.replace(['"', '$', '`', '\\'], ""), key_env)
+                ));
+            }
+        }
         let mut parts = vec![
             "curl -sS -i".to_string(),
             format!("-X {}", self.request.method),
-            shell_quote(&self.request.url),
+            shell_quote(url),
         ];
+        parts.extend(url_query);
         for (name, value) in &self.request.headers {
             let header = format!("{name}: {value}");
             if header.contains("[REDACTED") {
-                // The key is the Authorization header's; any other secret (`-H
-                // 'X-Gateway-Token: ...'`) is read from a variable of its own.
-                let variable = if name.eq_ignore_ascii_case("authorization") {
+                // The key is the Authorization header's and the channel's; any other secret
+                // (`-H 'X-Gateway-Token: ...'`) is read from a variable of its own.
+                let authorization = name.eq_ignore_ascii_case("authorization");
+                let variable = if authorization
+                    || key_header.is_some_and(|key_header| key_header.eq_ignore_ascii_case(name))
+                {
                     key_env.to_string()
                 } else {
                     header_variable(name)
                 };
-                let mut escaped = header.replace(['"', '$', '`', '\\'], "");
-                for (form, operator) in RECORDED_FORMS {
-                    escaped = escaped.replace(form, &format!("${{{variable}{operator}}}"));
+                let basic = value
+                    .strip_prefix("Basic base64(")
+                    .and_then(|rest| rest.strip_suffix(')'));
+                if let (true, Some(user_and_password)) = (authorization, basic) {
+                    // curl encodes `user:password` itself: the key's encoding is never written.
+                    let user_and_password = user_and_password.replace(['"', '$', '`', '\\'], "");
+                    parts.push(format!("-u \"{}\"", expanded(&user_and_password, &variable)));
+                    continue;
                 }
-                parts.push(format!(
-                    "-H \"{}\"",
-                    escaped.replace(REDACTED, &format!("${{{variable}}}"))
-                ));
+                let header = header.replace(['"', '$', '`', '\\'], "");
+                parts.push(format!("-H \"{}\"", expanded(&header, &variable)));
             } else {
                 parts.push(format!("-H {}", shell_quote(&header)));
             }
@@ -38,6 +63,16 @@ impl Exchange {
         }
         parts.join(" ")
     }
+}
+
+/// `text` (already free of what a double-quoted shell word expands) with `[REDACTED]` and its
+/// near misses' forms turned into expansions of `variable`.
+fn expanded(text: &str, variable: &str) -> String {
+    let mut text = text.to_string();
+    for (form, operator) in RECORDED_FORMS {
+        text = text.replace(form, &format!("${{{variable}{operator}}}"));
+    }
+    text.replace(REDACTED, &format!("${{{variable}}}"))
 }
 
 /// The shell variable a curl or Re-run line reads a secret header's value from, one per header
@@ -78,6 +113,7 @@ mod tests {
                     .collect(),
                 body: body.map(String::from),
                 body_length: None,
+                key_channel: None,
             },
             response: None,
             transport_error: None,

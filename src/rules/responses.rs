@@ -370,6 +370,7 @@ mod tests {
                 headers: Vec::new(),
                 body: None,
                 body_length: None,
+                key_channel: None,
             },
             response: Some(RecordedResponse {
                 version: "HTTP/1.1".into(),

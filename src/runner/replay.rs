@@ -20,6 +20,10 @@ pub struct ReplayTarget {
     pub settings: ClientSettings,
 }
 
+/// Headers a client's set may change (cases/request-space.json, `headers`), sent again as
+/// recorded.
+const CLIENT_HEADERS: [&str; 5] = ["Accept", "Accept-Encoding", "Referer", "Origin", "User-Agent"];
+
 fn method(name: &str) -> Option<&'static str> {
     ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
         .into_iter()
@@ -56,7 +60,30 @@ pub fn recorded_request(report: &Report, rule_id: &str) -> Result<RequestSpec, R
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.clone())
     };
-    let credential = header("authorization").map_or(Credential::Missing, Credential::Recorded);
+    // The key goes back only where the request carried it: the channel it names, or the
+    // Authorization header as recorded.
+    let channel = request.key_channel.as_deref();
+    let credential = match channel.and_then(Credential::of_channel) {
+        Some(credential) => credential,
+        None => header("authorization").map_or(Credential::Missing, Credential::Recorded),
+    };
+    // A key in the query was appended last; the client appends it again.
+    let mut path = path;
+    if let Some(name) = channel.and_then(|channel| channel.strip_prefix("query ")) {
+        let pair = format!("{name}={}", crate::outcome::REDACTED);
+        if let Some(rest) = path.strip_suffix(pair.as_str()) {
+            path = rest.strip_suffix(['?', '&']).unwrap_or(rest);
+        }
+    }
+    // The headers of a client's set the case sent (the client's own otherwise).
+    let headers = request
+        .headers
+        .iter()
+        .filter(|(name, value)| {
+            CLIENT_HEADERS.iter().any(|h| h.eq_ignore_ascii_case(name)) && !value.contains("[REDACTED")
+        })
+        .cloned()
+        .collect();
     if let Some(length) = request.body_length {
         return Err(config(format!(
             "rule {rule_id:?}: the report keeps only the first 64 KiB of its {length}-byte request body; the failure's class and minimal case say what was sent"
@@ -75,6 +102,7 @@ pub fn recorded_request(report: &Report, rule_id: &str) -> Result<RequestSpec, R
         query: Vec::new(),
         raw_query: None,
         credential,
+        headers,
         body,
     })
 }

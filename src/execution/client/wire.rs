@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use super::Client;
 use super::transport::{describe_error, elapsed_ms, persists, read_capped};
 use crate::execution::lanes::Lane;
-use crate::generation::request::{Body, RequestSpec};
-use crate::outcome::{BODY_KEPT, Exchange, RecordedRequest, RecordedResponse};
+use crate::generation::request::{Body, Elsewhere, RequestSpec};
+use crate::outcome::{BODY_KEPT, Exchange, REDACTED, RecordedRequest, RecordedResponse};
 
 impl Client {
     /// One request on `http` (a lane's client). `None` when, after `stall_after` without
@@ -41,14 +41,33 @@ impl Client {
                 pairs.append_pair(name, value);
             }
         }
+        // The URL as recorded: redacted before the key may join it, which is then written as
+        // `[REDACTED]` (never its encoding).
+        let mut recorded_url = self.redactor.redact(url.as_str());
+        let elsewhere = spec.credential.elsewhere(&self.key);
+        if let Some(Elsewhere::Query(name, key)) = &elsewhere {
+            url.query_pairs_mut().append_pair(name, key);
+            let separator = if recorded_url.contains('?') { '&' } else { '?' };
+            recorded_url = format!("{recorded_url}{separator}{name}={REDACTED}");
+        }
         let method =
             reqwest::Method::from_bytes(spec.method.as_bytes()).unwrap_or(reqwest::Method::GET);
         let mut request = lane.http.request(method, url.clone());
         let mut headers = Vec::new();
+        // Header name and the value as recorded, for the ones that carry the key.
+        let mut recorded_key_headers: Vec<(String, String)> = Vec::new();
         if let Some(value) = spec.credential.header_value(&self.key) {
             headers.push(("Authorization".to_string(), value));
+            if let Some(recorded) = spec.credential.recorded_value() {
+                recorded_key_headers.push(("Authorization".into(), recorded));
+            }
         }
-        let recorded_authorization = spec.credential.recorded_value();
+        if let (Some(Elsewhere::Header(name, value)), Some(Elsewhere::Header(_, recorded))) =
+            (elsewhere, spec.credential.elsewhere(REDACTED))
+        {
+            headers.push((name.to_string(), value));
+            recorded_key_headers.push((name.to_string(), recorded));
+        }
         let body: Option<bytes::Bytes> = match &spec.body {
             Body::None => None,
             Body::Json(value) => {
@@ -66,6 +85,12 @@ impl Client {
             }
         };
         headers.push(("Accept".into(), "application/json".into()));
+        // A case's own headers (a client's set) take the place of the client's of that name.
+        for (name, value) in &spec.headers {
+            headers.retain(|(own, _)| !own.eq_ignore_ascii_case(name));
+            headers.push((name.clone(), value.clone()));
+        }
+        let own_headers = headers.len();
         headers.extend(self.settings.extra_headers.iter().cloned());
         for (name, value) in &headers {
             request = request.header(name, value);
@@ -82,16 +107,25 @@ impl Client {
         }
         let recorded = RecordedRequest {
             method: spec.method.to_string(),
-            url: self.redactor.redact(url.as_str()),
+            url: recorded_url,
             headers: headers
                 .iter()
-                .map(|(n, v)| match (n.as_str(), &recorded_authorization) {
-                    ("Authorization", Some(recorded)) => (n.clone(), recorded.clone()),
-                    _ => (n.clone(), self.redactor.redact(v)),
+                .enumerate()
+                .map(|(n, (name, value))| {
+                    // The client's own header that carries the key is written as recorded (an
+                    // expression over `[REDACTED]`); every other value is redacted.
+                    let recorded = recorded_key_headers
+                        .iter()
+                        .find(|(key_header, _)| n < own_headers && key_header == name);
+                    match recorded {
+                        Some((_, recorded)) => (name.clone(), recorded.clone()),
+                        None => (name.clone(), self.redactor.redact(value)),
+                    }
                 })
                 .collect(),
             body: recorded_body,
             body_length,
+            key_channel: spec.credential.channel().map(String::from),
         };
         let pending = request.send();
         tokio::pin!(pending);
@@ -146,11 +180,25 @@ impl Client {
                 )
             })
             .collect();
-        let (bytes, body_truncated, body_error) =
+        let content_encoding = response
+            .headers()
+            .get(reqwest::header::CONTENT_ENCODING)
+            .and_then(|value| value.to_str().ok())
+            .map(String::from);
+        let (bytes, mut body_truncated, body_error) =
             read_capped(response, self.settings.body_cap).await;
         if body_truncated || body_error.is_some() {
             lane.disconnected(); // a body not read to its end takes its connection with it
         }
+        // A whole body is read as its Content-Encoding says (the headers stay as received).
+        let bytes = if body_truncated || body_error.is_some() {
+            bytes
+        } else {
+            let (bytes, over) =
+                super::coding::decoded(bytes, content_encoding.as_deref(), self.settings.body_cap);
+            body_truncated = over;
+            bytes
+        };
         // A cut may leave the start of the key at the end.
         let cut = body_truncated || body_error.is_some();
         let unparsed =
@@ -240,6 +288,7 @@ impl Client {
                 headers: Vec::new(),
                 body: None,
                 body_length: None,
+                key_channel: None,
             },
             response: None,
             transport_error: Some(error),
