@@ -397,7 +397,7 @@ fn deep_fault_caught(fault: Fault, rule_id: &str) -> Result<(), Failed> {
 
 /// The faults of the request space's classes (cases/request-space.json), each with the rule
 /// that walks its class: the coverage pass is deterministic, so each is caught at every seed.
-const CLASS_FAULTS: [(&str, &str); 7] = [
+const CLASS_FAULTS: [(&str, &str); 18] = [
     ("content-type-charset-refused", "inputs/create-pet/required"),
     ("auth-no-separator-accepted", "inputs/list-pets/required"),
     ("limit-non-finite-unchecked", "inputs/list-pets/recommended"),
@@ -405,7 +405,66 @@ const CLASS_FAULTS: [(&str, &str); 7] = [
     ("create-status-null-stored", "inputs/create-pet/recommended"),
     ("create-no-body-500", "inputs/create-pet/required"),
     ("create-no-body-415", "inputs/create-pet/recommended"),
+    ("auth-trailing-word-accepted", "inputs/get-pet/required"),
+    ("auth-basic-accepted", "inputs/create-pet/required"),
+    ("auth-api-key-header-accepted", "inputs/list-pets/required"),
+    ("auth-x-api-key-accepted", "inputs/get-pet/required"),
+    ("auth-query-key-accepted", "inputs/create-pet/required"),
+    ("auth-cookie-key-accepted", "inputs/list-pets/required"),
+    ("undecodable-query-text-body", "inputs/list-pets/required"),
+    ("bracketed-query-500", "inputs/list-pets/required"),
+    ("cross-site-referer-refused", "inputs/create-pet/required"),
+    ("wildcard-accept-406", "inputs/get-pet/required"),
+    ("weighted-accept-406", "inputs/list-pets/required"),
 ];
+
+/// Faults of one rule that reads every answer of its probe (no request-space class), each
+/// with that rule and what its failures must show: caught at 20 of 20 seeds.
+const PROBE_FAULTS: [(&str, &str, &str); 3] = [
+    // The 422 to int64's maximum does not hide the 200 to every other unknown id.
+    (
+        "get-pet-mock-unknown-ids",
+        "get-pet/unknown/not-found",
+        ": 200",
+    ),
+    (
+        "deprecation-in-milliseconds",
+        "deprecation/get-pet/deprecation-before-removal",
+        "@1735689600000",
+    ),
+    (
+        "successor-link-relative-wrong",
+        "deprecation/get-pet/successor-is-list-pets",
+        "/v1/pets/pets",
+    ),
+];
+
+/// A probe's fault fails its rule at 20 of 20 seeds, and one of the rule's distinct failures
+/// shows `shown` (in its class or its observation).
+fn probe_fault_caught(fault: Fault, rule_id: &str, shown: &str) -> Result<(), Failed> {
+    let mut missed = Vec::new();
+    for seed in 100..120u64 {
+        let report = run_rule(seed, fault, rule_id)?;
+        let rule = report
+            .rules
+            .iter()
+            .find(|rule| rule.id == rule_id)
+            .ok_or("rule did not run")?;
+        let failures: Vec<_> = rule.failure.iter().chain(&rule.more_failures).collect();
+        let seen = failures.iter().any(|failure| {
+            failure.class.as_deref().unwrap_or("").contains(shown)
+                || failure.observed.contains(shown)
+        });
+        if rule.verdict != VerdictKind::Failed || !seen {
+            missed.push(format!("seed {seed}: {} {:?}", rule.verdict, failures));
+        }
+    }
+    if missed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} missed:\n{}", fault.name(), missed.join("\n")).into())
+    }
+}
 
 /// A class's fault fails the rule that walks the class at 20 of 20 seeds (the rule alone
 /// selected: its cases do not depend on the others).
@@ -774,6 +833,12 @@ fn main() {
         let fault = Fault::parse(name).expect("class fault exists");
         trials.push(Trial::test(format!("class::{name}"), move || {
             class_fault_caught(fault, rule_id)
+        }));
+    }
+    for (name, rule_id, shown) in PROBE_FAULTS {
+        let fault = Fault::parse(name).expect("probe fault exists");
+        trials.push(Trial::test(format!("probe::{name}"), move || {
+            probe_fault_caught(fault, rule_id, shown)
         }));
     }
     for (name, rule_id) in DEEP_FAULTS {

@@ -199,7 +199,11 @@ pub enum Check {
     SunsetPresent {},
     SunsetDate {},
     SunsetAfterDeprecation {},
+    /// A Deprecation date is not after the stated removal.
+    DeprecationBeforeRemoval {},
     SuccessorLink {},
+    /// A successor-version link resolves, against the request's URL, to listPets.
+    SuccessorIsListPets {},
     /// The rule's operation carries no Deprecation header.
     NotDeprecated {},
 

@@ -402,6 +402,41 @@ mod tests {
     }
 
     #[test]
+    fn other_channels_record_the_key_as_redacted_and_expand_back() {
+        use base64::Engine;
+        let key = "Key-123abc";
+        let decode = |value: &str| {
+            let encoded = value.strip_prefix("Basic ").unwrap();
+            let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).unwrap();
+            String::from_utf8(bytes).unwrap()
+        };
+        for (name, sent) in [("basic-user", "Key-123abc:"), ("basic-password", ":Key-123abc")] {
+            let credential = Credential::parse(name).unwrap();
+            let value = credential.header_value(key).unwrap();
+            assert_eq!(decode(&value), sent);
+            let recorded = credential.recorded_value().unwrap();
+            assert!(recorded.starts_with("Basic base64(") && recorded.contains(REDACTED));
+            assert_eq!(expand_recorded(&recorded, key), value, "{name}");
+        }
+        let trailing = Credential::parse("trailing-word").unwrap();
+        assert_eq!(trailing.recorded_value().unwrap(), format!("Bearer {REDACTED} junk"));
+        for (name, channel) in [
+            ("api-key-header", "header api_key"),
+            ("x-api-key-header", "header X-API-Key"),
+            ("query-parameter", "query api_key"),
+            ("cookie", "header Cookie"),
+        ] {
+            let credential = Credential::parse(name).unwrap();
+            assert_eq!(credential.header_value(key), None, "{name}: no Authorization");
+            assert_eq!(credential.channel(), Some(channel));
+            assert_eq!(Credential::of_channel(channel), Some(credential.clone()));
+            let recorded = format!("{:?}", credential.elsewhere(REDACTED).unwrap());
+            assert!(recorded.contains(REDACTED) && !recorded.contains(key), "{recorded}");
+        }
+        assert_eq!(Credential::Valid.channel(), None);
+    }
+
+    #[test]
     fn wrong_key_is_never_the_key() {
         assert_ne!(wrong_key("not-the-api-key-0000"), "not-the-api-key-0000");
         assert_ne!(wrong_key("k"), "k");

@@ -310,11 +310,15 @@ mod tests {
                 .classes(Operation::CreatePet, Level::Required)
                 .is_empty()
         );
+        // getPet's required classes are about the credential and a client's headers: its one
+        // input, the petId, is the parameters rules'.
         assert!(
             space
                 .classes(Operation::GetPet, Level::Required)
                 .iter()
-                .all(|(input, _)| input.input == "header Authorization")
+                .all(|(input, class)| input.input.starts_with("header ")
+                    || input.input == "query api_key"
+                    || (input.input == "headers" && class.expect == Expect::Accepted))
         );
     }
 
@@ -375,6 +379,9 @@ mod tests {
         );
         let spec = case(serde_json::json!({"credential": "no-separator"})).apply(&valid, "n", 7);
         assert_eq!(spec.credential, Credential::parse("no-separator").unwrap());
+        assert_eq!(spec.body, valid.body);
+        let spec = case(serde_json::json!({"headers": {"Accept": "*/*"}})).apply(&valid, "n", 7);
+        assert_eq!(spec.headers, [("Accept".to_string(), "*/*".to_string())]);
         assert_eq!(spec.body, valid.body);
     }
 }

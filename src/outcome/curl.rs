@@ -168,4 +168,45 @@ mod tests {
         );
         assert_eq!(curl.matches("STAGING_KEY").count(), 1, "{curl}");
     }
+
+    #[test]
+    fn the_key_in_another_channel_is_read_from_the_key_variable_and_basic_rebuilt_by_curl() {
+        let mut exchange = sent(
+            "GET",
+            &[
+                ("X-API-Key", REDACTED),
+                ("X-Gateway-Token", REDACTED),
+                ("Accept", "*/*"),
+            ],
+            None,
+        );
+        exchange.request.key_channel = Some("header X-API-Key".into());
+        let curl = exchange.curl("K");
+        assert!(curl.contains(r#"-H "X-API-Key: ${K}""#), "{curl}");
+        assert!(
+            curl.contains(r#"-H "X-Gateway-Token: ${PETSTORE_HEADER_X_GATEWAY_TOKEN}""#),
+            "{curl}"
+        );
+        // Without the channel, an X-API-Key's secret is its own (-H), never the key.
+        exchange.request.key_channel = None;
+        assert!(exchange.curl("K").contains("${PETSTORE_HEADER_X_API_KEY}"));
+
+        let mut exchange = sent("GET", &[("Accept", "application/json")], None);
+        exchange.request.url = format!("http://127.0.0.1:1/v1/pets?limit=5&api_key={REDACTED}");
+        exchange.request.key_channel = Some("query api_key".into());
+        let curl = exchange.curl("K");
+        assert!(
+            curl.contains(r#"'http://127.0.0.1:1/v1/pets?limit=5' --url-query "api_key=${K}""#),
+            "{curl}"
+        );
+
+        for (recorded, option) in [
+            (format!("Basic base64({REDACTED}:)"), r#"-u "${K}:""#),
+            (format!("Basic base64(:{REDACTED})"), r#"-u ":${K}""#),
+        ] {
+            let exchange = sent("GET", &[("Authorization", &recorded)], None);
+            let curl = exchange.curl("K");
+            assert!(curl.contains(option) && !curl.contains("Authorization"), "{curl}");
+        }
+    }
 }

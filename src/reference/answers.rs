@@ -34,18 +34,22 @@ pub(super) fn error(shared: &Shared, status: StatusCode, code: &str, message: &s
 }
 
 /// RFC 9745 Deprecation, RFC 8594 Sunset and the successor-version link on every getPet
-/// answer, as many of them as the store chose to send.
-pub(super) fn deprecation_headers(shared: &Shared, response: &mut Response) {
+/// answer, as many of them as the store chose to send, written as it chose; `host` is the Host
+/// the request named (for a link written as an absolute URL).
+pub(super) fn deprecation_headers(shared: &Shared, response: &mut Response, host: Option<&str>) {
     let signals = shared.choices.signals;
     if signals == Signals::None {
         return;
     }
+    let chosen = &shared.choices.headers;
     if shared.has(Fault::DeprecationLegacyTrue) {
         insert_deprecation(response, "true");
     } else if shared.has(Fault::DeprecationAfterSunset) {
         insert_deprecation(response, "@1956528000"); // 1 January 2032
+    } else if shared.has(Fault::DeprecationInMilliseconds) {
+        insert_deprecation(response, &format!("@{}", DEPRECATED_SINCE_UNIX * 1000));
     } else if !shared.has(Fault::NoDeprecationHeader) {
-        insert_deprecation(response, &format!("@{DEPRECATED_SINCE_UNIX}"));
+        insert_deprecation(response, &format!("@{}", chosen.deprecated_since));
     }
     if signals == Signals::DeprecationOnly {
         return;
@@ -56,14 +60,22 @@ pub(super) fn deprecation_headers(shared: &Shared, response: &mut Response) {
             "sunset",
             HeaderValue::from_static("Wed, 05 Dec 2029 00:00:00 GMT"),
         );
-    } else if !shared.has(Fault::NoSunsetHeader) {
-        headers.insert("sunset", HeaderValue::from_static(SUNSET_HTTP_DATE));
+    } else if !shared.has(Fault::NoSunsetHeader)
+        && let Ok(value) = HeaderValue::from_str(&chosen.sunset)
+    {
+        headers.insert("sunset", value);
     }
-    if !shared.has(Fault::NoSuccessorLink) && signals == Signals::All {
+    if shared.has(Fault::SuccessorLinkRelativeWrong) {
+        // Resolves against /v1/pets/{petId} to /v1/pets/pets.
         headers.insert(
             header::LINK,
-            HeaderValue::from_static("</v1/pets>; rel=\"successor-version\""),
+            HeaderValue::from_static("<pets>; rel=\"successor-version\""),
         );
+    } else if !shared.has(Fault::NoSuccessorLink)
+        && signals == Signals::All
+        && let Ok(value) = HeaderValue::from_str(&chosen.link_value(host))
+    {
+        headers.insert(header::LINK, value);
     }
 }
 

@@ -10,7 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+pub use headers::HeaderChoices;
+pub use space::space_classes;
 
 use super::json_text::{Controls, Escaping, Order, Spacing, Style};
 use super::variants::Variant;
@@ -162,48 +163,8 @@ pub struct Choices {
     pub wire: WireShape,
     /// The answer to each class of the request space, by (input, class).
     pub classes: BTreeMap<(String, String), Answer>,
-}
-
-/// A class of the request space as the reference reads it: what a store may answer.
-#[derive(Debug, Clone, Deserialize)]
-pub struct AllowedAnswers {
-    pub class: String,
-    #[serde(default)]
-    pub allows: Vec<String>,
-    pub expect: String,
-    pub level: String,
-    /// The requests of the class: two classes of the same requests (one required, one
-    /// recommended) are one answer of a store.
-    pub cases: serde_json::Value,
-}
-
-#[derive(Deserialize)]
-struct SpaceInput {
-    operations: Vec<String>,
-    input: String,
-    classes: Vec<AllowedAnswers>,
-}
-
-#[derive(Deserialize)]
-struct SpaceFile {
-    inputs: Vec<SpaceInput>,
-}
-
-/// The request space's classes, with the operations of their input: (operations, input, class).
-pub fn space_classes() -> Vec<(Vec<String>, String, AllowedAnswers)> {
-    const SPACE: &str = include_str!("../../cases/request-space.json");
-    let file: SpaceFile = serde_json::from_str(SPACE).unwrap_or(SpaceFile { inputs: Vec::new() });
-    file.inputs
-        .into_iter()
-        .flat_map(|input| {
-            let operations = input.operations;
-            let name = input.input;
-            input
-                .classes
-                .into_iter()
-                .map(move |class| (operations.clone(), name.clone(), class))
-        })
-        .collect()
+    /// gzip when asked; the deprecation headers' values.
+    pub headers: HeaderChoices,
 }
 
 /// Draws values from a seed, one after another.
@@ -262,6 +223,7 @@ impl Choices {
             first_answer_delay_ms: 0,
             wire: WireShape::default(),
             classes,
+            headers: HeaderChoices::reference(),
         }
     }
 
@@ -436,6 +398,7 @@ impl Choices {
                 .or_insert_with(|| draw.pick(&answers));
             choices.classes.insert((input, class.class), answer);
         }
+        choices.headers = HeaderChoices::draw(draw.next());
         choices
     }
 
@@ -524,6 +487,11 @@ impl Choices {
                     _ => &[],
                 });
             }
+            // Generated parameter values may fall in a query class (a NUL, a `+`), which
+            // list-pets/parameters/refused recommends refusing with a 4xx.
+            if input == "query string" && !matches!(answer, Answer::Refused(_)) {
+                add(&["list-pets/parameters/refused"]);
+            }
             if class.level == "recommended" && !meets(answer, &class.expect) {
                 for operation in operations {
                     add(&[match operation.as_str() {
@@ -567,6 +535,7 @@ impl Choices {
             format!("deprecation signals: {:?}", self.signals),
             format!("first answer delay: {} ms", self.first_answer_delay_ms),
             format!("wire: {}", self.wire.describe()),
+            format!("headers: {}", self.headers.describe()),
         ];
         for ((input, class), answer) in &self.classes {
             lines.push(format!("{input} / {class}: {answer:?}"));
@@ -584,8 +553,11 @@ pub fn meets(answer: Answer, expect: &str) -> bool {
             | (Answer::Refused(400), "refused-400")
             | (Answer::Refused(401), "refused-401")
             | (Answer::Refused(_), "refused-4xx")
+            | (_, "answered-json")
     )
 }
 
+mod headers;
+mod space;
 #[cfg(test)]
 mod tests;

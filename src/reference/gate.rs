@@ -72,7 +72,7 @@ pub(super) async fn authenticate(
                 && shared.has(Fault::AuthSkippedCreatePet))
             || (path.starts_with("/v1/pets/") && shared.has(Fault::AuthSkippedGetPet))
             || (path == "/v1/store/orders" && shared.has(Fault::AuthSkippedStoreOrders));
-    if skipped || authorized(&shared, request.headers()) {
+    if skipped || authorized(&shared, request.headers(), request.uri()) {
         return next.run(request).await;
     }
     // Stores (and faults) that look at the request before the key: a refusal for what else is
@@ -198,13 +198,72 @@ fn credential_class(value: &str, key: &str) -> Option<&'static str> {
     (spaces > 1 && rest.trim_start_matches(' ') == key).then_some("several-spaces")
 }
 
-pub(super) fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
+/// Under the faults that take the key from elsewhere: whether a header, the query or a cookie
+/// carries it (the contract's one credential is the Authorization header's).
+fn key_elsewhere(shared: &Shared, headers: &HeaderMap, uri: &Uri) -> bool {
+    let key = shared.config.api_key.as_str();
+    let header_is_key = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v == key)
+    };
+    let cookie_is_key = || {
+        headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .any(|pair| pair.trim().split_once('=') == Some(("api_key", key)))
+    };
+    (shared.has(Fault::AuthApiKeyHeaderAccepted) && header_is_key("api_key"))
+        || (shared.has(Fault::AuthXApiKeyAccepted) && header_is_key("x-api-key"))
+        || (shared.has(Fault::AuthCookieKeyAccepted) && cookie_is_key())
+        || (shared.has(Fault::AuthQueryKeyAccepted)
+            && query_pairs(uri)
+                .iter()
+                .any(|(name, value)| name == "api_key" && value == key))
+}
+
+/// The user name and password of a Basic credential, decoded.
+fn basic_halves(value: &str) -> Option<(String, String)> {
+    use base64::Engine;
+    let (scheme, encoded) = value.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (user, password) = text.split_once(':')?;
+    Some((user.to_string(), password.to_string()))
+}
+
+pub(super) fn authorized(shared: &Shared, headers: &HeaderMap, uri: &Uri) -> bool {
+    if key_elsewhere(shared, headers, uri) {
+        return true;
+    }
     let Some(value) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
     else {
         return false;
     };
+    let key = shared.config.api_key.as_str();
+    // A guard that splits on spaces and takes the second word (`Bearer <key> junk`).
+    let mut words = value.split(' ');
+    if shared.has(Fault::AuthTrailingWordAccepted)
+        && words.next() == Some("Bearer")
+        && words.next() == Some(key)
+    {
+        return true;
+    }
+    if shared.has(Fault::AuthBasicAccepted)
+        && basic_halves(value).is_some_and(|(user, password)| user == key || password == key)
+    {
+        return true;
+    }
     let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
     let token = token.trim_start_matches(' ');
     let scheme_ok = if shared.has(Fault::AuthAnyScheme) {
@@ -215,7 +274,6 @@ pub(super) fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
         // RFC 9110 section 11.1: the scheme name is case-insensitive.
         scheme.eq_ignore_ascii_case("bearer")
     };
-    let key = shared.config.api_key.as_str();
     if shared.has(Fault::AuthNoSeparatorAccepted) && value.strip_prefix("Bearer") == Some(key) {
         return true;
     }

@@ -10,6 +10,9 @@ pub(super) fn query_pairs(uri: &Uri) -> Vec<(String, String)> {
 }
 
 pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Response {
+    if let Some(response) = query_answer(&shared, &uri) {
+        return response;
+    }
     let mut limit: usize = if shared.has(Fault::DefaultLimitTen) {
         10
     } else {
@@ -310,7 +313,11 @@ pub(super) async fn create_pet(
     response
 }
 
-pub(super) async fn get_pet(State(shared): State<AppState>, uri: Uri) -> Response {
+pub(super) async fn get_pet(
+    State(shared): State<AppState>,
+    uri: Uri,
+    request_headers: HeaderMap,
+) -> Response {
     let segment = uri.path().trim_start_matches("/v1/pets/");
     // A percent-encoded character is the character (RFC 3986 section 6.2.2.2).
     let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
@@ -397,7 +404,10 @@ pub(super) async fn get_pet(State(shared): State<AppState>, uri: Uri) -> Respons
             }
         }
     };
-    deprecation_headers(&shared, &mut response);
+    let host = request_headers
+        .get(header::HOST)
+        .and_then(|host| host.to_str().ok());
+    deprecation_headers(&shared, &mut response, host);
     response
 }
 

@@ -5,6 +5,7 @@
 //! extractors are avoided on purpose, because their rejections answer in text/plain.
 
 mod answers;
+mod clients;
 mod conforming;
 mod faults;
 mod gate;
@@ -38,9 +39,10 @@ pub use wire::{
     WireShape, Writes,
 };
 
-use crate::contract::{DEPRECATED_SINCE_UNIX, PET_STATUSES, SUNSET_HTTP_DATE};
+use crate::contract::{DEPRECATED_SINCE_UNIX, PET_STATUSES};
 
 use answers::*;
+use clients::*;
 use conforming::*;
 use gate::*;
 use handlers::*;
@@ -154,6 +156,10 @@ pub fn router(config: ReferenceConfig) -> Router {
         .route("/v1/store/orders", get(list_store_orders))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            client_headers,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
         .layer(middleware::from_fn_with_state(
             state.clone(),

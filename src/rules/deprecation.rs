@@ -12,18 +12,46 @@ use crate::contract::{Operation, SUNSET_UNIX};
 use crate::generation::request::{Body, RequestSpec};
 use crate::outcome::Exchange;
 
+/// getPet's answers for the run's pet and an unknown id, both sent at once.
 fn get_pet_answers(ctx: &RuleCtx) -> Result<Vec<Exchange>, Verdict> {
     let pet = ctx.run.fixtures.existing_pet(ctx)?;
     let existing = expect::pet_id(&pet).unwrap_or_default();
     let unknown = get_pet::unknown_ids(ctx)[0].0;
-    let mut answers = Vec::new();
-    for id in [existing, unknown] {
-        let exchange = ctx.send(&RequestSpec::get(format!("/pets/{id}")));
+    let specs = [existing, unknown].map(|id| RequestSpec::get(format!("/pets/{id}")));
+    let answers = ctx.send_all(&specs);
+    for exchange in &answers {
         ctx.case_done();
-        expect::response(&exchange)?;
-        answers.push(exchange);
+        expect::response(exchange)?;
     }
     Ok(answers)
+}
+
+/// The stated removal, "5 December 2030", as the instants it may name: the day begins at
+/// UTC+14 and ends at UTC-12 (the contract names no time zone).
+const REMOVAL_DAY: std::ops::Range<i64> =
+    SUNSET_UNIX as i64 - 14 * 3600..SUNSET_UNIX as i64 + 36 * 3600;
+
+/// A date for a failure's words: an HTTP-date where one can be written (years up to 9999),
+/// else the seconds themselves (a Deprecation in milliseconds is tens of thousands of years
+/// ahead, past what an HTTP-date holds).
+fn date(secs: i64) -> String {
+    const YEAR_10000: i64 = 253_402_300_800;
+    if (0..YEAR_10000).contains(&secs) {
+        httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(secs as u64))
+    } else {
+        format!("@{secs} (unix seconds)")
+    }
+}
+
+/// The Deprecation date, in unix seconds: the RFC 9745 form, or a legacy HTTP-date.
+fn deprecation_date(exchange: &Exchange) -> Option<i64> {
+    exchange.header("deprecation").and_then(|value| {
+        parse_deprecation(value).or_else(|| {
+            httpdate::parse_http_date(value.trim())
+                .ok()
+                .map(unix_seconds)
+        })
+    })
 }
 
 /// Each getPet answer carries a Deprecation header (in any form).
@@ -99,7 +127,7 @@ fn unix_seconds(time: std::time::SystemTime) -> i64 {
 }
 
 /// The Sunset header, where there is one, parses as an HTTP-date (any of the three forms of
-/// RFC 9110) on 5 December 2030 (UTC).
+/// RFC 9110) on 5 December 2030 in some time zone (the contract names none).
 pub fn sunset_date(ctx: &RuleCtx) -> Checked {
     for exchange in get_pet_answers(ctx)? {
         let Some(value) = exchange.header("sunset") else {
@@ -112,11 +140,9 @@ pub fn sunset_date(ctx: &RuleCtx) -> Checked {
                 &exchange,
             ));
         };
-        let seconds = unix_seconds(when);
-        let day = SUNSET_UNIX as i64..SUNSET_UNIX as i64 + 86_400;
-        if !day.contains(&seconds) {
+        if !REMOVAL_DAY.contains(&unix_seconds(when)) {
             return Err(Verdict::failed(
-                "Sunset on 5 December 2030 (the stated removal date)",
+                "Sunset on 5 December 2030 (the stated removal date, in some time zone)",
                 format!("Sunset: {value} ({})", httpdate::fmt_http_date(when)),
                 &exchange,
             ));
@@ -128,17 +154,12 @@ pub fn sunset_date(ctx: &RuleCtx) -> Checked {
     Ok(())
 }
 
-/// RFC 9745 section 3: the Sunset date is not earlier than the Deprecation date.
+/// RFC 9745 section 3: the Sunset date is not earlier than the Deprecation date, each read
+/// as seconds (a Deprecation in milliseconds is after any Sunset).
 pub fn sunset_after_deprecation(ctx: &RuleCtx) -> Checked {
     let mut compared = false;
     for exchange in get_pet_answers(ctx)? {
-        let deprecation = exchange.header("deprecation").and_then(|value| {
-            parse_deprecation(value).or_else(|| {
-                httpdate::parse_http_date(value.trim())
-                    .ok()
-                    .map(unix_seconds)
-            })
-        });
+        let deprecation = deprecation_date(&exchange);
         let sunset = exchange
             .header("sunset")
             .and_then(|value| httpdate::parse_http_date(value.trim()).ok())
@@ -148,9 +169,6 @@ pub fn sunset_after_deprecation(ctx: &RuleCtx) -> Checked {
         };
         compared = true;
         if sunset < deprecation {
-            let date = |secs: i64| {
-                httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(secs.max(0) as u64))
-            };
             return Err(Verdict::failed(
                 "Sunset not earlier than Deprecation",
                 format!(
@@ -166,6 +184,29 @@ pub fn sunset_after_deprecation(ctx: &RuleCtx) -> Checked {
         return Err(Verdict::skipped(
             "no Deprecation and Sunset dates to compare",
         ));
+    }
+    Ok(())
+}
+
+/// A Deprecation date that is there is not after the stated removal: getPet "is deprecated"
+/// while it exists, so a date past 5 December 2030 (in any time zone) says otherwise. No
+/// Deprecation date states nothing (whether one is sent is deprecation-header's business).
+pub fn before_removal(ctx: &RuleCtx) -> Checked {
+    for exchange in get_pet_answers(ctx)? {
+        let Some(deprecation) = deprecation_date(&exchange) else {
+            continue;
+        };
+        if deprecation >= REMOVAL_DAY.end {
+            return Err(Verdict::failed(
+                "a Deprecation date not after the removal on 5 December 2030 (getPet is deprecated while it exists)",
+                format!(
+                    "Deprecation: {} ({})",
+                    exchange.header("deprecation").unwrap_or(""),
+                    date(deprecation)
+                ),
+                &exchange,
+            ));
+        }
     }
     Ok(())
 }
@@ -193,24 +234,66 @@ pub fn link_targets<'v>(value: &'v str, relation: &str) -> Vec<&'v str> {
         .collect()
 }
 
-/// A `successor-version` link to `GET /pets`, the stated replacement.
+/// The successor-version links of an answer.
+fn successor_targets(exchange: &Exchange) -> Vec<&str> {
+    exchange
+        .headers("link")
+        .into_iter()
+        .flat_map(|value| link_targets(value, "successor-version"))
+        .collect()
+}
+
+/// Each getPet answer carries a `successor-version` link (where it points is
+/// [`successor_is_list_pets`]'s business).
 pub fn successor_link(ctx: &RuleCtx) -> Checked {
     for exchange in get_pet_answers(ctx)? {
-        let targets: Vec<&str> = exchange
-            .headers("link")
-            .into_iter()
-            .flat_map(|value| link_targets(value, "successor-version"))
-            .collect();
-        let to_pets = targets.iter().any(|target| {
-            let path = target.split(['?', '#']).next().unwrap_or("");
-            path.trim_end_matches('/').ends_with("/pets")
-        });
-        if !to_pets {
+        if successor_targets(&exchange).is_empty() {
             return Err(Verdict::failed(
                 "Link: <…/pets>; rel=\"successor-version\"",
+                format!("no successor-version link on {}", exchange.summary()),
+                &exchange,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `target`, resolved against `request_url` (RFC 3986 section 5), is listPets under
+/// `base_url`: the same path on the request's own origin, or a path ending in the base's
+/// `/v1/pets` on another (a gateway's public address). A query (the status filter) may follow.
+pub fn resolves_to_list_pets(target: &str, request_url: &str, base_url: &str) -> Option<String> {
+    let request = reqwest::Url::parse(request_url).ok()?;
+    let resolved = request.join(target).ok()?;
+    let base = reqwest::Url::parse(base_url).ok()?;
+    let list_pets = format!("{}/pets", base.path().trim_end_matches('/'));
+    let same_origin = resolved.origin() == request.origin();
+    let version_pets = format!(
+        "/{}/pets",
+        base.path().trim_end_matches('/').rsplit('/').next().unwrap_or("v1")
+    );
+    let ok = if same_origin {
+        resolved.path() == list_pets
+    } else {
+        resolved.path().ends_with(&version_pets)
+    };
+    (!ok).then(|| resolved.to_string())
+}
+
+/// A `successor-version` link that is there resolves, against the URL of the request it
+/// answers, to `GET /pets`, the stated replacement (no link states nothing).
+pub fn successor_is_list_pets(ctx: &RuleCtx) -> Checked {
+    for exchange in get_pet_answers(ctx)? {
+        for target in successor_targets(&exchange) {
+            let Some(resolved) =
+                resolves_to_list_pets(target, &exchange.request.url, ctx.run.client.base_url())
+            else {
+                continue;
+            };
+            return Err(Verdict::failed(
+                "a successor-version link that resolves to GET /pets (the stated replacement)",
                 format!(
-                    "successor-version targets {targets:?} on {}",
-                    exchange.summary()
+                    "<{target}> resolves, against {}, to {resolved}",
+                    exchange.request.url
                 ),
                 &exchange,
             ));
@@ -263,6 +346,30 @@ mod tests {
             vec!["a"]
         );
         assert!(link_targets("garbage", "successor-version").is_empty());
+    }
+
+    #[test]
+    fn successor_links_resolve_against_the_request() {
+        let base = "http://h:1/v1";
+        let request = "http://h:1/v1/pets/7";
+        for good in [
+            "/v1/pets",
+            "../pets",
+            "http://h:1/v1/pets?status=available",
+            "https://public.example/shop/v1/pets",
+        ] {
+            assert_eq!(resolves_to_list_pets(good, request, base), None, "{good}");
+        }
+        for bad in ["pets", "/pets", "/v1/pets/", "http://h:1/v2/pets", "."] {
+            assert!(resolves_to_list_pets(bad, request, base).is_some(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn dates_past_an_http_date_are_written_as_seconds() {
+        assert_eq!(date(SUNSET_UNIX as i64), "Thu, 05 Dec 2030 00:00:00 GMT");
+        assert_eq!(date(1_735_689_600_000), "@1735689600000 (unix seconds)");
+        assert!(date(-5).starts_with("@-5"));
     }
 
     #[test]

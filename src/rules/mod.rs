@@ -318,6 +318,8 @@ pub fn run(ctx: &RuleCtx) -> Checked {
         Check::SunsetDate {} => deprecation::sunset_date(ctx),
         Check::SunsetAfterDeprecation {} => deprecation::sunset_after_deprecation(ctx),
         Check::SuccessorLink {} => deprecation::successor_link(ctx),
+        Check::DeprecationBeforeRemoval {} => deprecation::before_removal(ctx),
+        Check::SuccessorIsListPets {} => deprecation::successor_is_list_pets(ctx),
         Check::NotDeprecated {} => deprecation::not_deprecated(ctx),
         Check::ResponsesJsonContentType {} => responses::json_content_type(ctx),
         Check::ResponsesErrorBody {} => responses::error_body(ctx),

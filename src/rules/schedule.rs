@@ -64,7 +64,9 @@ pub fn phase(check: &Check) -> Phase {
         | Check::SunsetPresent {}
         | Check::SunsetDate {}
         | Check::SunsetAfterDeprecation {}
+        | Check::DeprecationBeforeRemoval {}
         | Check::SuccessorLink {}
+        | Check::SuccessorIsListPets {}
         | Check::NotDeprecated {}
         | Check::InputsWalk {} => Phase::Main,
     }

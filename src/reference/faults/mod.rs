@@ -97,6 +97,19 @@ pub enum Fault {
     EmptyListNull,
     LoneSurrogatePoisonsReads,
     Create500TwoWays,
+    AuthTrailingWordAccepted,
+    AuthBasicAccepted,
+    AuthApiKeyHeaderAccepted,
+    AuthXApiKeyAccepted,
+    AuthQueryKeyAccepted,
+    AuthCookieKeyAccepted,
+    UndecodableQueryTextBody,
+    BracketedQuery500,
+    CrossSiteRefererRefused,
+    WildcardAccept406,
+    WeightedAccept406,
+    DeprecationInMilliseconds,
+    SuccessorLinkRelativeWrong,
 }
 
 /// A fault's name on the command line, what it does, and the rules it is meant to fail.

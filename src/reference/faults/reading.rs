@@ -60,8 +60,11 @@ pub(super) const FAULTS: &[FaultInfo] = &[
     FaultInfo {
         fault: Fault::DeprecationAfterSunset,
         name: "deprecation-after-sunset",
-        description: "the Deprecation date is later than the Sunset date",
-        breaks: &["deprecation/get-pet/sunset-not-before-deprecation"],
+        description: "the Deprecation date (1 January 2032) is later than the Sunset date and the stated removal",
+        breaks: &[
+            "deprecation/get-pet/sunset-not-before-deprecation",
+            "deprecation/get-pet/deprecation-before-removal",
+        ],
         may_break: &[],
     },
     FaultInfo {
@@ -128,6 +131,23 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         name: "trailing-slash-500",
         description: "a path with a trailing slash (GET /pets/, the empty petId) answers 500, as an unhandled route does",
         breaks: &["responses/outside-operations/no-server-error"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::DeprecationInMilliseconds,
+        name: "deprecation-in-milliseconds",
+        description: "getPet's Deprecation date is written in milliseconds (@1735689600000): a valid Structured Field Date tens of thousands of years after the Sunset",
+        breaks: &[
+            "deprecation/get-pet/sunset-not-before-deprecation",
+            "deprecation/get-pet/deprecation-before-removal",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::SuccessorLinkRelativeWrong,
+        name: "successor-link-relative-wrong",
+        description: "getPet's successor-version link is the relative reference 'pets', which resolves against /v1/pets/{petId} to /v1/pets/pets, not to listPets",
+        breaks: &["deprecation/get-pet/successor-is-list-pets"],
         may_break: &[],
     },
 ];

@@ -1,0 +1,149 @@
+//! How a store's headers read where the contract leaves the words open: whether it gzips an
+//! answer a client asked gzip for, and the values of getPet's deprecation signals (a
+//! Deprecation date at or before the removal, a Sunset instant on 5 December 2030 in some time
+//! zone and any of the three HTTP-date forms, a successor-version link in any form that
+//! resolves to `GET /pets`).
+
+use crate::contract::{DEPRECATED_SINCE_UNIX, SUNSET_UNIX};
+
+/// How getPet's successor-version link is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkForm {
+    /// `</v1/pets>`
+    AbsolutePath,
+    /// `<http://host/v1/pets>`, from the Host the request named.
+    AbsoluteUrl,
+    /// `<../pets>`, relative to `/v1/pets/{petId}`.
+    Relative,
+    /// `</v1/pets?status=available>`: the replacement "with the `status` filter".
+    WithStatusFilter,
+    /// After another link: `<https://docs.example/deprecations>; rel="deprecation", </v1/pets>`.
+    AfterDocsLink,
+}
+
+/// A store's header choices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderChoices {
+    /// Answers are gzipped when the client asks for gzip.
+    pub gzip: bool,
+    /// The Deprecation date, unix seconds (at or before the Sunset).
+    pub deprecated_since: i64,
+    /// The Sunset header's value.
+    pub sunset: String,
+    pub link: LinkForm,
+}
+
+/// Seconds from 00:00 UTC on 5 December 2030 to the removal as a store may name it: that
+/// midnight in UTC, UTC+14, UTC+1, UTC-5, noon UTC, the day's last second in UTC-12.
+const SUNSET_OFFSETS: [i64; 6] = [0, -14 * 3600, -3600, 5 * 3600, 12 * 3600, 36 * 3600 - 1];
+
+impl HeaderChoices {
+    pub fn reference() -> HeaderChoices {
+        HeaderChoices {
+            gzip: false,
+            deprecated_since: DEPRECATED_SINCE_UNIX as i64,
+            sunset: http_date(SUNSET_UNIX as i64, 0),
+            link: LinkForm::AbsolutePath,
+        }
+    }
+
+    pub fn draw(seed: u64) -> HeaderChoices {
+        let mut state = seed ^ 0x6865_6164_6572_7321;
+        let mut next = |n: usize| {
+            state = crate::seed::splitmix64(state);
+            (state % n as u64) as usize
+        };
+        let sunset = SUNSET_UNIX as i64 + SUNSET_OFFSETS[next(SUNSET_OFFSETS.len())];
+        let form = next(3);
+        // Never after the Sunset (RFC 9745 section 3 recommends so).
+        let deprecated_since =
+            [DEPRECATED_SINCE_UNIX as i64, 0, sunset - 86_400, sunset][next(4)];
+        let link = [
+            LinkForm::AbsolutePath,
+            LinkForm::AbsoluteUrl,
+            LinkForm::Relative,
+            LinkForm::WithStatusFilter,
+            LinkForm::AfterDocsLink,
+        ][next(5)];
+        HeaderChoices {
+            gzip: next(2) == 0,
+            deprecated_since,
+            sunset: http_date(sunset, form),
+            link,
+        }
+    }
+
+    /// The Link header's value; `host` is the Host the request named.
+    pub fn link_value(&self, host: Option<&str>) -> String {
+        let successor = |target: &str| format!("<{target}>; rel=\"successor-version\"");
+        match self.link {
+            LinkForm::AbsolutePath => successor("/v1/pets"),
+            LinkForm::AbsoluteUrl => match host {
+                Some(host) => successor(&format!("http://{host}/v1/pets")),
+                None => successor("/v1/pets"),
+            },
+            LinkForm::Relative => successor("../pets"),
+            LinkForm::WithStatusFilter => successor("/v1/pets?status=available"),
+            LinkForm::AfterDocsLink => format!(
+                "<https://docs.example/deprecations>; rel=\"deprecation\", {}",
+                successor("/v1/pets")
+            ),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        format!(
+            "gzip when asked: {}; Deprecation: @{}; Sunset: {}; successor link: {:?}",
+            self.gzip, self.deprecated_since, self.sunset, self.link
+        )
+    }
+}
+
+/// `secs` as an HTTP-date in form 0 (IMF-fixdate), 1 (RFC 850) or 2 (asctime), RFC 9110
+/// section 5.6.7.
+fn http_date(secs: i64, form: usize) -> String {
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs.max(0) as u64);
+    let imf = httpdate::fmt_http_date(when); // "Thu, 05 Dec 2030 00:00:00 GMT"
+    let parts: Vec<&str> = imf.split([' ', ',']).filter(|p| !p.is_empty()).collect();
+    let [weekday, day, month, year, time, _] = parts[..] else {
+        return imf;
+    };
+    let long = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+        .into_iter()
+        .find(|long| long.starts_with(weekday))
+        .unwrap_or(weekday);
+    match form {
+        1 => format!("{long}, {day}-{month}-{} {time} GMT", &year[2..]),
+        2 => format!("{weekday} {month} {:>2} {time} {year}", day.trim_start_matches('0')),
+        _ => imf,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_is_an_http_date_of_the_same_instant() {
+        for offset in SUNSET_OFFSETS {
+            let secs = SUNSET_UNIX as i64 + offset;
+            for form in 0..3 {
+                let text = http_date(secs, form);
+                let parsed = httpdate::parse_http_date(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+                let back = parsed.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+                assert_eq!(back as i64, secs, "{text}");
+            }
+        }
+        assert_eq!(http_date(SUNSET_UNIX as i64, 2), "Thu Dec  5 00:00:00 2030");
+    }
+
+    #[test]
+    fn a_drawn_deprecation_is_never_after_its_sunset() {
+        for seed in 0..200 {
+            let choices = HeaderChoices::draw(seed);
+            let sunset = httpdate::parse_http_date(&choices.sunset).unwrap();
+            let sunset = sunset.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+            assert!(choices.deprecated_since <= sunset as i64, "{choices:?}");
+        }
+    }
+}
