@@ -553,3 +553,210 @@ fn a_missing_key_is_not_set_and_each_header_secret_has_its_own_variable() {
         "{rerun}"
     );
 }
+
+/// A target that echoes every request's head (its request line with the query, every header,
+/// every cookie) in an `X-Echo` header and, when it refuses, in its Error's message. It takes
+/// the bearer key, and the key in `accepts` too (`query`, a header's name, or none): a
+/// channel the contract refuses is then taken, so that rule's failure shows its request.
+fn channel_echo_target(key: &str, accepts: &'static str) -> String {
+    let key = key.to_string();
+    let ids = std::sync::atomic::AtomicI64::new(1);
+    common::servers::raw(move |request, _, stream| {
+        use std::io::Write;
+        let head = request.head.trim_end().to_string();
+        let lines: Vec<&str> = head.lines().collect();
+        let request_line = lines.first().copied().unwrap_or("");
+        let header = |name: &str| {
+            lines.iter().find_map(|line| {
+                let (field, value) = line.split_once(':')?;
+                field.eq_ignore_ascii_case(name).then(|| value.trim().to_string())
+            })
+        };
+        let encoded: String = form_encoded(&key);
+        let taken = match accepts {
+            "query" => request_line.contains(&format!("api_key={encoded} ")),
+            "" => false,
+            name => header(name).is_some_and(|value| value.ends_with(key.as_str())),
+        };
+        let bearer = header("authorization").as_deref() == Some(format!("Bearer {key}").as_str());
+        let echo = lines.join(" | ").replace(['\r', '\n'], "");
+        let (status, body) = match (bearer || taken, request_line.split(' ').next()) {
+            (false, _) => (
+                "401 Unauthorized",
+                serde_json::json!({"code": "unauthorized", "message": format!("seen: {echo}"), "status": 401})
+                    .to_string(),
+            ),
+            (true, Some("POST")) => {
+                let mut pet: serde_json::Value =
+                    serde_json::from_slice(&request.body).unwrap_or_default();
+                pet["id"] = ids.fetch_add(1, std::sync::atomic::Ordering::SeqCst).into();
+                ("201 Created", pet.to_string())
+            }
+            (true, _) if request_line.starts_with("GET /v1/pets/") => (
+                "404 Not Found",
+                r#"{"code":"not-found","message":"no pet","status":404}"#.to_string(),
+            ),
+            (true, _) => ("200 OK", "[]".to_string()),
+        };
+        let answer = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nX-Echo: {echo}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(answer.as_bytes()).is_ok()
+    })
+}
+
+/// The key as `form_urlencoded` writes it in a query.
+fn form_encoded(key: &str) -> String {
+    key.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                (b as char).to_string()
+            }
+            b' ' => "+".into(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Every spelling the channels give the key: base64 of `KEY:` and `:KEY` (Basic), and the
+/// query's encodings, besides the key itself.
+fn channel_spellings(key: &str) -> Vec<String> {
+    use base64::Engine;
+    let base64 = base64::engine::general_purpose::STANDARD;
+    vec![
+        base64.encode(format!("{key}:")),
+        base64.encode(format!(":{key}")),
+        form_encoded(key),
+        key.bytes().map(|b| format!("%{b:02X}")).collect(),
+    ]
+}
+
+#[test]
+fn the_key_sent_in_every_other_channel_and_echoed_is_in_no_byte_written() {
+    let key = random_key();
+    let dir = temp_dir("channels");
+    let reports = dir.join("reports");
+    let url = channel_echo_target(&key, "");
+    let log = dir.join("requests.jsonl");
+    let har = dir.join("run.har");
+    let output = run(
+        &[
+            "--base-url",
+            &url,
+            "--gate",
+            "all",
+            "--cases",
+            "4",
+            "--timeout",
+            "5",
+            "--request-log",
+            log.to_str().unwrap(),
+            "--har",
+            har.to_str().unwrap(),
+        ],
+        &key,
+        &reports,
+    );
+    assert!(
+        matches!(output.status.code(), Some(0 | 1 | 3)),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut written = vec![
+        ("stdout".to_string(), output.stdout.clone()),
+        ("stderr".to_string(), output.stderr.clone()),
+    ];
+    written.extend(files_in(&dir));
+    written.extend(files_in(&reports));
+    assert_absent_decoded(&key, &written);
+    for (name, bytes) in &written {
+        let text = String::from_utf8_lossy(bytes).to_ascii_lowercase();
+        for spelling in channel_spellings(&key) {
+            assert!(
+                !text.contains(&spelling.to_ascii_lowercase()),
+                "{name}: the key's channel spelling {spelling:?}"
+            );
+        }
+    }
+    // Every channel was sent, and recorded with the key redacted.
+    let log = std::fs::read_to_string(&log).unwrap();
+    for recorded in [
+        "\"api_key\",\"[REDACTED]\"",
+        "\"X-API-Key\",\"[REDACTED]\"",
+        "\"Cookie\",\"api_key=[REDACTED]\"",
+        "api_key=[REDACTED]\"",
+        "\"Basic base64([REDACTED]:)\"",
+        "\"Basic base64(:[REDACTED])\"",
+        "\"Bearer [REDACTED] junk\"",
+    ] {
+        assert!(log.contains(recorded), "{recorded} not in the request log");
+    }
+}
+
+#[test]
+fn a_channel_probes_curl_line_sends_the_key_there_from_the_variable() {
+    let key = random_key();
+    for (accepts, rule, sent) in [
+        ("query", "inputs/list-pets/required", "GET /v1/pets?api_key="),
+        ("x-api-key", "inputs/get-pet/required", "x-api-key: "),
+        ("cookie", "inputs/list-pets/required", "cookie: api_key="),
+    ] {
+        let dir = temp_dir(&format!("curl-{accepts}"));
+        let reports = dir.join("reports");
+        let url = channel_echo_target(&key, accepts);
+        let output = run(&["--base-url", &url, "--exact", rule], &key, &reports);
+        assert_eq!(output.status.code(), Some(1), "{accepts}");
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(reports.join("report.json")).unwrap())
+                .unwrap();
+        let curl = report["rules"][0]["failure"]["curl"].as_str().unwrap().to_string();
+        assert!(curl.contains("${PETSTORE_API_KEY}") && !curl.contains(&key), "{curl}");
+        // Run as written, with the key in its variable: the target sees the key there.
+        let ran = Command::new("bash")
+            .arg("-c")
+            .arg(&curl)
+            .env("PETSTORE_API_KEY", &key)
+            .output()
+            .unwrap();
+        let answer = String::from_utf8_lossy(&ran.stdout).to_string();
+        let echo = answer
+            .lines()
+            .find_map(|line| line.strip_prefix("X-Echo: ").or(line.strip_prefix("x-echo: ")))
+            .unwrap_or_else(|| panic!("{accepts}: no echo in {answer}"));
+        let at = echo
+            .to_ascii_lowercase()
+            .find(&sent.to_ascii_lowercase())
+            .unwrap_or_else(|| panic!("{accepts}: {sent} not in {echo}"));
+        let value: String = echo[at + sent.len()..]
+            .split([' ', '|', '&', ';'])
+            .next()
+            .unwrap()
+            .to_string();
+        let decoded = percent_decoded(&value);
+        assert_eq!(decoded, key, "{accepts}: {curl}");
+    }
+}
+
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], text.get(i + 1..i + 3)) {
+            (b'%', Some(hex)) if u8::from_str_radix(hex, 16).is_ok() => {
+                out.push(u8::from_str_radix(hex, 16).unwrap());
+                i += 3;
+            }
+            (b'+', _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
