@@ -760,3 +760,52 @@ fn percent_decoded(text: &str) -> String {
     }
     String::from_utf8_lossy(&out).into_owned()
 }
+
+#[test]
+fn a_gateways_own_x_api_key_is_never_doubled_by_the_channel_probe() {
+    let key = random_key();
+    let token = random_key();
+    let dir = temp_dir("gateway-x-api-key");
+    let reports = dir.join("reports");
+    let (_server, url) = serve_reference(&key, &[]);
+    let output = run(
+        &[
+            "--base-url",
+            &url,
+            "-H",
+            &format!("X-API-Key: {token}"),
+            "--exact",
+            "inputs/list-pets/required",
+        ],
+        &key,
+        &reports,
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report = std::fs::read_to_string(reports.join("report.json")).unwrap();
+    assert!(!report.contains(&token) && !report.contains(&key));
+    let value: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let row = |input: &str| {
+        value["request_coverage"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["operation"] == "listPets" && row["input"] == input)
+            .unwrap_or_else(|| panic!("no {input} row"))
+            .clone()
+    };
+    assert_eq!(row("header X-API-Key")["outcome"], "not-tried");
+    assert!(
+        row("header X-API-Key")["note"]
+            .as_str()
+            .unwrap()
+            .contains("the run sends this header itself"),
+        "{}",
+        row("header X-API-Key")
+    );
+    assert_eq!(row("header api_key")["outcome"], "tried");
+}

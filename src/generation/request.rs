@@ -131,6 +131,8 @@ impl Credential {
     pub fn recorded_value(&self) -> Option<String> {
         match self {
             Credential::NearMiss(near) => Some(format!("Bearer {}", near.recorded())),
+            // Already as recorded (replay): expanding it over `[REDACTED]` would misspell it.
+            Credential::Recorded(value) => Some(value.clone()),
             // The encoding of the key is never written: an expression a reader, a curl line
             // and replay expand.
             Credential::BasicUser => Some(format!("Basic base64({REDACTED}:)")),
@@ -417,6 +419,10 @@ mod tests {
             let recorded = credential.recorded_value().unwrap();
             assert!(recorded.starts_with("Basic base64(") && recorded.contains(REDACTED));
             assert_eq!(expand_recorded(&recorded, key), value, "{name}");
+            // Replayed, it is written as it was recorded.
+            let replayed = Credential::Recorded(recorded.clone());
+            assert_eq!(replayed.recorded_value(), Some(recorded));
+            assert_eq!(replayed.header_value(key), Some(value));
         }
         let trailing = Credential::parse("trailing-word").unwrap();
         assert_eq!(trailing.recorded_value().unwrap(), format!("Bearer {REDACTED} junk"));

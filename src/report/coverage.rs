@@ -76,6 +76,11 @@ pub fn rows(space: &RequestSpace, tally: &Tally) -> Vec<InputCoverage> {
                         "not-tried",
                         Some("sent, but no case got a whole answer".into()),
                     )
+                } else if found.withheld > 0 {
+                    (
+                        "not-tried",
+                        Some("not sent: the run sends this header itself (-H)".into()),
+                    )
                 } else {
                     ("not-tried", Some(format!("not sent: {rule} was not run")))
                 };

@@ -24,6 +24,8 @@ pub struct ClassTally {
     pub failed: u32,
     /// Cases sent that got no whole answer (a transport cut, a stop of the run).
     pub unanswered: u32,
+    /// Cases not sent because the run sends their header itself (`-H`).
+    pub withheld: u32,
     /// The first failing case, in words.
     pub first_failure: Option<String>,
 }
@@ -51,6 +53,7 @@ impl Tally {
                 }
             }
             Outcome::Unanswered => entry.unanswered += 1,
+            Outcome::Withheld => entry.withheld += 1,
         }
     }
 
@@ -70,6 +73,7 @@ enum Outcome {
     Passed,
     Failed,
     Unanswered,
+    Withheld,
 }
 
 /// The contract's name of an operation, as the case files write it.
@@ -152,9 +156,15 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         let Some((input, class, case)) = find(drawn) else {
             return Ok(()); // a saved case the space no longer holds
         };
+        let key = (
+            operation_name(operation).to_string(),
+            input.input.clone(),
+            class.class.clone(),
+        );
         if clashes_with_extra_headers(ctx, case) {
             // The run sends that header itself (`-H`, a gateway's X-API-Key): two of them would
-            // test the gateway, not the store. Not sent, so the class shows as not tried.
+            // test the gateway, not the store. Not sent, and the coverage table says why.
+            ctx.run.input_tally.count(key, Outcome::Withheld, String::new);
             return Ok(());
         }
         let mut valid = valid.clone();
@@ -164,11 +174,6 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         let name = ctx.pet_name(&format!("inputs-{}-{}", class.class, drawn.case));
         let spec = case.apply(&valid, &name, ctx.run.categories.accepted(1));
         let exchange = ctx.send(&spec);
-        let key = (
-            operation_name(operation).to_string(),
-            input.input.clone(),
-            class.class.clone(),
-        );
         let described = describe(drawn);
         // A response may echo the key: the note is redacted as a verdict is.
         let what = || {
