@@ -569,7 +569,9 @@ fn channel_echo_target(key: &str, accepts: &'static str) -> String {
         let header = |name: &str| {
             lines.iter().find_map(|line| {
                 let (field, value) = line.split_once(':')?;
-                field.eq_ignore_ascii_case(name).then(|| value.trim().to_string())
+                field
+                    .eq_ignore_ascii_case(name)
+                    .then(|| value.trim().to_string())
             })
         };
         let encoded: String = form_encoded(&key);
@@ -698,7 +700,11 @@ fn the_key_sent_in_every_other_channel_and_echoed_is_in_no_byte_written() {
 fn a_channel_probes_curl_line_sends_the_key_there_from_the_variable() {
     let key = random_key();
     for (accepts, rule, sent) in [
-        ("query", "inputs/list-pets/required", "GET /v1/pets?api_key="),
+        (
+            "query",
+            "inputs/list-pets/required",
+            "GET /v1/pets?api_key=",
+        ),
         ("x-api-key", "inputs/get-pet/required", "x-api-key: "),
         ("cookie", "inputs/list-pets/required", "cookie: api_key="),
     ] {
@@ -710,8 +716,14 @@ fn a_channel_probes_curl_line_sends_the_key_there_from_the_variable() {
         let report: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(reports.join("report.json")).unwrap())
                 .unwrap();
-        let curl = report["rules"][0]["failure"]["curl"].as_str().unwrap().to_string();
-        assert!(curl.contains("${PETSTORE_API_KEY}") && !curl.contains(&key), "{curl}");
+        let curl = report["rules"][0]["failure"]["curl"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            curl.contains("${PETSTORE_API_KEY}") && !curl.contains(&key),
+            "{curl}"
+        );
         // Run as written, with the key in its variable: the target sees the key there.
         let ran = Command::new("bash")
             .arg("-c")
@@ -722,7 +734,10 @@ fn a_channel_probes_curl_line_sends_the_key_there_from_the_variable() {
         let answer = String::from_utf8_lossy(&ran.stdout).to_string();
         let echo = answer
             .lines()
-            .find_map(|line| line.strip_prefix("X-Echo: ").or(line.strip_prefix("x-echo: ")))
+            .find_map(|line| {
+                line.strip_prefix("X-Echo: ")
+                    .or(line.strip_prefix("x-echo: "))
+            })
             .unwrap_or_else(|| panic!("{accepts}: no echo in {answer}"));
         let at = echo
             .to_ascii_lowercase()

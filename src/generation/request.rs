@@ -68,8 +68,16 @@ pub enum Elsewhere {
 /// `replay` put the key back there and nowhere else.
 const CHANNELS: [(&str, &str, Credential); 4] = [
     ("api-key-header", "header api_key", Credential::ApiKeyHeader),
-    ("x-api-key-header", "header X-API-Key", Credential::XApiKeyHeader),
-    ("query-parameter", "query api_key", Credential::QueryParameter),
+    (
+        "x-api-key-header",
+        "header X-API-Key",
+        Credential::XApiKeyHeader,
+    ),
+    (
+        "query-parameter",
+        "query api_key",
+        Credential::QueryParameter,
+    ),
     ("cookie", "header Cookie", Credential::Cookie),
 ];
 
@@ -409,10 +417,15 @@ mod tests {
         let key = "Key-123abc";
         let decode = |value: &str| {
             let encoded = value.strip_prefix("Basic ").unwrap();
-            let bytes = base64::engine::general_purpose::STANDARD.decode(encoded).unwrap();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .unwrap();
             String::from_utf8(bytes).unwrap()
         };
-        for (name, sent) in [("basic-user", "Key-123abc:"), ("basic-password", ":Key-123abc")] {
+        for (name, sent) in [
+            ("basic-user", "Key-123abc:"),
+            ("basic-password", ":Key-123abc"),
+        ] {
             let credential = Credential::parse(name).unwrap();
             let value = credential.header_value(key).unwrap();
             assert_eq!(decode(&value), sent);
@@ -425,7 +438,10 @@ mod tests {
             assert_eq!(replayed.header_value(key), Some(value));
         }
         let trailing = Credential::parse("trailing-word").unwrap();
-        assert_eq!(trailing.recorded_value().unwrap(), format!("Bearer {REDACTED} junk"));
+        assert_eq!(
+            trailing.recorded_value().unwrap(),
+            format!("Bearer {REDACTED} junk")
+        );
         for (name, channel) in [
             ("api-key-header", "header api_key"),
             ("x-api-key-header", "header X-API-Key"),
@@ -433,11 +449,18 @@ mod tests {
             ("cookie", "header Cookie"),
         ] {
             let credential = Credential::parse(name).unwrap();
-            assert_eq!(credential.header_value(key), None, "{name}: no Authorization");
+            assert_eq!(
+                credential.header_value(key),
+                None,
+                "{name}: no Authorization"
+            );
             assert_eq!(credential.channel(), Some(channel));
             assert_eq!(Credential::of_channel(channel), Some(credential.clone()));
             let recorded = format!("{:?}", credential.elsewhere(REDACTED).unwrap());
-            assert!(recorded.contains(REDACTED) && !recorded.contains(key), "{recorded}");
+            assert!(
+                recorded.contains(REDACTED) && !recorded.contains(key),
+                "{recorded}"
+            );
         }
         assert_eq!(Credential::Valid.channel(), None);
     }

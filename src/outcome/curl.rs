@@ -49,7 +49,10 @@ impl Exchange {
                 if let (true, Some(user_and_password)) = (authorization, basic) {
                     // curl encodes `user:password` itself: the key's encoding is never written.
                     let user_and_password = user_and_password.replace(['"', '$', '`', '\\'], "");
-                    parts.push(format!("-u \"{}\"", expanded(&user_and_password, &variable)));
+                    parts.push(format!(
+                        "-u \"{}\"",
+                        expanded(&user_and_password, &variable)
+                    ));
                     continue;
                 }
                 let header = header.replace(['"', '$', '`', '\\'], "");
@@ -206,7 +209,10 @@ mod tests {
         ] {
             let exchange = sent("GET", &[("Authorization", &recorded)], None);
             let curl = exchange.curl("K");
-            assert!(curl.contains(option) && !curl.contains("Authorization"), "{curl}");
+            assert!(
+                curl.contains(option) && !curl.contains("Authorization"),
+                "{curl}"
+            );
         }
     }
 }

@@ -19,9 +19,11 @@ pub(super) fn query_class(raw: &str) -> Option<&'static str> {
     if bad_escape || decoded.contains(&0) || std::str::from_utf8(&decoded).is_err() {
         return Some("undecodable");
     }
-    let bracketed = raw
-        .split('&')
-        .any(|pair| pair.split('=').next().is_some_and(|name| name.contains('[')));
+    let bracketed = raw.split('&').any(|pair| {
+        pair.split('=')
+            .next()
+            .is_some_and(|name| name.contains('['))
+    });
     (bracketed || raw.contains('+')).then_some("brackets-and-plus")
 }
 
@@ -153,13 +155,24 @@ mod tests {
 
     #[test]
     fn query_classes() {
-        for raw in ["limit=%zz", "limit=%", "limit=5%2", "limit=%00", "limit=%FF"] {
+        for raw in [
+            "limit=%zz",
+            "limit=%",
+            "limit=5%2",
+            "limit=%00",
+            "limit=%FF",
+        ] {
             assert_eq!(query_class(raw), Some("undecodable"), "{raw}");
         }
         for raw in ["limit[]=2", "status[]=available", "limit=+", "limit=+5"] {
             assert_eq!(query_class(raw), Some("brackets-and-plus"), "{raw}");
         }
-        for raw in ["limit=5", "limit=%2B5", "status=available&limit=%37", "limit=%C3%A9"] {
+        for raw in [
+            "limit=5",
+            "limit=%2B5",
+            "status=available&limit=%37",
+            "limit=%C3%A9",
+        ] {
             assert_eq!(query_class(raw), None, "{raw}");
         }
     }

@@ -269,7 +269,11 @@ pub fn resolves_to_list_pets(target: &str, request_url: &str, base_url: &str) ->
     let same_origin = resolved.origin() == request.origin();
     let version_pets = format!(
         "/{}/pets",
-        base.path().trim_end_matches('/').rsplit('/').next().unwrap_or("v1")
+        base.path()
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or("v1")
     );
     let ok = if same_origin {
         resolved.path() == list_pets

@@ -164,7 +164,9 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         if clashes_with_extra_headers(ctx, case) {
             // The run sends that header itself (`-H`, a gateway's X-API-Key): two of them would
             // test the gateway, not the store. Not sent, and the coverage table says why.
-            ctx.run.input_tally.count(key, Outcome::Withheld, String::new);
+            ctx.run
+                .input_tally
+                .count(key, Outcome::Withheld, String::new);
             return Ok(());
         }
         let mut valid = valid.clone();

@@ -22,7 +22,13 @@ pub struct ReplayTarget {
 
 /// Headers a client's set may change (cases/request-space.json, `headers`), sent again as
 /// recorded.
-const CLIENT_HEADERS: [&str; 5] = ["Accept", "Accept-Encoding", "Referer", "Origin", "User-Agent"];
+const CLIENT_HEADERS: [&str; 5] = [
+    "Accept",
+    "Accept-Encoding",
+    "Referer",
+    "Origin",
+    "User-Agent",
+];
 
 fn method(name: &str) -> Option<&'static str> {
     ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
@@ -80,7 +86,8 @@ pub fn recorded_request(report: &Report, rule_id: &str) -> Result<RequestSpec, R
         .headers
         .iter()
         .filter(|(name, value)| {
-            CLIENT_HEADERS.iter().any(|h| h.eq_ignore_ascii_case(name)) && !value.contains("[REDACTED")
+            CLIENT_HEADERS.iter().any(|h| h.eq_ignore_ascii_case(name))
+                && !value.contains("[REDACTED")
         })
         .cloned()
         .collect();

@@ -8,7 +8,11 @@ use std::io::Read;
 /// The body as decoded, and whether the decoded body passed `cap` (kept: its first `cap`
 /// bytes). Bytes that are not in the coding they claim stay as they came: a body that does
 /// not inflate is judged as sent (not JSON), not taken for a transport's cut.
-pub(super) fn decoded(bytes: Vec<u8>, content_encoding: Option<&str>, cap: usize) -> (Vec<u8>, bool) {
+pub(super) fn decoded(
+    bytes: Vec<u8>,
+    content_encoding: Option<&str>,
+    cap: usize,
+) -> (Vec<u8>, bool) {
     let coding = content_encoding.map(|value| value.trim().to_ascii_lowercase());
     let inflated = {
         let reader: Box<dyn Read + '_> = match coding.as_deref() {
@@ -45,12 +49,18 @@ mod tests {
     #[test]
     fn gzip_is_inflated_and_other_codings_stay_as_they_came() {
         let body = br#"[{"id":1,"name":"a","categoryId":2}]"#;
-        assert_eq!(decoded(gzip(body), Some("gzip"), 1 << 20), (body.to_vec(), false));
+        assert_eq!(
+            decoded(gzip(body), Some("gzip"), 1 << 20),
+            (body.to_vec(), false)
+        );
         assert_eq!(decoded(gzip(body), Some(" X-GZIP "), 1 << 20).0, body);
         assert_eq!(decoded(body.to_vec(), None, 9), (body.to_vec(), false));
         assert_eq!(decoded(body.to_vec(), Some("br"), 9).0, body);
         // Not gzip at all: judged as it came.
-        assert_eq!(decoded(body.to_vec(), Some("gzip"), 1 << 20), (body.to_vec(), false));
+        assert_eq!(
+            decoded(body.to_vec(), Some("gzip"), 1 << 20),
+            (body.to_vec(), false)
+        );
     }
 
     #[test]

@@ -56,8 +56,7 @@ impl HeaderChoices {
         let sunset = SUNSET_UNIX as i64 + SUNSET_OFFSETS[next(SUNSET_OFFSETS.len())];
         let form = next(3);
         // Never after the Sunset (RFC 9745 section 3 recommends so).
-        let deprecated_since =
-            [DEPRECATED_SINCE_UNIX as i64, 0, sunset - 86_400, sunset][next(4)];
+        let deprecated_since = [DEPRECATED_SINCE_UNIX as i64, 0, sunset - 86_400, sunset][next(4)];
         let link = [
             LinkForm::AbsolutePath,
             LinkForm::AbsoluteUrl,
@@ -108,13 +107,24 @@ fn http_date(secs: i64, form: usize) -> String {
     let [weekday, day, month, year, time, _] = parts[..] else {
         return imf;
     };
-    let long = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-        .into_iter()
-        .find(|long| long.starts_with(weekday))
-        .unwrap_or(weekday);
+    let long = [
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+        "Sunday",
+    ]
+    .into_iter()
+    .find(|long| long.starts_with(weekday))
+    .unwrap_or(weekday);
     match form {
         1 => format!("{long}, {day}-{month}-{} {time} GMT", &year[2..]),
-        2 => format!("{weekday} {month} {:>2} {time} {year}", day.trim_start_matches('0')),
+        2 => format!(
+            "{weekday} {month} {:>2} {time} {year}",
+            day.trim_start_matches('0')
+        ),
         _ => imf,
     }
 }
@@ -129,8 +139,12 @@ mod tests {
             let secs = SUNSET_UNIX as i64 + offset;
             for form in 0..3 {
                 let text = http_date(secs, form);
-                let parsed = httpdate::parse_http_date(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
-                let back = parsed.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+                let parsed =
+                    httpdate::parse_http_date(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+                let back = parsed
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_secs();
                 assert_eq!(back as i64, secs, "{text}");
             }
         }
@@ -142,7 +156,10 @@ mod tests {
         for seed in 0..200 {
             let choices = HeaderChoices::draw(seed);
             let sunset = httpdate::parse_http_date(&choices.sunset).unwrap();
-            let sunset = sunset.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+            let sunset = sunset
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs();
             assert!(choices.deprecated_since <= sunset as i64, "{choices:?}");
         }
     }

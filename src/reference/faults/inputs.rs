@@ -140,10 +140,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         fault: Fault::BracketedQuery500,
         name: "bracketed-query-500",
         description: "listPets answers 500 to a bracketed parameter name (limit[]=2: a qs-style parser hands an array to code that expects a string)",
-        breaks: &[
-            "inputs/list-pets/required",
-            "responses/no-server-error",
-        ],
+        breaks: &["inputs/list-pets/required", "responses/no-server-error"],
         may_break: &[],
     },
     FaultInfo {
