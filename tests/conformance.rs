@@ -442,33 +442,36 @@ const PROBE_FAULTS: [(&str, &str, &str); 3] = [
 /// A probe's fault fails its rule at 20 of 20 seeds, and one of the rule's distinct failures
 /// shows `shown` (in its class or its observation).
 fn probe_fault_caught(fault: Fault, rule_id: &str, shown: &str) -> Result<(), Failed> {
-    let mut missed = Vec::new();
-    for seed in 100..120u64 {
-        let report = run_rule(seed, fault, rule_id)?;
-        let rule = report
-            .rules
-            .iter()
-            .find(|rule| rule.id == rule_id)
-            .ok_or("rule did not run")?;
+    caught_at_every_seed(fault, rule_id, |_, rule| {
         let failures: Vec<_> = rule.failure.iter().chain(&rule.more_failures).collect();
         let seen = failures.iter().any(|failure| {
             failure.class.as_deref().unwrap_or("").contains(shown)
                 || failure.observed.contains(shown)
         });
-        if rule.verdict != VerdictKind::Failed || !seen {
-            missed.push(format!("seed {seed}: {} {:?}", rule.verdict, failures));
-        }
-    }
-    if missed.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("{} missed:\n{}", fault.name(), missed.join("\n")).into())
-    }
+        (!seen).then(|| format!("{shown:?} not shown: {failures:?}"))
+    })
 }
 
 /// A class's fault fails the rule that walks the class at 20 of 20 seeds (the rule alone
 /// selected: its cases do not depend on the others).
 fn class_fault_caught(fault: Fault, rule_id: &str) -> Result<(), Failed> {
+    caught_at_every_seed(fault, rule_id, |report, _| {
+        // The coverage table names the failing class.
+        let named = report
+            .request_coverage
+            .iter()
+            .any(|row| row.outcome == "failed");
+        (!named).then(|| "no class failed in the coverage table".to_string())
+    })
+}
+
+/// `fault` fails `rule_id` (run alone) at each of 20 seeds, and `also` finds nothing amiss
+/// with what the report shows.
+fn caught_at_every_seed(
+    fault: Fault,
+    rule_id: &str,
+    also: impl Fn(&Report, &petstore_conformance::report::RuleReport) -> Option<String>,
+) -> Result<(), Failed> {
     let mut missed = Vec::new();
     for seed in 100..120u64 {
         let report = run_rule(seed, fault, rule_id)?;
@@ -480,15 +483,8 @@ fn class_fault_caught(fault: Fault, rule_id: &str) -> Result<(), Failed> {
         if rule.verdict != VerdictKind::Failed {
             missed.push(format!("seed {seed}: {}", rule.verdict));
         }
-        // The coverage table names the failing class.
-        if !report
-            .request_coverage
-            .iter()
-            .any(|row| row.outcome == "failed")
-        {
-            missed.push(format!(
-                "seed {seed}: no class failed in the coverage table"
-            ));
+        if let Some(amiss) = also(&report, rule) {
+            missed.push(format!("seed {seed}: {amiss}"));
         }
     }
     if missed.is_empty() {

@@ -365,19 +365,14 @@ fn files_in(dir: &Path) -> Vec<(String, Vec<u8>)> {
     files
 }
 
-#[test]
-fn a_key_echoed_as_character_references_escapes_or_reversed_is_in_no_byte_written() {
-    let key = random_key();
-    let dir = temp_dir("decoded-spellings");
-    let reports = dir.join("reports");
-    let port = echoing_target();
-    let url = format!("http://127.0.0.1:{port}/v1");
+/// A whole run against `url` under `--gate all`, with a request log and a HAR in `dir`.
+fn run_logged(url: &str, key: &str, dir: &Path, reports: &Path) -> Output {
     let log = dir.join("requests.jsonl");
     let har = dir.join("run.har");
-    let output = run(
+    run(
         &[
             "--base-url",
-            &url,
+            url,
             "--gate",
             "all",
             "--cases",
@@ -389,21 +384,37 @@ fn a_key_echoed_as_character_references_escapes_or_reversed_is_in_no_byte_writte
             "--har",
             har.to_str().unwrap(),
         ],
-        &key,
-        &reports,
-    );
+        key,
+        reports,
+    )
+}
+
+/// Every byte a run wrote: its output, and the files in `dir` and `reports`.
+fn written_by(output: &Output, dir: &Path, reports: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut written = vec![
+        ("stdout".to_string(), output.stdout.clone()),
+        ("stderr".to_string(), output.stderr.clone()),
+    ];
+    written.extend(files_in(dir));
+    written.extend(files_in(reports));
+    written
+}
+
+#[test]
+fn a_key_echoed_as_character_references_escapes_or_reversed_is_in_no_byte_written() {
+    let key = random_key();
+    let dir = temp_dir("decoded-spellings");
+    let reports = dir.join("reports");
+    let port = echoing_target();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let output = run_logged(&url, &key, &dir, &reports);
     assert_eq!(
         output.status.code(),
         Some(1),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let mut written = vec![
-        ("stdout".to_string(), output.stdout.clone()),
-        ("stderr".to_string(), output.stderr.clone()),
-    ];
-    written.extend(files_in(&dir));
-    written.extend(files_in(&reports));
+    let written = written_by(&output, &dir, &reports);
     assert!(
         written.len() >= 8,
         "{:?}",
@@ -641,36 +652,13 @@ fn the_key_sent_in_every_other_channel_and_echoed_is_in_no_byte_written() {
     let reports = dir.join("reports");
     let url = channel_echo_target(&key, "");
     let log = dir.join("requests.jsonl");
-    let har = dir.join("run.har");
-    let output = run(
-        &[
-            "--base-url",
-            &url,
-            "--gate",
-            "all",
-            "--cases",
-            "4",
-            "--timeout",
-            "5",
-            "--request-log",
-            log.to_str().unwrap(),
-            "--har",
-            har.to_str().unwrap(),
-        ],
-        &key,
-        &reports,
-    );
+    let output = run_logged(&url, &key, &dir, &reports);
     assert!(
         matches!(output.status.code(), Some(0 | 1 | 3)),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let mut written = vec![
-        ("stdout".to_string(), output.stdout.clone()),
-        ("stderr".to_string(), output.stderr.clone()),
-    ];
-    written.extend(files_in(&dir));
-    written.extend(files_in(&reports));
+    let written = written_by(&output, &dir, &reports);
     assert_absent_decoded(&key, &written);
     for (name, bytes) in &written {
         let text = String::from_utf8_lossy(bytes).to_ascii_lowercase();
