@@ -370,6 +370,7 @@ mod tests {
                 headers: Vec::new(),
                 body: None,
                 body_length: None,
+                body_escaped: false,
             },
             response: Some(RecordedResponse {
                 version: "HTTP/1.1".into(),

@@ -2,6 +2,7 @@
 //! rule can be seen to fail. `serve-reference --list-faults` prints this table.
 
 mod auth;
+mod bodies;
 mod creating;
 mod inputs;
 mod listing;
@@ -96,6 +97,27 @@ pub enum Fault {
     EmptyListNull,
     LoneSurrogatePoisonsReads,
     Create500TwoWays,
+    TrailingDataIgnored,
+    SecondDocumentRead,
+    CommentsAccepted,
+    NanReadAsFloat,
+    InvalidUtf8Replaced,
+    BomSkipped,
+    SingleQuotesAccepted,
+    TrailingCommasAccepted,
+    LeadingZerosAccepted,
+    ArrayReadPositionally,
+    DuplicateNamesLastWins,
+    MemberCaseFallback,
+    MemberCaseOverwrites,
+    IdMemberStoredNotAnswered,
+    IdMemberOverwrites,
+    NameLiteralRefused,
+    BlankNameRefused,
+    EmptyStatusStored,
+    NegativeZeroRefused,
+    TrailingDataStored,
+    BodyLimitHtml,
 }
 
 /// A fault's name on the command line, what it does, and the rules it is meant to fail.
@@ -118,6 +140,7 @@ pub const FAULTS: &[FaultInfo] = &joined::<
             + listing::FAULTS.len()
             + creating::FAULTS.len()
             + reading::FAULTS.len()
+            + bodies::FAULTS.len()
     },
 >(&[
     auth::FAULTS,
@@ -125,6 +148,7 @@ pub const FAULTS: &[FaultInfo] = &joined::<
     listing::FAULTS,
     creating::FAULTS,
     reading::FAULTS,
+    bodies::FAULTS,
 ]);
 
 /// The areas' tables as one (a const slice cannot be concatenated otherwise).
