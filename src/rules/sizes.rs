@@ -337,12 +337,11 @@ mod tests {
     fn a_padded_body_is_the_size_asked_and_still_the_pet() {
         let pet = json!({"name": "pc-x", "categoryId": 1});
         let head = serde_json::to_vec(&pet).unwrap().into();
-        let body = Body::Padded {
+        let padded = Body::Padded {
             head,
             length: 16384,
-        }
-        .bytes()
-        .unwrap();
+        };
+        let body = padded.bytes().unwrap();
         assert_eq!(body.len(), 16384);
         assert_eq!(serde_json::from_slice::<Value>(&body).unwrap(), pet);
     }
