@@ -476,22 +476,20 @@ fn class_fault_caught(fault: Fault, rule_id: &str) -> Result<(), Failed> {
             .filter(|row| row.outcome == "failed")
             .map(|row| row.class.as_str())
             .collect();
-        match ONLY_CLASS.iter().find(|(name, _)| *name == fault.name()) {
+        let only = ONLY_CLASS
+            .iter()
+            .find(|(name, _)| *name == fault.name())
+            .map(|(_, only)| only.iter().copied().collect::<Vec<_>>());
+        match only {
             // Exactly its class fails, none beside it.
-            Some((_, only)) => {
-                if failed != only.iter().copied().collect::<Vec<_>>() {
-                    missed.push(format!(
-                        "seed {seed}: classes failed {failed:?}, not exactly {only:?}"
-                    ));
-                }
-            }
+            Some(only) if failed != only => missed.push(format!(
+                "seed {seed}: classes failed {failed:?}, not exactly {only:?}"
+            )),
             // The coverage table names the failing class.
-            None if failed.is_empty() => {
-                missed.push(format!(
-                    "seed {seed}: no class failed in the coverage table"
-                ));
-            }
-            None => {}
+            None if failed.is_empty() => missed.push(format!(
+                "seed {seed}: no class failed in the coverage table"
+            )),
+            _ => {}
         }
     }
     if missed.is_empty() {

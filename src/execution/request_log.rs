@@ -46,7 +46,7 @@ pub fn write_padded(out: &mut impl std::io::Write, line: &str, more: usize) -> s
     let Some(end) = end else {
         return writeln!(out, "{line}");
     };
-    out.write_all(line[..end].as_bytes())?;
+    out.write_all(&line.as_bytes()[..end])?;
     let spaces = [b' '; 8192];
     let mut left = more;
     while left > 0 {
@@ -54,7 +54,7 @@ pub fn write_padded(out: &mut impl std::io::Write, line: &str, more: usize) -> s
         out.write_all(&spaces[..block])?;
         left -= block;
     }
-    out.write_all(line[end..].as_bytes())?;
+    out.write_all(&line.as_bytes()[end..])?;
     out.write_all(b"\n")
 }
 

@@ -168,7 +168,8 @@ pub(super) fn read(shared: &Shared, body: &[u8]) -> Option<Value> {
     {
         return Some(value); // Go's json.NewDecoder(r.Body).Decode reads one document
     }
-    let readings: [(Fault, fn(&str) -> String); 5] = [
+    type Reading = fn(&str) -> String;
+    let readings: [(Fault, Reading); 5] = [
         (Fault::CommentsAccepted, without_comments),
         (Fault::TrailingCommasAccepted, without_trailing_commas),
         (Fault::LeadingZerosAccepted, without_leading_zeros),

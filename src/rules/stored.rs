@@ -175,7 +175,8 @@ fn refused_classes<'r>(ctx: &RuleCtx<'r>) -> Vec<(&'r Input, &'r Class)> {
 /// name or its marker category.
 pub fn stores_nothing(ctx: &RuleCtx) -> Checked {
     let valid = super::auth::request_for(ctx, Operation::CreatePet)?;
-    let mut sent: Vec<(String, (Option<String>, Option<i64>))> = Vec::new();
+    // Each case in words, and what its pet would carry (its name, its marker category).
+    let mut sent: Vec<(String, Marker)> = Vec::new();
     let mut specs = Vec::new();
     let mut index = 0;
     for (input, class) in refused_classes(ctx) {
@@ -187,10 +188,11 @@ pub fn stores_nothing(ctx: &RuleCtx) -> Checked {
             // The index makes it the case's own: two inputs may name a class alike.
             let name = ctx.pet_name(&format!("stored-{index}-{}-{n}", class.class));
             let fill = fill(ctx, case, index, &name)?;
-            let marker = case.marker(&fill);
-            if marker == (None, None) {
+            let (name, category_id) = case.marker(&fill);
+            if name.is_none() && category_id.is_none() {
                 continue; // nothing in the body would tell its pet from another
             }
+            let marker = Marker { name, category_id };
             specs.push(case.apply_filled(&valid, &fill));
             sent.push((
                 format!(
@@ -206,15 +208,15 @@ pub fn stores_nothing(ctx: &RuleCtx) -> Checked {
     let watch = Watch::start(ctx);
     let mut markers = Vec::new();
     let mut refused = Vec::new();
-    for ((what, (name, category_id)), exchange) in sent.into_iter().zip(ctx.send_all(&specs)) {
+    for ((what, marker), exchange) in sent.into_iter().zip(ctx.send_all(&specs)) {
         ctx.case_done();
         // What the answer should be is the walk's business; here, only what is stored.
         let refusal = exchange.status().is_some_and(|s| (400..500).contains(&s));
         if !refusal || exchange.cut_by_transport() {
             continue;
         }
-        refused.push((what, name.clone(), category_id));
-        markers.push(Marker { name, category_id });
+        refused.push((what, marker.name.clone(), marker.category_id));
+        markers.push(marker);
     }
     if markers.is_empty() {
         return Err(Verdict::inconclusive(
