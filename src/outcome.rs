@@ -38,6 +38,60 @@ pub struct RecordedRequest {
     /// `replay` put it back there (another header's `[REDACTED]` is its own secret, `-H`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_channel: Option<String>,
+    /// The bytes sent were not UTF-8: `body` writes each byte that is not as `\xHH` and each
+    /// backslash as `\\` ([`escape_body`]), so it says the real bytes; curl lines and
+    /// `replay` send them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub body_escaped: bool,
+}
+
+/// `bytes` as text that says every byte: the runs of UTF-8 as they are (each passed through
+/// `redact`, each backslash doubled), every other byte as `\xHH`. [`unescape_body`] reads
+/// it back. A run of UTF-8 holds the key whole, if it holds it, so redaction sees it.
+pub fn escape_body(bytes: &[u8], redact: impl Fn(&str) -> String) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(&redact(chunk.valid()).replace('\\', "\\\\"));
+        for byte in chunk.invalid() {
+            out.push_str(&format!("\\x{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// The bytes an escaped body (see [`escape_body`]) says.
+pub fn unescape_body(text: &str) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut rest = text.as_bytes();
+    while let Some((&first, after)) = rest.split_first() {
+        match (first, after) {
+            (b'\\', [b'\\', more @ ..]) => {
+                bytes.push(b'\\');
+                rest = more;
+            }
+            (b'\\', [b'x', high, low, more @ ..]) => {
+                let hex = [*high, *low];
+                let byte = std::str::from_utf8(&hex)
+                    .ok()
+                    .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+                match byte {
+                    Some(byte) => {
+                        bytes.push(byte);
+                        rest = more;
+                    }
+                    None => {
+                        bytes.push(first);
+                        rest = after;
+                    }
+                }
+            }
+            _ => {
+                bytes.push(first);
+                rest = after;
+            }
+        }
+    }
+    bytes
 }
 
 /// Bytes of a response body's text an exchange keeps (the start; the parse is of the whole

@@ -145,7 +145,8 @@ fn a_17000_pet_listing_to_every_request_on_pets_stays_under_256_mb() {
 
 /// A run keeps the first 64 KiB of a large request body (and its length) while it is in
 /// flight and in the report; the request log and the HAR, which promise every byte sent,
-/// still get the whole 1 MiB rung of the body ladder.
+/// still get the whole 16 MiB rung of the body ladder (the log with and without the HAR: it
+/// writes a padded body's spaces as it goes).
 #[test]
 fn a_large_request_body_is_kept_whole_only_where_every_byte_is_promised() {
     let (_server, base_url) = common::serve_reference(KEY, &[]);
@@ -169,7 +170,7 @@ fn a_large_request_body_is_kept_whole_only_where_every_byte_is_promised() {
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter_map(|entry| entry["body"].as_str().map(str::len))
         .max();
-    assert_eq!(longest_logged, Some(1 << 20));
+    assert_eq!(longest_logged, Some(16 << 20));
     let har: serde_json::Value = serde_json::from_slice(&std::fs::read(&har).unwrap()).unwrap();
     let longest_har = har["log"]["entries"]
         .as_array()
@@ -177,6 +178,31 @@ fn a_large_request_body_is_kept_whole_only_where_every_byte_is_promised() {
         .iter()
         .filter_map(|entry| entry["request"]["postData"]["text"].as_str().map(str::len))
         .max();
-    assert_eq!(longest_har, Some(1 << 20));
+    assert_eq!(longest_har, Some(16 << 20));
+    // The log alone: the spaces are written as they go, and the line is the same.
+    let alone = dir.join("alone.jsonl");
+    let output = Command::new(BIN)
+        .args(["run", "create-pet/sizes/body-ladder", "--no-regressions"])
+        .args(["--base-url", &base_url, "--request-log"])
+        .arg(&alone)
+        .arg("--report-dir")
+        .arg(dir.join("reports-alone"))
+        .env("PETSTORE_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let bodies: Vec<String> = std::fs::read_to_string(&alone)
+        .unwrap()
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter_map(|entry| entry["body"].as_str().map(String::from))
+        .collect();
+    let longest = bodies.iter().max_by_key(|body| body.len()).unwrap();
+    assert_eq!(longest.len(), 16 << 20);
+    assert!(
+        longest.starts_with("{\"categoryId\"") && longest.trim_end().ends_with('}'),
+        "{}",
+        &longest[..80]
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

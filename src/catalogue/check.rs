@@ -167,7 +167,8 @@ pub enum Check {
         #[serde(deserialize_with = "counts")]
         lengths: Vec<u64>,
     },
-    /// Whole bodies of each of `sizes` bytes are stored, or refused as too large (413).
+    /// Whole bodies of each of `sizes` bytes are stored, or refused as too large (413 or 400)
+    /// with a JSON Error; past 1 MiB only when nothing smaller was refused.
     CreateBodyLadder {
         #[serde(deserialize_with = "counts")]
         sizes: Vec<u64>,
@@ -219,6 +220,8 @@ pub enum Check {
     /// Every case of every class of the rule's operation at the rule's level is answered as
     /// its class says.
     InputsWalk {},
+    /// Every body of the request space a store must refuse, refused, stores nothing.
+    InputsStoresNothing {},
 }
 
 /// What a refused createPet must answer.

@@ -11,6 +11,9 @@ use crate::outcome::RecordedRequest;
 #[derive(Serialize)]
 struct Line<'a> {
     body: &'a Option<String>,
+    /// The body's bytes were not UTF-8: `body` writes them escaped (`outcome::escape_body`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    body_escaped: bool,
     headers: &'a [(String, String)],
     method: &'a str,
     path: &'a str,
@@ -26,6 +29,7 @@ pub fn line(
 ) -> String {
     let line = Line {
         body: &request.body,
+        body_escaped: request.body_escaped,
         headers: &request.headers,
         method: &request.method,
         path: request.url.strip_prefix(base_url).unwrap_or(&request.url),
@@ -33,6 +37,43 @@ pub fn line(
     };
     // Every file the harness writes is redacted as a whole, whatever its parts were.
     redactor.redact(&serde_json::to_string(&line).unwrap_or_default())
+}
+
+/// Writes `line` and its newline, `more` spaces added at the end of its body (the first field):
+/// a padded body's whole length is written without being held.
+pub fn write_padded(out: &mut impl std::io::Write, line: &str, more: usize) -> std::io::Result<()> {
+    let end = body_end(line).filter(|_| more > 0);
+    let Some(end) = end else {
+        return writeln!(out, "{line}");
+    };
+    out.write_all(&line.as_bytes()[..end])?;
+    let spaces = [b' '; 8192];
+    let mut left = more;
+    while left > 0 {
+        let block = left.min(spaces.len());
+        out.write_all(&spaces[..block])?;
+        left -= block;
+    }
+    out.write_all(&line.as_bytes()[end..])?;
+    out.write_all(b"\n")
+}
+
+/// Where the body string of a line ends (its closing quote), when the line starts with one.
+fn body_end(line: &str) -> Option<usize> {
+    let start = "{\"body\":\"".len();
+    if !line.starts_with("{\"body\":\"") {
+        return None;
+    }
+    let bytes = line.as_bytes();
+    let mut at = start;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => return Some(at),
+            b'\\' => at += 2,
+            _ => at += 1,
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -49,6 +90,7 @@ mod tests {
             body: Some(r#"{"name":"REQUEST-LOG-TEST-KEY"}"#.into()),
             body_length: None,
             key_channel: None,
+            body_escaped: false,
         };
         let line = line(
             "create-pet/x",
@@ -63,5 +105,13 @@ mod tests {
         assert!(!line.to_ascii_lowercase().contains(key), "{line}");
         let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["body", "headers", "method", "path", "rule"]);
+        let mut written = Vec::new();
+        write_padded(&mut written, &line, 5).unwrap();
+        let padded: serde_json::Value = serde_json::from_slice(&written).expect("a JSON line");
+        assert_eq!(
+            padded["body"],
+            format!("{}     ", value["body"].as_str().unwrap())
+        );
+        assert!(written.ends_with(b"}\n"));
     }
 }

@@ -4,7 +4,8 @@
 //! error naming the file and the field.
 //!
 //! A case is a change to a valid request of its operation, so the data says only what differs:
-//! a raw query, a Content-Type (or none), a body (or none), a credential.
+//! a raw query, a Content-Type (or none), a body (or none, or bytes that are not UTF-8), a
+//! credential.
 
 use std::path::{Path, PathBuf};
 
@@ -63,6 +64,11 @@ pub struct Class {
     /// Why the level is what it is, in one line (`catalogue::check_ruling`).
     pub ruling: String,
     pub reason: String,
+    /// createPet only: what an accepted case stored is read back (the Pet answered and getPet
+    /// of its id hold what the body spells under the contract's member names; a pet whose id
+    /// the body names is as it was).
+    #[serde(default)]
+    pub read_back: bool,
     pub cases: Vec<Case>,
 }
 
@@ -119,12 +125,74 @@ pub struct Case {
     pub content_type: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
     pub body: Option<Option<String>>,
+    /// A body that may hold bytes a JSON string cannot (not UTF-8): as `body`, with `\xHH`
+    /// standing for the byte 0xHH (any other backslash is itself).
+    #[serde(default)]
+    pub body_bytes: Option<String>,
+    /// The categoryId the body spells in place of `{category}`: the case is sent only where
+    /// the run accepts that category (`--category-ids`).
+    #[serde(default)]
+    pub spells_category: Option<i64>,
     #[serde(default)]
     pub credential: Option<String>,
     /// Request headers as a client sends them (a browser's `Referer`, curl's `Accept: */*`),
     /// each in the place of the client's own of that name.
     #[serde(default)]
     pub headers: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// What a case's placeholders stand for in one run: `{name}` (the name, as a JSON string),
+/// `{category}` (a category the run accepts), `{marker}` (a categoryId no other request of
+/// the run uses, so a pet stored from the case is recognised), `{existing-id}` (the id of a
+/// pet that exists) and `{unused-id}` (an id no pet is likely to have).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fill<'a> {
+    pub name: &'a str,
+    pub category: i64,
+    pub marker: i64,
+    pub existing_id: Option<i64>,
+    pub unused_id: i64,
+}
+
+/// The placeholders a body may hold.
+pub const PLACEHOLDERS: [&str; 5] = [
+    "{name}",
+    "{category}",
+    "{marker}",
+    "{existing-id}",
+    "{unused-id}",
+];
+
+impl Fill<'_> {
+    /// `template` with every placeholder replaced.
+    pub fn text(&self, template: &str) -> String {
+        let existing = self
+            .existing_id
+            .map_or_else(|| "null".to_string(), |id| id.to_string());
+        template
+            .replace("{name}", &Value::String(self.name.into()).to_string())
+            .replace("{category}", &self.category.to_string())
+            .replace("{marker}", &self.marker.to_string())
+            .replace("{existing-id}", &existing)
+            .replace("{unused-id}", &self.unused_id.to_string())
+    }
+}
+
+/// `text` as bytes, each `\xHH` the byte 0xHH; `None` for an escape that is not two hex digits.
+pub fn unescape_bytes(text: &str) -> Option<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(text.len());
+    let mut rest = text.as_bytes();
+    while let Some((&first, after)) = rest.split_first() {
+        if first == b'\\' && after.first() == Some(&b'x') {
+            let hex = std::str::from_utf8(after.get(1..3)?).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = &after[3..];
+        } else {
+            bytes.push(first);
+            rest = after;
+        }
+    }
+    Some(bytes)
 }
 
 /// A field that is there, `null` or not: `Some(None)` for `null`.
@@ -134,8 +202,44 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Option<S
 
 impl Case {
     /// `valid` (a valid request of the operation) changed by this case; in a body, `{name}`
-    /// stands for `name` (as a JSON string) and `{category}` for `category`.
+    /// stands for `name` (as a JSON string) and `{category}` and `{marker}` for `category`.
     pub fn apply(&self, valid: &RequestSpec, name: &str, category: i64) -> RequestSpec {
+        let fill = Fill {
+            name,
+            category,
+            marker: category,
+            existing_id: None,
+            unused_id: category,
+        };
+        self.apply_filled(valid, &fill)
+    }
+
+    /// The case's own body template, if it sends one (`body` or `body_bytes`).
+    pub fn body_template(&self) -> Option<&str> {
+        match (&self.body, &self.body_bytes) {
+            (Some(Some(text)), _) => Some(text),
+            (_, Some(text)) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// Whether the case sends a body of its own (rather than the valid request's).
+    pub fn sends_body(&self) -> bool {
+        self.body.is_some() || self.body_bytes.is_some()
+    }
+
+    /// What a pet stored from the case would carry that no other request of the run does: the
+    /// name where the body holds `{name}`, the category where it holds `{marker}`.
+    pub fn marker(&self, fill: &Fill) -> (Option<String>, Option<i64>) {
+        let template = self.body_template().unwrap_or("");
+        (
+            template.contains("{name}").then(|| fill.name.to_string()),
+            template.contains("{marker}").then_some(fill.marker),
+        )
+    }
+
+    /// [`Case::apply`] with every placeholder filled from `fill`.
+    pub fn apply_filled(&self, valid: &RequestSpec, fill: &Fill) -> RequestSpec {
         let mut spec = valid.clone();
         if let Some(query) = &self.query {
             spec = spec.raw_query(query.clone());
@@ -146,7 +250,7 @@ impl Case {
         for (name, value) in self.headers.iter().flatten() {
             spec.headers.push((name.clone(), value.clone()));
         }
-        if self.content_type.is_none() && self.body.is_none() {
+        if self.content_type.is_none() && !self.sends_body() {
             return spec;
         }
         let (content_type, bytes) = match &spec.body {
@@ -158,18 +262,19 @@ impl Case {
                 content_type,
                 bytes,
             } => (content_type.clone(), Some(bytes.clone())),
+            Body::Padded { .. } => (
+                Some("application/json".to_string()),
+                spec.body.bytes().map(|bytes| bytes.into_owned().into()),
+            ),
             Body::None => (None, None),
         };
         let content_type = self.content_type.clone().unwrap_or(content_type);
-        let bytes = match &self.body {
-            Some(Some(text)) => Some(
-                text.replace("{name}", &Value::String(name.into()).to_string())
-                    .replace("{category}", &category.to_string())
-                    .into_bytes()
-                    .into(),
-            ),
-            Some(None) => None,
-            None => bytes,
+        let bytes = match (&self.body, &self.body_bytes) {
+            (Some(Some(text)), _) => Some(fill.text(text).into_bytes().into()),
+            (Some(None), _) => None,
+            // Checked as the space loads: every escape is two hex digits.
+            (None, Some(text)) => Some(unescape_bytes(&fill.text(text)).unwrap_or_default().into()),
+            (None, None) => bytes,
         };
         spec.body = match (content_type, bytes) {
             (None, None) => Body::None,
@@ -192,11 +297,12 @@ impl Case {
             Some(None) => parts.push("no Content-Type".into()),
             None => {}
         }
-        match &self.body {
-            Some(Some(text)) if text.is_empty() => parts.push("an empty body".into()),
-            Some(Some(text)) => parts.push(format!("body {text}")),
-            Some(None) => parts.push("no body".into()),
-            None => {}
+        match (&self.body, &self.body_bytes) {
+            (Some(Some(text)), _) if text.is_empty() => parts.push("an empty body".into()),
+            (Some(Some(text)), _) => parts.push(format!("body {text}")),
+            (Some(None), _) => parts.push("no body".into()),
+            (None, Some(text)) => parts.push(format!("body bytes {text}")),
+            (None, None) => {}
         }
         if let Some(credential) = &self.credential {
             parts.push(format!("credential {credential}"));
@@ -265,6 +371,11 @@ impl RequestSpace {
             for (c, class) in input.classes.iter().enumerate() {
                 crate::catalogue::check_ruling(class.level, &class.ruling)
                     .map_err(|e| format!("inputs[{n}].classes[{c}] ({}): {e}", class.class))?;
+                if class.read_back && input.operations != [Operation::CreatePet] {
+                    return Err(format!(
+                        "inputs[{n}].classes[{c}].read_back: only createPet's pets are read back"
+                    ));
+                }
                 for (k, case) in class.cases.iter().enumerate() {
                     let at = format!("inputs[{n}].classes[{c}].cases[{k}]");
                     if let Some(name) = &case.credential
@@ -272,7 +383,8 @@ impl RequestSpace {
                     {
                         return Err(format!("{at}.credential: no credential {name:?}"));
                     }
-                    let sends_body = case.content_type.is_some() || case.body.is_some();
+                    check_body(case).map_err(|e| format!("{at}: {e}"))?;
+                    let sends_body = case.content_type.is_some() || case.sends_body();
                     if sends_body && input.operations != [Operation::CreatePet] {
                         return Err(format!(
                             "{at}: a body or Content-Type only fits createPet alone"
@@ -296,6 +408,35 @@ impl RequestSpace {
             .filter(|(_, class)| class.level == level)
             .collect()
     }
+}
+
+/// What a schema cannot say of a case's body: `body` and `body_bytes` not both, every escape
+/// two hex digits, every placeholder one of [`PLACEHOLDERS`].
+fn check_body(case: &Case) -> Result<(), String> {
+    if case.body.is_some() && case.body_bytes.is_some() {
+        return Err("body and body_bytes: one body at most".into());
+    }
+    if let Some(text) = &case.body_bytes
+        && unescape_bytes(text).is_none()
+    {
+        return Err("body_bytes: an escape is \\xHH, two hex digits".into());
+    }
+    let template = case.body_template().unwrap_or("");
+    let mut rest = template;
+    while let Some(at) = rest.find('{') {
+        rest = &rest[at..];
+        let end = rest.find('}').unwrap_or(0);
+        let token = &rest[..=end];
+        let word = token.len() > 2
+            && token[1..token.len() - 1]
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'-');
+        if word && !PLACEHOLDERS.contains(&token) {
+            return Err(format!("no placeholder {token} (one of {PLACEHOLDERS:?})"));
+        }
+        rest = &rest[1..];
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -61,8 +61,19 @@ impl Exchange {
                 parts.push(format!("-H {}", shell_quote(&header)));
             }
         }
-        if let Some(body) = &self.request.body {
-            parts.push(format!("--data-binary {}", shell_quote(body)));
+        match &self.request.body {
+            // Bytes that are not UTF-8: printf writes them (octal escapes are POSIX), curl
+            // sends what it reads.
+            Some(body) if self.request.body_escaped => {
+                parts.push("--data-binary @-".into());
+                return format!(
+                    "printf {} | {}",
+                    shell_quote(&printf_format(body)),
+                    parts.join(" ")
+                );
+            }
+            Some(body) => parts.push(format!("--data-binary {}", shell_quote(body))),
+            None => {}
         }
         parts.join(" ")
     }
@@ -76,6 +87,33 @@ fn expanded(text: &str, variable: &str) -> String {
         text = text.replace(form, &format!("${{{variable}{operator}}}"));
     }
     text.replace(REDACTED, &format!("${{{variable}}}"))
+}
+
+/// An escaped body (`outcome::escape_body`) as a printf format that writes its bytes: `\\`
+/// stays, `\xHH` becomes an octal escape, `%` is doubled.
+fn printf_format(escaped: &str) -> String {
+    let mut out = String::with_capacity(escaped.len());
+    let mut rest = escaped;
+    while let Some(c) = rest.chars().next() {
+        if let Some(after) = rest.strip_prefix("\\\\") {
+            out.push_str("\\\\");
+            rest = after;
+        } else if let Some(byte) = rest
+            .strip_prefix("\\x")
+            .and_then(|after| after.get(..2))
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        {
+            out.push_str(&format!("\\{byte:03o}"));
+            rest = &rest[4..];
+        } else {
+            if c == '%' {
+                out.push('%');
+            }
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
 }
 
 /// The shell variable a curl or Re-run line reads a secret header's value from, one per header
@@ -117,6 +155,7 @@ mod tests {
                 body: body.map(String::from),
                 body_length: None,
                 key_channel: None,
+                body_escaped: false,
             },
             response: None,
             transport_error: None,
@@ -143,6 +182,33 @@ mod tests {
         );
         assert!(curl.contains(r#"'{"name":"O'\''Brien"}'"#), "{curl}");
         assert!(!curl.contains(REDACTED));
+    }
+
+    #[test]
+    fn a_body_that_is_not_utf_8_is_written_with_its_bytes_and_sent_by_printf() {
+        let bytes = b"{\"name\": \"a\\\\b%\xFF\xC0\xAF\"}";
+        let escaped = super::super::escape_body(bytes, str::to_string);
+        assert_eq!(escaped, r#"{"name": "a\\\\b%\xFF\xC0\xAF"}"#);
+        assert_eq!(super::super::unescape_body(&escaped), bytes);
+        let mut exchange = sent(
+            "POST",
+            &[("Content-Type", "application/json")],
+            Some(&escaped),
+        );
+        exchange.request.body_escaped = true;
+        let curl = exchange.curl("K");
+        assert!(
+            curl.starts_with(r#"printf '{"name": "a\\\\b%%\377\300\257"}' | curl -sS -i"#),
+            "{curl}"
+        );
+        assert!(curl.ends_with("--data-binary @-"), "{curl}");
+        // What a shell's printf makes of the format is the bytes sent.
+        let format = printf_format(&escaped);
+        let output = std::process::Command::new("sh")
+            .args(["-c", &format!("printf {}", shell_quote(&format))])
+            .output()
+            .unwrap();
+        assert_eq!(output.stdout, bytes);
     }
 
     #[test]

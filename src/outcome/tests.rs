@@ -57,6 +57,7 @@ fn curl_line_reads_the_key_from_the_environment() {
             body: Some(r#"{"name":"O'Brien"}"#.into()),
             body_length: None,
             key_channel: None,
+            body_escaped: false,
         },
         response: None,
         transport_error: None,

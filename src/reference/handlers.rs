@@ -190,10 +190,12 @@ pub(super) fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>,
             Answer::Refused(status) => return Err(format!("{status} {}", refused())),
             // A spelling of an integer taken as that integer; anything else read as the
             // store's policy for a value out of range (at most 100 pets whatever it is).
-            Answer::Accepted => crate::json::read(value.trim().as_bytes())
-                .ok()
-                .and_then(|read| crate::json::integer(&read.value))
-                .map_or(Err(()), |n| i64::try_from(n).map_err(|_| ())),
+            Answer::Accepted | Answer::FirstWins | Answer::LastWins => {
+                crate::json::read(value.trim().as_bytes())
+                    .ok()
+                    .and_then(|read| crate::json::integer(&read.value))
+                    .map_or(Err(()), |n| i64::try_from(n).map_err(|_| ()))
+            }
         },
         None => value.parse::<i64>().map_err(|_| ()),
     };
@@ -222,6 +224,9 @@ pub(super) fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>,
 /// allows); other rules' creates reach this many now and then (the faults' `may_break`).
 pub(super) const LOAD: usize = 64;
 
+/// Django's default `DATA_UPLOAD_MAX_MEMORY_SIZE` (2.5 MB), for the body-limit-html fault.
+const DJANGO_LIMIT: usize = 2_621_440;
+
 /// How long a lone create under a concurrency fault holds its read id.
 const LONE_HOLD: std::time::Duration = std::time::Duration::from_millis(2);
 
@@ -232,8 +237,25 @@ const RACE_WINDOW: std::time::Duration = std::time::Duration::from_millis(50);
 pub(super) async fn create_pet(
     State(shared): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
+    body: axum::body::Body,
 ) -> Response {
+    let Ok((body, length)) = read_body(body).await else {
+        return error(
+            &shared,
+            StatusCode::BAD_REQUEST,
+            "unreadable-body",
+            "the body could not be read to its end",
+        );
+    };
+    if shared.has(Fault::BodyLimitHtml) && length > DJANGO_LIMIT {
+        let page = "<!DOCTYPE html><html><body><h1>Request Entity Too Large</h1></body></html>";
+        let mut response = (StatusCode::PAYLOAD_TOO_LARGE, page).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        return response;
+    }
     let arrived_with = shared.creates_in_flight.fetch_add(1, Ordering::SeqCst);
     let arrivals_before = shared.creates_arrived.fetch_add(1, Ordering::SeqCst);
     let racy = shared.has(Fault::RacyIdCounter);
@@ -258,7 +280,7 @@ pub(super) async fn create_pet(
             .load(Ordering::SeqCst)
             .saturating_sub(arrivals_before + 1);
     let loaded = overlapped + 1 >= LOAD;
-    let mut created = new_pet(&shared, &headers, &body);
+    let mut created = new_pet(&shared, &headers, &body, length);
     if let Ok(pet) = &mut created
         && loaded
     {

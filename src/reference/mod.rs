@@ -11,6 +11,8 @@ mod faults;
 mod gate;
 mod handlers;
 mod json_text;
+mod lenient;
+mod members;
 mod new_pet;
 mod store;
 mod variants;
@@ -22,7 +24,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::{self, Next};
@@ -46,6 +48,7 @@ use clients::*;
 use conforming::*;
 use gate::*;
 use handlers::*;
+use members::*;
 use new_pet::*;
 use store::*;
 

@@ -35,10 +35,12 @@ fn media_class(content_type: Option<&str>, body: &[u8]) -> Option<(&'static str,
 }
 
 /// Validates a NewPet body and stores it; the error is the status and message of the refusal.
+/// `length` is the whole body's (spaces at its end are counted, not kept: [`read_body`]).
 pub(super) fn new_pet(
     shared: &Shared,
     headers: &HeaderMap,
     body: &[u8],
+    length: usize,
 ) -> Result<Pet, (StatusCode, String)> {
     let bad = |message: &str| (StatusCode::BAD_REQUEST, message.to_string());
     // A well-formed body whose values are wrong: 400 by the contract, 422 by a store's choice
@@ -56,15 +58,16 @@ pub(super) fn new_pet(
             StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
             message.to_string(),
         )),
-        Some(Answer::Accepted) | None => Ok(()),
+        Some(_) | None => Ok(()),
     };
     if shared
         .choices
         .body_limit
-        .is_some_and(|limit| body.len() > limit)
+        .is_some_and(|limit| length > limit)
     {
         return Err((
-            StatusCode::PAYLOAD_TOO_LARGE,
+            StatusCode::from_u16(shared.choices.body_limit_status)
+                .unwrap_or(StatusCode::PAYLOAD_TOO_LARGE),
             "the body is larger than this store takes".into(),
         ));
     }
@@ -72,7 +75,7 @@ pub(super) fn new_pet(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    if body.is_empty() && !headers.contains_key(header::CONTENT_TYPE) {
+    if length == 0 && !headers.contains_key(header::CONTENT_TYPE) {
         if shared.has(Fault::CreateNoBody500) {
             return Err((StatusCode::INTERNAL_SERVER_ERROR, "no body to read".into()));
         }
@@ -109,7 +112,7 @@ pub(super) fn new_pet(
     {
         return Err(bad("the body must be application/json"));
     }
-    if shared.has(Fault::LargeBody500) && body.len() >= 16 * 1024 {
+    if shared.has(Fault::LargeBody500) && length >= 16 * 1024 {
         return Err((
             StatusCode::INTERNAL_SERVER_ERROR,
             "request body exceeds the proxy buffer".into(),
@@ -132,10 +135,23 @@ pub(super) fn new_pet(
         }
         return Err(bad("the body is empty; a NewPet is required"));
     }
+    let body = byte_order_mark(shared, body)?;
+    if shared.has(Fault::TrailingDataStored)
+        && let Some(Value::Object(fields)) = lenient::before_trailing_data(body)
+    {
+        let name = fields.get("name").and_then(Value::as_str).unwrap_or("");
+        let category_id = fields
+            .get("categoryId")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        shared.insert(name.to_string(), category_id, None);
+        return Err(bad("the body has data after its JSON document"));
+    }
     // Read as RFC 8259 reads it: a lone surrogate escape is JSON, and what becomes of it is
     // the store's choice (below).
     let parsed: Value = match crate::json::read(body) {
-        Ok(read) => read.value,
+        Ok(read) if read.duplicate_names.is_empty() => read.value,
+        Ok(read) => duplicate_names(shared, body, read.value)?,
         Err(e) if shared.has(Fault::CreateMalformedJson500) => {
             return Err((
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -145,15 +161,28 @@ pub(super) fn new_pet(
         Err(_) if shared.has(Fault::CreateNanAccepted) && non_json_number(body).is_some() => {
             non_json_number(body).unwrap_or_default()
         }
-        Err(e) => return Err(bad(&format!("the body is not well-formed JSON: {e}"))),
+        Err(e) => match lenient::read(shared, body) {
+            Some(value) => value,
+            None => return Err(bad(&format!("the body is not well-formed JSON: {e}"))),
+        },
     };
-    // Whether categoryId came spelled as a float (100.0, 1e2): serde_json reads those as f64.
-    let float_spelled = serde_json::from_slice::<Value>(body)
-        .ok()
-        .and_then(|value| value.get("categoryId").map(Value::is_f64))
-        .unwrap_or(false);
+    // Whether categoryId came spelled as a float (100.0, 1e2); `-0` is an integer literal.
+    let literal = lenient::category_literal(body);
+    let float_spelled = literal.is_some_and(|literal| literal.contains(['.', 'e', 'E']));
+    if shared.has(Fault::NegativeZeroRefused) && literal == Some("-0") {
+        return Err(invalid(
+            "categoryId must be an integer (-0 read as a float)",
+        ));
+    }
     let fields = match parsed {
-        Value::Object(fields) => fields,
+        Value::Object(fields) => member_names(shared, fields)?,
+        Value::Array(items) if shared.has(Fault::ArrayReadPositionally) => {
+            ["name", "categoryId", "status"]
+                .into_iter()
+                .map(String::from)
+                .zip(items)
+                .collect()
+        }
         Value::Array(_) if shared.has(Fault::CreateArrayBodyAccepted) => {
             return Ok(shared.insert(String::new(), 0, None));
         }
@@ -171,6 +200,7 @@ pub(super) fn new_pet(
             .join(","),
         Some(_) => return Err(invalid("name must be a string")),
     };
+    free_name(shared, &name)?;
     let lone = |c: char| crate::json::lone_surrogate(c).is_some();
     let name = match shared.choices.surrogates {
         _ if !name.chars().any(lone) => name,
@@ -217,6 +247,12 @@ pub(super) fn new_pet(
         Some(Value::Null) => {
             let message = "status must be one of available, pending, sold";
             refused("body field status", "null", message)?;
+            return Err(invalid(message));
+        }
+        Some(Value::String(s)) if s.is_empty() && shared.has(Fault::EmptyStatusStored) => None,
+        Some(Value::String(s)) if s.is_empty() => {
+            let message = "status must be one of available, pending, sold, not empty";
+            refused("body field status", "empty-string", message)?;
             return Err(invalid(message));
         }
         Some(_) => return Err(invalid("status must be one of available, pending, sold")),
@@ -284,7 +320,11 @@ pub(super) fn new_pet(
         pet.name = name; // the answer echoes what was sent; the store keeps the altered name
         return Ok(pet);
     }
-    let mut pet = shared.insert(name, stored_category, status);
+    let body_id = id_member(shared, &fields)?;
+    let mut pet = match body_id {
+        Some(id) => insert_with_id(shared, id, name, stored_category, status),
+        None => shared.insert(name, stored_category, status),
+    };
     if float_spelled && shared.choices.float_echo {
         pet.category_float = true;
         let mut store = shared.store();

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Checked, RuleCtx, Verdict, auth, expect, property};
+use super::{Checked, RuleCtx, Verdict, auth, expect, property, stored};
 use crate::contract::Operation;
 use crate::generation::request::Body;
 use crate::generation::space::{Class, Expect};
@@ -126,7 +126,10 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
                 case: n,
                 pet: None,
             };
-            if operation == Operation::CreatePet && case.body.is_none() {
+            if !stored::may_send(ctx, case) {
+                continue; // a categoryId the run was told the store does not take
+            }
+            if operation == Operation::CreatePet && !case.sends_body() {
                 pool.push(drawn.clone());
             }
             coverage.push(drawn);
@@ -137,6 +140,15 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
             .iter()
             .find(|(input, class)| input.input == drawn.input && class.class == drawn.class)
             .and_then(|(input, class)| Some((*input, *class, class.cases.get(drawn.case)?)))
+    };
+    // Each case's place in the space, so that its marker category is its own.
+    let index = |drawn: &Drawn| {
+        classes
+            .iter()
+            .take_while(|(input, class)| input.input != drawn.input || class.class != drawn.class)
+            .map(|(_, class)| class.cases.len())
+            .sum::<usize>()
+            + drawn.case
     };
     let describe = |drawn: &Drawn| match (find(drawn), &drawn.pet) {
         (Some((input, class, case)), pet) => {
@@ -173,8 +185,14 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         if let Some(pet) = &drawn.pet {
             valid.body = Body::Json(pet.clone());
         }
-        let name = ctx.pet_name(&format!("inputs-{}-{}", class.class, drawn.case));
-        let spec = case.apply(&valid, &name, ctx.run.categories.accepted(1));
+        let index = index(drawn);
+        let name = ctx.pet_name(&format!("inputs-{index}-{}-{}", class.class, drawn.case));
+        let fill = stored::fill(ctx, case, index, &name)?;
+        let existing = match fill.existing_id {
+            Some(_) => Some(ctx.run.fixtures.existing_pet(ctx)?),
+            None => None,
+        };
+        let spec = case.apply_filled(&valid, &fill);
         let exchange = ctx.send(&spec);
         let described = describe(drawn);
         // A response may echo the key: the note is redacted as a verdict is.
@@ -182,13 +200,31 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
             let note = format!("{described}: {}", exchange.summary());
             ctx.run.client.redactor().redact(&note)
         };
-        match judge(ctx, operation, class.expect, &exchange) {
+        let accepted = exchange.status().is_some_and(|s| (200..300).contains(&s));
+        let judged = judge(ctx, operation, class.expect, &exchange).and_then(|()| {
+            if class.read_back && accepted && !unanswered(&exchange) {
+                stored::read_back(ctx, &spec, &exchange, existing.as_ref())
+            } else {
+                Ok(())
+            }
+        });
+        match judged {
             Ok(()) => {
                 ctx.run.input_tally.count(key, Outcome::Passed, what);
                 Ok(())
             }
             Err(verdict) if verdict.kind() == VerdictKind::Failed && !unanswered(&exchange) => {
-                ctx.run.input_tally.count(key, Outcome::Failed, what);
+                // A read back fails on what it read, not on the create's answer.
+                let note = || {
+                    let note = match verdict.clone() {
+                        Verdict::Failed(failure) if class.read_back && accepted => {
+                            format!("{described}: {}", failure.observed)
+                        }
+                        _ => format!("{described}: {}", exchange.summary()),
+                    };
+                    ctx.run.client.redactor().redact(&note)
+                };
+                ctx.run.input_tally.count(key, Outcome::Failed, note);
                 Err(annotate(verdict, class, &described))
             }
             Err(verdict) => {

@@ -21,6 +21,7 @@ pub mod run;
 mod schedule;
 mod sequences;
 mod sizes;
+mod stored;
 pub mod workers;
 
 use std::cell::Cell;
@@ -328,6 +329,7 @@ pub fn run(ctx: &RuleCtx) -> Checked {
         Check::ResponsesDeprecationGetPetOnly {} => responses::deprecation_on_get_pet_only(ctx),
         Check::ResponsesOutsideNoServerError {} => responses::outside_no_server_error(ctx),
         Check::InputsWalk {} => inputs::walk(ctx),
+        Check::InputsStoresNothing {} => stored::stores_nothing(ctx),
     }
 }
 

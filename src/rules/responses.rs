@@ -371,6 +371,7 @@ mod tests {
                 body: None,
                 body_length: None,
                 key_channel: None,
+                body_escaped: false,
             },
             response: Some(RecordedResponse {
                 version: "HTTP/1.1".into(),

@@ -3,7 +3,7 @@
 //! passes through (the stops of a run, the oracles, the request log, the created pets).
 
 use std::collections::BTreeMap;
-use std::io::Write;
+
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -276,12 +276,25 @@ impl Run {
         let operation = Operation::of(spec.method, &spec.path);
         self.observations
             .inspect(rule_id, operation, &exchange, &self.contract);
-        // The log and the HAR keep every byte sent, where the exchange kept a large body's start.
+        // The log and the HAR keep every byte sent, where the exchange kept a large body's start;
+        // the log writes a padded body's spaces as it goes (a rung is up to 16 MiB of them).
+        let padding = match (&spec.body, &exchange.request.body) {
+            (crate::generation::request::Body::Padded { length, .. }, Some(kept))
+                if exchange.request.body_length.is_some() =>
+            {
+                Some(length.saturating_sub(kept.len()))
+            }
+            _ => None,
+        };
+        let streamed = padding.is_some() && self.har.is_none();
         let whole = (exchange.request.body_length.is_some()
+            && !streamed
             && (self.request_log.is_some() || self.har.is_some()))
         .then(|| {
             let mut whole = exchange.clone();
-            whole.request.body = self.client.whole_request_body(spec);
+            let body = self.client.whole_request_body(spec);
+            whole.request.body_escaped = body.as_ref().is_some_and(|(_, escaped)| *escaped);
+            whole.request.body = body.map(|(text, _)| text);
             whole.request.body_length = None;
             whole
         });
@@ -293,8 +306,9 @@ impl Run {
                 self.client.base_url(),
                 self.client.redactor(),
             );
+            let more = padding.filter(|_| streamed).unwrap_or(0);
             let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = writeln!(log, "{line}");
+            let _ = crate::execution::request_log::write_padded(&mut *log, &line, more);
         }
         if let Some(har) = &self.har {
             har.add(rule_id, logged, self.client.redactor());

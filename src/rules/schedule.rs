@@ -20,6 +20,7 @@ pub fn phase(check: &Check) -> Phase {
         Check::AuthRefusedCreateStoresNothing {}
         | Check::CreateRefused { .. }
         | Check::CreateTypeConfusionStoresNothing {}
+        | Check::InputsStoresNothing {}
         | Check::CreateConcurrentAllListed { .. }
         | Check::CreateNameLadder { .. }
         | Check::ListEmptyIsArray {} => Phase::QuietStore,

@@ -1,9 +1,11 @@
 //! Size ladders: names and whole bodies climbing past the sizes real columns, parsers and
 //! proxies break at. The contract gives `name` no maximum and the body no limit, so every rung
 //! is a valid NewPet: it is stored (201) and reads back byte for byte, or refused as too large
-//! (413, a limit the contract leaves the store). A 5xx, another refusal, or a name that comes
-//! back cut or altered contradicts it. Each ladder goes out at once (one round trip), its
-//! read-back at once too (one more).
+//! (413, a limit the contract leaves the store; for a whole body, the contract's 400 too), with
+//! a JSON Error. A 5xx, another refusal, a refusal that is no JSON Error (Django's HTML page
+//! past 2.5 MB), or a name that comes back cut or altered contradicts it. Each ladder goes out
+//! at once (one round trip), its read-back at once too (one more); the body ladder climbs past
+//! 1 MiB (to 16 MiB, every common limit) in a second batch, only when nothing refused the first.
 
 use serde_json::{Value, json};
 
@@ -64,19 +66,46 @@ fn failed(class: String, expected: &str, observed: String, exchange: &Exchange) 
     Verdict::failed(expected, observed, exchange).in_class(class)
 }
 
-/// What a rung's createPet answered, judged: the id of the stored pet when it was stored.
+/// A refusal of a rung as too large: a JSON Error under a JSON media type ("Errors use the
+/// Error body ... with `Content-Type: application/json`"), whatever the status.
+fn judge_refusal(ctx: &RuleCtx, rung: &str, exchange: &Exchange, failures: &mut Failures) {
+    let media = exchange.header("content-type").unwrap_or("");
+    let essence = media.split(';').next().unwrap_or("").trim();
+    let status = exchange.status().unwrap_or_default();
+    if !essence.eq_ignore_ascii_case("application/json") {
+        failures.add(failed(
+            format!("createPet refused a large body with {status} and no JSON media type"),
+            &format!("a refusal of {rung} with an Error under Content-Type: application/json"),
+            exchange.summary(),
+            exchange,
+        ));
+        return;
+    }
+    if let Err(verdict) = expect::error_body(ctx, exchange) {
+        failures.add(verdict.in_class(format!(
+            "createPet refused a large body with {status} and no Error"
+        )));
+    }
+}
+
+/// What a rung's createPet answered, judged (`refusals`: the statuses that may say it is too
+/// large): the id of the stored pet when it was stored.
 fn judge_create(
     ctx: &RuleCtx,
     rung: &str,
     sent_name: &str,
     exchange: &Exchange,
+    refusals: &[u16],
     failures: &mut Failures,
 ) -> Option<i64> {
     let Ok(response) = expect::response(exchange) else {
         return None; // no whole answer: no evidence either way
     };
     match response.status {
-        413 => None,
+        status if refusals.contains(&status) => {
+            judge_refusal(ctx, rung, exchange, failures);
+            None
+        }
         201 => {
             let pet = match expect::body(ctx, exchange, SchemaName::Pet) {
                 Ok(pet) => pet,
@@ -100,7 +129,12 @@ fn judge_create(
             failures.add(failed(
                 format!("createPet answered {status}"),
                 &format!(
-                    "201 with the Pet, or 413 (past the body size the store accepts), for a valid NewPet ({rung})"
+                    "201 with the Pet, or {} (past the body size the store accepts), for a valid NewPet ({rung})",
+                    refusals
+                        .iter()
+                        .map(u16::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" or ")
                 ),
                 exchange.summary(),
                 exchange,
@@ -138,7 +172,7 @@ pub fn name_ladder(ctx: &RuleCtx, lengths: &[u64]) -> Checked {
         if exchange.response.is_some() && !exchange.cut_by_transport() {
             decided += 1;
         }
-        if let Some(id) = judge_create(ctx, &rung, name, &exchange, &mut failures) {
+        if let Some(id) = judge_create(ctx, &rung, name, &exchange, &[413], &mut failures) {
             stored.push((id, name, rung));
         }
     }
@@ -225,52 +259,52 @@ pub fn name_ladder(ctx: &RuleCtx, lengths: &[u64]) -> Checked {
     Ok(())
 }
 
-/// A valid NewPet padded with whitespace (insignificant in JSON) to exactly `size` bytes.
-pub fn padded_body(pet: &Value, size: usize) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec(pet).unwrap_or_default();
-    if bytes.len() < size {
-        bytes.resize(size, b' ');
-    }
-    bytes
-}
+/// The rungs of the body ladder sent in the first batch: up to 1 MiB (nginx's default limit);
+/// the rungs past it go out together only when none of these was refused.
+const FIRST_BATCH_UP_TO: u64 = 1 << 20;
 
 /// Whole bodies of each of `sizes` bytes (a small pet, padded with whitespace) are stored
-/// (201, echoing the pet) or refused as too large (413); never a 5xx or another refusal.
+/// (201, echoing the pet) or refused as too large (413, or the contract's 400) with a JSON
+/// Error; never a 5xx or another refusal. Past [`FIRST_BATCH_UP_TO`] the climb goes on only
+/// when nothing was refused, so a store with a limit costs no large body past it.
 pub fn body_ladder(ctx: &RuleCtx, sizes: &[u64]) -> Checked {
-    let pets: Vec<Value> = sizes
+    let rung = |n: usize, size: u64| {
+        let pet = json!({
+            "name": ctx.pet_name(&format!("body-{size}")),
+            "categoryId": ctx.run.categories.accepted(n as i64),
+        });
+        let head = serde_json::to_vec(&pet).unwrap_or_default().into();
+        let length = usize::try_from(size).unwrap_or(usize::MAX);
+        (
+            pet,
+            RequestSpec::post("/pets", Body::Padded { head, length }),
+        )
+    };
+    let (first, rest): (Vec<_>, Vec<_>) = sizes
         .iter()
         .enumerate()
-        .map(|(n, size)| {
-            json!({
-                "name": ctx.pet_name(&format!("body-{size}")),
-                "categoryId": ctx.run.categories.accepted(n as i64),
-            })
-        })
-        .collect();
-    let specs: Vec<RequestSpec> = pets
-        .iter()
-        .zip(sizes)
-        .map(|(pet, size)| {
-            let bytes = padded_body(pet, usize::try_from(*size).unwrap_or(usize::MAX));
-            RequestSpec::post(
-                "/pets",
-                Body::Raw {
-                    content_type: Some("application/json".into()),
-                    bytes: bytes.into(),
-                },
-            )
-        })
-        .collect();
+        .partition(|(_, size)| **size <= FIRST_BATCH_UP_TO);
     let mut failures = Failures::default();
     let mut decided = 0;
-    for ((pet, size), exchange) in pets.iter().zip(sizes).zip(ctx.send_all(&specs)) {
-        ctx.case_done();
-        if exchange.response.is_some() && !exchange.cut_by_transport() {
-            decided += 1;
+    let mut refused = false;
+    for batch in [first, rest] {
+        if batch.is_empty() || refused {
+            continue;
         }
-        let name = pet.get("name").and_then(Value::as_str).unwrap_or_default();
-        let rung = format!("a body of {size} bytes, whitespace after the NewPet");
-        judge_create(ctx, &rung, name, &exchange, &mut failures);
+        let (pets, specs): (Vec<Value>, Vec<RequestSpec>) =
+            batch.iter().map(|(n, size)| rung(*n, **size)).unzip();
+        for (((_, size), pet), exchange) in batch.iter().zip(&pets).zip(ctx.send_all(&specs)) {
+            ctx.case_done();
+            if exchange.response.is_some() && !exchange.cut_by_transport() {
+                decided += 1;
+            }
+            refused |= exchange
+                .status()
+                .is_some_and(|status| (400..500).contains(&status));
+            let name = pet.get("name").and_then(Value::as_str).unwrap_or_default();
+            let rung = format!("a body of {size} bytes, whitespace after the NewPet");
+            judge_create(ctx, &rung, name, &exchange, &[413, 400], &mut failures);
+        }
     }
     if let Some(verdict) = Verdict::failed_distinct(failures.0) {
         return Err(verdict);
@@ -302,7 +336,12 @@ mod tests {
     #[test]
     fn a_padded_body_is_the_size_asked_and_still_the_pet() {
         let pet = json!({"name": "pc-x", "categoryId": 1});
-        let body = padded_body(&pet, 16384);
+        let head = serde_json::to_vec(&pet).unwrap().into();
+        let padded = Body::Padded {
+            head,
+            length: 16384,
+        };
+        let body = padded.bytes().unwrap();
         assert_eq!(body.len(), 16384);
         assert_eq!(serde_json::from_slice::<Value>(&body).unwrap(), pet);
     }

@@ -99,7 +99,11 @@ pub fn recorded_request(report: &Report, rule_id: &str) -> Result<RequestSpec, R
     let body = match &request.body {
         Some(text) => Body::Raw {
             content_type: header("content-type"),
-            bytes: text.as_bytes().to_vec().into(),
+            bytes: match request.body_escaped {
+                true => crate::outcome::unescape_body(text),
+                false => text.as_bytes().to_vec(),
+            }
+            .into(),
         },
         None => Body::None,
     };

@@ -68,6 +68,7 @@ impl Client {
             headers.push((name.to_string(), value));
             recorded_key_headers.push((name.to_string(), recorded));
         }
+        let mut padded = None;
         let body: Option<bytes::Bytes> = match &spec.body {
             Body::None => None,
             Body::Json(value) => {
@@ -83,6 +84,14 @@ impl Client {
                 }
                 Some(bytes.clone())
             }
+            Body::Padded { head, length } => {
+                headers.push(("Content-Type".into(), "application/json".into()));
+                padded = Some(Padded::new(head.clone(), *length));
+                // What is recorded: the head and the spaces up to what an exchange keeps.
+                let mut kept = head.to_vec();
+                kept.resize((*length).min(BODY_KEPT + 1).max(head.len()), b' ');
+                Some(kept.into())
+            }
         };
         headers.push(("Accept".into(), "application/json".into()));
         // A case's own headers (a client's set) take the place of the client's of that name.
@@ -95,14 +104,17 @@ impl Client {
         for (name, value) in &headers {
             request = request.header(name, value);
         }
-        let (recorded_body, body_length) = match &body {
+        let (recorded_body, mut body_length, body_escaped) = match &body {
             Some(bytes) => {
-                let (text, length) = self.recorded_body(bytes);
-                (Some(text), length)
+                let (text, length, escaped) = self.recorded_body(bytes);
+                (Some(text), length, escaped)
             }
-            None => (None, None),
+            None => (None, None, false),
         };
-        if let Some(body) = body {
+        if let Some(padded) = padded {
+            body_length = body_length.map(|_| padded.length());
+            request = request.body(reqwest::Body::wrap(padded));
+        } else if let Some(body) = body {
             request = request.body(body); // shared with the spec, not copied: a body may be 1 MiB
         }
         let recorded = RecordedRequest {
@@ -126,6 +138,7 @@ impl Client {
             body: recorded_body,
             body_length,
             key_channel: spec.credential.channel().map(String::from),
+            body_escaped,
         };
         let pending = request.send();
         tokio::pin!(pending);
@@ -232,33 +245,41 @@ impl Client {
     /// A request body as an exchange records it: redacted, its first [`BODY_KEPT`] bytes and
     /// the whole length when it is longer (what evidence and reports keep anyway; a 1 MiB
     /// rung of a size ladder is not copied and redacted whole while it is in flight).
-    fn recorded_body(&self, bytes: &[u8]) -> (String, Option<usize>) {
-        if bytes.len() <= BODY_KEPT {
-            return (self.redactor.redact(&String::from_utf8_lossy(bytes)), None);
-        }
-        let mut end = BODY_KEPT;
-        // Not inside a character (it would show as U+FFFD).
-        while end > 0 && bytes[end] & 0xC0 == 0x80 {
-            end -= 1;
-        }
+    /// Bytes that are not UTF-8 are written as they are (escaped: `\xHH`), not as U+FFFD.
+    fn recorded_body(&self, bytes: &[u8]) -> (String, Option<usize>, bool) {
+        let (kept, length) = if bytes.len() <= BODY_KEPT {
+            (bytes, None)
+        } else {
+            let mut end = BODY_KEPT;
+            // Not inside a character (it would show as U+FFFD).
+            while end > 0 && bytes[end] & 0xC0 == 0x80 {
+                end -= 1;
+            }
+            (&bytes[..end], Some(bytes.len()))
+        };
         // Cut: the start of the key may be left at the end.
-        let text = self
-            .redactor
-            .redact_cut(&String::from_utf8_lossy(&bytes[..end]));
-        (text, Some(bytes.len()))
+        let redact = |text: &str| match length {
+            Some(_) => self.redactor.redact_cut(text),
+            None => self.redactor.redact(text),
+        };
+        match std::str::from_utf8(kept) {
+            Ok(text) => (redact(text), length, false),
+            Err(_) => (crate::outcome::escape_body(kept, redact), length, true),
+        }
     }
 
     /// The whole body of `spec`, redacted, for the writers that keep every byte sent (the
     /// request log, the HAR) where the exchange kept its first [`BODY_KEPT`] bytes.
-    pub fn whole_request_body(&self, spec: &RequestSpec) -> Option<String> {
-        let bytes = match &spec.body {
-            Body::None => return None,
-            Body::Json(value) => {
-                std::borrow::Cow::Owned(serde_json::to_vec(value).unwrap_or_default())
-            }
-            Body::Raw { bytes, .. } => std::borrow::Cow::Borrowed(&bytes[..]),
-        };
-        Some(self.redactor.redact(&String::from_utf8_lossy(&bytes)))
+    /// The second value says whether the text is escaped (the bytes are not UTF-8).
+    pub fn whole_request_body(&self, spec: &RequestSpec) -> Option<(String, bool)> {
+        let bytes = spec.body.bytes()?;
+        Some(match std::str::from_utf8(&bytes) {
+            Ok(text) => (self.redactor.redact(text), false),
+            Err(_) => (
+                crate::outcome::escape_body(&bytes, |text| self.redactor.redact(text)),
+                true,
+            ),
+        })
     }
 
     pub fn not_sent(&self, spec: &RequestSpec, reason: &str) -> Exchange {
@@ -289,6 +310,7 @@ impl Client {
                 body: None,
                 body_length: None,
                 key_channel: None,
+                body_escaped: false,
             },
             response: None,
             transport_error: Some(error),
@@ -296,5 +318,58 @@ impl Client {
             throttled: None,
             not_sent: false,
         }
+    }
+}
+
+/// Spaces a padded body is sent from, block after block (one static block, shared).
+static SPACES: [u8; 64 << 10] = [b' '; 64 << 10];
+
+/// A padded body on the wire ([`Body::Padded`]): its head, then [`SPACES`] until its length,
+/// with that exact length declared (so it goes out with a Content-Length, as any body).
+struct Padded {
+    head: Option<bytes::Bytes>,
+    /// Spaces still to send.
+    spaces: usize,
+}
+
+impl Padded {
+    fn new(head: bytes::Bytes, length: usize) -> Padded {
+        Padded {
+            spaces: length.saturating_sub(head.len()),
+            head: Some(head),
+        }
+    }
+
+    fn length(&self) -> usize {
+        self.head.as_ref().map_or(0, bytes::Bytes::len) + self.spaces
+    }
+}
+
+impl http_body::Body for Padded {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, Self::Error>>> {
+        let data = match self.head.take() {
+            Some(head) => head,
+            None if self.spaces == 0 => return std::task::Poll::Ready(None),
+            None => {
+                let block = self.spaces.min(SPACES.len());
+                self.spaces -= block;
+                bytes::Bytes::from_static(&SPACES[..block])
+            }
+        };
+        std::task::Poll::Ready(Some(Ok(http_body::Frame::data(data))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.head.is_none() && self.spaces == 0
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        http_body::SizeHint::with_exact(self.length() as u64)
     }
 }

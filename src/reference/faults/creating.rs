@@ -23,7 +23,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         fault: Fault::CreateDropsStatus,
         name: "create-drops-status",
         description: "createPet's answer leaves out the status that was sent",
-        breaks: &["create-pet/valid/created"],
+        breaks: &["create-pet/valid/created", "inputs/create-pet/required"],
         may_break: &[],
     },
     FaultInfo {
@@ -34,6 +34,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
             "create-pet/invalid/generated",
             "create-pet/invalid/missing-name",
             "create-pet/fields/type-confusion",
+            "inputs/create-pet/required",
         ],
         may_break: &[],
     },
@@ -44,6 +45,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         breaks: &[
             "create-pet/invalid/missing-category-id",
             "create-pet/fields/type-confusion-stores-nothing",
+            "inputs/create-pet/stores-nothing",
         ],
         may_break: &[],
     },
@@ -107,6 +109,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
             "create-pet/invalid/values-answer-400",
             "create-pet/fields/type-confusion",
             "responses/success-body/schema",
+            "inputs/create-pet/required",
         ],
         may_break: &[],
     },
@@ -117,6 +120,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         breaks: &[
             "create-pet/invalid/generated",
             "create-pet/invalid/not-an-object",
+            "inputs/create-pet/required",
         ],
         may_break: &[],
     },
@@ -128,6 +132,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
             "create-pet/invalid/malformed-json",
             "responses/no-server-error",
             "inputs/create-pet/required",
+            "inputs/create-pet/recommended",
         ],
         may_break: &[],
     },
@@ -159,6 +164,8 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         // Whether a generated case lands on a reused id depends on how many pets the other
         // rules created meanwhile: failed (intermittent or not), or passed when none did.
         may_break: &[
+            "inputs/create-pet/required",
+            "inputs/create-pet/recommended",
             "get-pet/existing/returns-pet",
             "create-pet/sizes/name-ladder",
             "create-pet/valid/round-trip",
@@ -174,6 +181,8 @@ pub(super) const FAULTS: &[FaultInfo] = &[
             "get-pet/existing/returns-pet",
             "create-pet/concurrent/distinct-ids",
             "sequences/read-your-writes",
+            "inputs/create-pet/required",
+            "inputs/create-pet/recommended",
         ],
         may_break: &[],
     },
@@ -214,7 +223,11 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         fault: Fault::NonAsciiNameAltered,
         name: "non-ascii-name-altered",
         description: "non-ASCII characters of a name are stored as '?' (createPet still echoes the name sent)",
-        breaks: &["create-pet/valid/round-trip", "sequences/read-your-writes"],
+        breaks: &[
+            "create-pet/valid/round-trip",
+            "sequences/read-your-writes",
+            "inputs/create-pet/required",
+        ],
         may_break: &[],
     },
     FaultInfo {
@@ -232,6 +245,8 @@ pub(super) const FAULTS: &[FaultInfo] = &[
             "create-pet/valid/created",
             "responses/success-body/schema",
             "sequences/read-your-writes",
+            "inputs/create-pet/required",
+            "inputs/create-pet/recommended",
         ],
         may_break: &["create-pet/valid/round-trip"],
     },
@@ -274,6 +289,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         breaks: &[
             "create-pet/fields/type-confusion-stores-nothing",
             "create-pet/invalid/status-not-in-enum",
+            "inputs/create-pet/stores-nothing",
         ],
         may_break: &[],
     },
@@ -333,6 +349,8 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         // Each reads the existing-pet fixture, and may read it within 100 ms of its creation
         // (the inputs rules' cases start as soon as it exists).
         may_break: &[
+            "inputs/create-pet/required",
+            "inputs/create-pet/recommended",
             "get-pet/existing/returns-pet",
             "inputs/get-pet/required",
             "inputs/get-pet/recommended",

@@ -2,6 +2,7 @@
 //! rule can be seen to fail. `serve-reference --list-faults` prints this table.
 
 mod auth;
+mod bodies;
 mod creating;
 mod inputs;
 mod listing;
@@ -110,6 +111,27 @@ pub enum Fault {
     WeightedAccept406,
     DeprecationInMilliseconds,
     SuccessorLinkRelativeWrong,
+    TrailingDataIgnored,
+    SecondDocumentRead,
+    CommentsAccepted,
+    NanReadAsFloat,
+    InvalidUtf8Replaced,
+    BomSkipped,
+    SingleQuotesAccepted,
+    TrailingCommasAccepted,
+    LeadingZerosAccepted,
+    ArrayReadPositionally,
+    DuplicateNamesLastWins,
+    MemberCaseFallback,
+    MemberCaseOverwrites,
+    IdMemberStoredNotAnswered,
+    IdMemberOverwrites,
+    NameLiteralRefused,
+    BlankNameRefused,
+    EmptyStatusStored,
+    NegativeZeroRefused,
+    TrailingDataStored,
+    BodyLimitHtml,
 }
 
 /// A fault's name on the command line, what it does, and the rules it is meant to fail.
@@ -132,6 +154,7 @@ pub const FAULTS: &[FaultInfo] = &joined::<
             + listing::FAULTS.len()
             + creating::FAULTS.len()
             + reading::FAULTS.len()
+            + bodies::FAULTS.len()
     },
 >(&[
     auth::FAULTS,
@@ -139,6 +162,7 @@ pub const FAULTS: &[FaultInfo] = &joined::<
     listing::FAULTS,
     creating::FAULTS,
     reading::FAULTS,
+    bodies::FAULTS,
 ]);
 
 /// The areas' tables as one (a const slice cannot be concatenated otherwise).

@@ -183,12 +183,14 @@ fn logged_request(line: &str) -> Option<RequestSpec> {
             path,
             Body::Raw {
                 content_type: Some("application/json".into()),
-                bytes: entry["body"]
-                    .as_str()
-                    .unwrap_or("")
-                    .as_bytes()
-                    .to_vec()
-                    .into(),
+                bytes: {
+                    let text = entry["body"].as_str().unwrap_or("");
+                    match entry["body_escaped"].as_bool() {
+                        Some(true) => crate::outcome::unescape_body(text),
+                        _ => text.as_bytes().to_vec(),
+                    }
+                    .into()
+                },
             },
         ),
         _ => RequestSpec::get(path),
