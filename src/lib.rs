@@ -9,6 +9,7 @@
 
 pub mod catalogue;
 pub mod contract;
+pub mod engine;
 pub mod execution;
 pub mod generation;
 pub mod json;

@@ -116,7 +116,7 @@ pub(super) struct RunArgs {
     pub(super) max_throttle_wait: u64,
     /// Consecutive transport failures (no response at all) after which the run stops sending
     /// and the rules left are inconclusive.
-    #[arg(long, env = "PETSTORE_MAX_TRANSPORT_FAILURES", default_value_t = petstore_conformance::rules::run::DEFAULT_MAX_TRANSPORT_FAILURES)]
+    #[arg(long, env = "PETSTORE_MAX_TRANSPORT_FAILURES", default_value_t = petstore_conformance::engine::run::DEFAULT_MAX_TRANSPORT_FAILURES)]
     pub(super) max_transport_failures: u32,
     /// Break one statement of the contract in the built-in reference (see serve-reference --list-faults).
     #[arg(

@@ -6,7 +6,7 @@ use super::{Checked, RuleCtx, Verdict, expect};
 use crate::contract::Operation;
 use crate::generation::request::NearMiss;
 use crate::generation::request::{Body, Credential, RequestSpec};
-use crate::rules::fixtures::{Marker, Watch};
+use crate::engine::store_setup::{Marker, Watch};
 
 fn credential(name: &str) -> Result<Credential, Verdict> {
     Credential::parse(name).ok_or_else(|| Verdict::skipped(format!("unknown credential {name:?}")))

@@ -10,7 +10,7 @@ use super::{Checked, RuleCtx, Verdict, expect, get_pet};
 use crate::contract::{PET_STATUSES, SchemaName};
 use crate::generation::request::{Body, RequestSpec};
 use crate::outcome::Exchange;
-use crate::rules::fixtures::listing_room;
+use crate::engine::store_setup::listing_room;
 
 /// One round: `clients` createPet requests sent at the same moment, each answered 201 with a
 /// Pet; returns the pets with the exchanges that created them. Their statuses take turns,

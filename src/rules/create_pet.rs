@@ -12,7 +12,7 @@ use crate::generation::confusion::{self, Confusion};
 use crate::generation::parameters::Class;
 use crate::generation::request::{Body, RequestSpec};
 use crate::generation::{self, mutations};
-use crate::rules::fixtures::{Marker, Watch};
+use crate::engine::store_setup::{Marker, Watch};
 
 /// Sends one NewPet and checks the 201 Pet echoes it; returns the Pet.
 fn create_and_echo(ctx: &RuleCtx, sent: &Value) -> Result<Value, Verdict> {

@@ -8,20 +8,14 @@ mod auth;
 mod concurrency;
 mod create_pet;
 mod deprecation;
-pub mod expect;
-pub mod fixtures;
 mod get_pet;
 pub mod inputs;
 mod list_pets;
 mod parameters;
-mod property;
 mod read_back;
 pub mod responses;
-pub mod run;
-mod schedule;
 mod sequences;
 mod sizes;
-pub mod workers;
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -31,8 +25,9 @@ use crate::contract::Contract;
 use crate::execution::Priority;
 use crate::generation::request::RequestSpec;
 pub use crate::outcome::{Checked, Counterexample, Exchange, Failure, SequenceStep, Verdict};
-pub use run::Run;
-pub use schedule::{Phase, on_long_chain, phase, phase_for, starts_early};
+pub use crate::engine::run::Run;
+pub use crate::engine::schedule::{Phase, on_long_chain, phase, phase_for, starts_early};
+pub(crate) use crate::engine::{expect, property};
 
 /// Everything a check may use: the run (client, contract, fixtures) and its own rule.
 pub struct RuleCtx<'r> {
@@ -139,7 +134,7 @@ impl<'r> RuleCtx<'r> {
     /// Where this rule's requests stand in line for a place in flight: a fixture being built,
     /// a quiet-store rule, or a rule on a long chain during its first pass, goes first (after
     /// it, under a time budget, every rule is equal).
-    fn priority(&self) -> Priority {
+    pub(crate) fn priority(&self) -> Priority {
         let first = self.building.load(Ordering::Relaxed) > 0
             || phase(&self.rule.check) == Phase::QuietStore
             || (on_long_chain(&self.rule.check) && !self.first_pass_over.load(Ordering::Relaxed));

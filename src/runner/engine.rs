@@ -29,9 +29,9 @@ use crate::report::{
     CREATED_PETS_FILE, ContractInfo, CreatedPetsInfo, Named, Report, ReportDir, TargetInfo,
 };
 use crate::rules::Run;
-use crate::rules::fixtures::{CreatedPets, Fixtures};
+use crate::engine::store_setup::{CreatedPets, Fixtures};
 use crate::rules::responses::Observations;
-use crate::rules::run::Stops;
+use crate::engine::run::Stops;
 use crate::seed::run_prefix;
 
 /// `start + budget`, or no deadline when that is past what a clock can hold.
@@ -205,7 +205,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         quiet_unanswered: Default::default(),
         space,
         input_tally: Default::default(),
-        worker_slots: crate::rules::workers::WorkerSlots::for_concurrency(
+        worker_slots: crate::engine::workers::WorkerSlots::for_concurrency(
             config.client.concurrency,
         ),
     });

@@ -102,7 +102,7 @@ pub fn command(config: &RunConfig) -> String {
     if let Some(dir) = &config.cases_dir {
         option("--cases-dir", Some(dir.display().to_string()));
     }
-    if config.max_transport_failures != crate::rules::run::DEFAULT_MAX_TRANSPORT_FAILURES {
+    if config.max_transport_failures != crate::engine::run::DEFAULT_MAX_TRANSPORT_FAILURES {
         option(
             "--max-transport-failures",
             Some(config.max_transport_failures.to_string()),

@@ -11,7 +11,7 @@ use libtest_mimic::Arguments;
 use crate::execution::ClientSettings;
 use crate::reference::{Fault, Variant};
 use crate::report::Report;
-use crate::rules::run::DEFAULT_MAX_TRANSPORT_FAILURES;
+use crate::engine::run::DEFAULT_MAX_TRANSPORT_FAILURES;
 
 /// What the run is pointed at.
 #[derive(Debug, Clone)]

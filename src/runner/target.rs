@@ -201,7 +201,7 @@ pub(super) fn preflight(
     halt: &crate::execution::Halt,
     base_url: &str,
 ) -> Result<Vec<(RequestSpec, crate::outcome::Exchange)>, RunError> {
-    let specs = crate::rules::fixtures::snapshot_requests();
+    let specs = crate::engine::store_setup::snapshot_requests();
     let answers: Vec<(RequestSpec, crate::outcome::Exchange)> =
         specs.iter().cloned().zip(client.send_all(&specs)).collect();
     let preflight = &answers[0].1;

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{Checked, RuleCtx, Verdict};
+use crate::rules::{Checked, RuleCtx, Verdict};
 use crate::contract::SchemaName;
 use crate::outcome::{Exchange, NoJson, RecordedResponse};
 

@@ -20,7 +20,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::thread::Scope;
 
-use super::{Checked, RuleCtx};
+use crate::rules::{Checked, RuleCtx};
 use crate::execution::Priority;
 
 /// The helper threads a run may have at once, across its rules.
@@ -123,7 +123,7 @@ struct Batch<'a, T, F> {
 /// and helpers while the run has slots); the verdicts come back in the order of `values`.
 /// Each value counts as one case of the rule, and the rule's chain of round trips grows by the
 /// longest chain of any one worker.
-pub(super) fn judge_all<T: Sync>(
+pub(crate) fn judge_all<T: Sync>(
     ctx: &RuleCtx,
     values: &[T],
     case: &(impl Fn(&T) -> Checked + Sync),
@@ -174,14 +174,14 @@ fn work<'scope, T: Sync, F: Fn(&T) -> Checked + Sync>(
     batch: &'scope Batch<'scope, T, F>,
     offset: u32,
 ) {
-    let own = super::lane(|| {
+    let own = crate::rules::lane(|| {
         loop {
             let index = batch.next.fetch_add(1, Ordering::Relaxed);
             let Some(value) = batch.values.get(index) else {
                 break;
             };
             if index + 1 < batch.values.len() {
-                helper(scope, batch, offset + super::lane_so_far());
+                helper(scope, batch, offset + crate::rules::lane_so_far());
             }
             batch.ctx.case_done();
             let verdict = (batch.case)(value);

@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{Checked, Failure, RuleCtx, Verdict};
+use crate::rules::{Checked, Failure, RuleCtx, Verdict};
 use crate::outcome::{CasePhase, Counterexample, MAX_DISTINCT_FAILURES};
 
 /// Shrinking stops after this many steps; each step is one or two requests. They are the
@@ -162,7 +162,7 @@ fn confirm<T>(
     failure
 }
 
-pub(super) use super::workers::judge_all;
+pub(crate) use super::workers::judge_all;
 
 /// Shrinks a failing generated value, one request after another: a simpler value that still
 /// fails is kept and simplified further; one that passes (or cannot be decided) is made a
