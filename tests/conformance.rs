@@ -12,11 +12,11 @@ mod conforming;
 
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::contract::Contract;
+use petstore_conformance::engine::oracles::rejudge;
 use petstore_conformance::outcome::Exchange;
 use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{FAULTS, Fault, VARIANTS, Variant};
 use petstore_conformance::report::{Conformance, Report};
-use petstore_conformance::rules::responses::rejudge;
 use petstore_conformance::runner::engine;
 use petstore_conformance::runner::{Gate, RunConfig, Target};
 

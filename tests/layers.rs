@@ -31,6 +31,11 @@ const FLOORS: [(&str, u8); 15] = [
 /// What `reference` may use, besides the floor rule: the contract, the JSON reader and the seeds.
 const REFERENCE_USES: [&str; 3] = ["contract", "json", "seed"];
 
+/// What `report` may use: it renders what the run found (the outcome, the rules as the catalogue
+/// writes them, the contract they cite), with the redactor and the file writer; it reads no
+/// check, no run state and no generator.
+const REPORT_USES: [&str; 6] = ["outcome", "catalogue", "contract", "execution", "json", "seed"];
+
 fn module_of(path: &Path, src: &Path) -> String {
     let relative = path.strip_prefix(src).unwrap();
     let first = relative.components().next().unwrap();
@@ -82,6 +87,8 @@ fn every_import_points_down() {
             };
             let allowed = if module == "reference" {
                 REFERENCE_USES.contains(&used.as_str())
+            } else if module == "report" {
+                REPORT_USES.contains(&used.as_str())
             } else {
                 *used_floor < floor
             };
@@ -195,6 +202,85 @@ fn no_import_circle_between_sibling_files() {
         circles.is_empty(),
         "import circles:\n{}",
         circles.join("\n")
+    );
+}
+
+/// The directories whose files hold what they share in files of their own, not in the parent
+/// (`mod.rs`, or the file beside the directory): a file there names the sibling it takes a
+/// type from, never its parent, so a newcomer finds each thing where its name says.
+const NO_PARENT_IMPORTS: [&str; 2] = ["engine", "rules"];
+
+/// The names a file takes from its parent module (`super::X` or `crate::<its module>::X`, X
+/// not a sibling file or directory); a file's own inline test module is not counted.
+fn parent_names_used(text: &str, module_path: &str, siblings: &[String]) -> Vec<String> {
+    let text = text.split("#[cfg(test)]").next().unwrap_or(text);
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut prefixes = vec!["super::".to_string()];
+    if !module_path.is_empty() {
+        prefixes.push(format!("crate::{module_path}::"));
+    }
+    let mut names = Vec::new();
+    for prefix in &prefixes {
+        for (at, _) in text.match_indices(prefix.as_str()) {
+            let rest = &text[at + prefix.len()..];
+            if let Some(group) = rest.strip_prefix('{') {
+                let inner = &group[..group.find('}').unwrap_or(group.len())];
+                names.extend(inner.split(',').map(|part| ident(part.trim())));
+            } else {
+                names.push(ident(rest));
+            }
+        }
+    }
+    names.retain(|name| !name.is_empty() && name != "super" && !siblings.contains(name));
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[test]
+fn no_leaf_imports_its_parent() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    for dir in NO_PARENT_IMPORTS {
+        rust_files(&src.join(dir), &mut files);
+    }
+    let mut wrong = Vec::new();
+    for file in files {
+        let name = file.file_stem().unwrap().to_string_lossy();
+        if name == "mod" {
+            continue;
+        }
+        let dir = file.parent().unwrap();
+        let siblings: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| {
+                let path = entry.unwrap().path();
+                path.file_stem().unwrap().to_string_lossy().to_string()
+            })
+            .collect();
+        let module_path = dir
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('/', "::");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let names = parent_names_used(&text, &module_path, &siblings);
+        if !names.is_empty() {
+            wrong.push(format!(
+                "{}: {}",
+                file.strip_prefix(&src).unwrap().display(),
+                names.join(", ")
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "files that take these from their parent module:\n{}",
+        wrong.join("\n")
     );
 }
 

@@ -5,9 +5,13 @@
 //! with shrinking (`property.rs`), the store a run needs before it can judge (`store_setup/`),
 //! and the assertions that turn an answer into a verdict (`expect.rs`).
 
+pub mod coverage;
+pub mod ctx;
 pub mod expect;
+pub mod oracles;
 pub mod property;
 pub mod run;
 pub mod schedule;
+pub mod slots;
 pub mod store_setup;
 pub mod workers;

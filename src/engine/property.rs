@@ -23,8 +23,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::rules::{Checked, Failure, RuleCtx, Verdict};
-use crate::outcome::{CasePhase, Counterexample, MAX_DISTINCT_FAILURES};
+use super::ctx::RuleCtx;
+use crate::outcome::{CasePhase, Checked, Counterexample, Failure, MAX_DISTINCT_FAILURES, Verdict};
 
 /// Shrinking stops after this many steps; each step is one or two requests. They are the
 /// rule's in all: its first failure takes what it needs, later distinct failures share what

@@ -2,86 +2,18 @@
 //! class of an operation at a level, sent at once (one round trip), each judged as its class
 //! says. What each class got is tallied for the report's request-coverage table.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Checked, RuleCtx, Verdict, auth, expect, property};
+use super::auth;
 use crate::contract::Operation;
+use crate::engine::coverage::Outcome;
+use crate::engine::ctx::RuleCtx;
+use crate::engine::{expect, property};
 use crate::generation::request::Body;
 use crate::generation::space::{Class, Expect};
-use crate::outcome::{Exchange, VerdictKind};
-
-/// What the coverage pass found for one class of one input of one operation.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClassTally {
-    /// Cases that got a whole answer.
-    pub cases: u32,
-    /// Of those, the ones answered otherwise than the class says.
-    pub failed: u32,
-    /// Cases sent that got no whole answer (a transport cut, a stop of the run).
-    pub unanswered: u32,
-    /// The first failing case, in words.
-    pub first_failure: Option<String>,
-}
-
-/// Per (operation, input, class): what the coverage pass found.
-#[derive(Debug, Default)]
-pub struct Tally(Mutex<BTreeMap<(String, String, String), ClassTally>>);
-
-impl Tally {
-    fn count(
-        &self,
-        key: (String, String, String),
-        outcome: Outcome,
-        what: impl FnOnce() -> String,
-    ) {
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = map.entry(key).or_default();
-        match outcome {
-            Outcome::Passed => entry.cases += 1,
-            Outcome::Failed => {
-                entry.cases += 1;
-                entry.failed += 1;
-                if entry.first_failure.is_none() {
-                    entry.first_failure = Some(what());
-                }
-            }
-            Outcome::Unanswered => entry.unanswered += 1,
-        }
-    }
-
-    /// What the pass found for a class, if the pass sent any of its cases.
-    pub fn get(&self, operation: Operation, input: &str, class: &str) -> Option<ClassTally> {
-        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(&(
-            operation_name(operation).to_string(),
-            input.to_string(),
-            class.to_string(),
-        ))
-        .cloned()
-    }
-}
-
-enum Outcome {
-    Passed,
-    Failed,
-    Unanswered,
-}
-
-/// The contract's name of an operation, as the case files write it.
-pub fn operation_name(operation: Operation) -> &'static str {
-    match operation {
-        Operation::ListPets => "listPets",
-        Operation::CreatePet => "createPet",
-        Operation::GetPet => "getPet",
-        Operation::ListStoreOrders => "listStoreOrders",
-        Operation::Any => "any",
-    }
-}
+use crate::outcome::{Checked, Exchange, Verdict, VerdictKind};
 
 /// One case of the request space as a property rule draws it: the input, the class and the
 /// case's index in it, and for createPet a generated valid NewPet to send instead of the
@@ -108,7 +40,7 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         return Err(Verdict::skipped(format!(
             "the request space has no {} class for {}",
             ctx.rule.level.as_str(),
-            operation_name(operation)
+            operation.name()
         )));
     }
     let valid = auth::request_for(ctx, operation)?;
@@ -160,7 +92,7 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         let spec = case.apply(&valid, &name, ctx.run.categories.accepted(1));
         let exchange = ctx.send(&spec);
         let key = (
-            operation_name(operation).to_string(),
+            operation.name().to_string(),
             input.input.clone(),
             class.class.clone(),
         );

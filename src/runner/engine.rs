@@ -24,14 +24,14 @@ use super::trials::run_trials;
 use crate::contract::{
     CONTRACT_DOCUMENT, CONTRACT_TEXT, CONTRACT_TITLE, CONTRACT_VERSION, sha256_hex,
 };
+use crate::engine::oracles::Observations;
+use crate::engine::run::Run;
+use crate::engine::run::Stops;
+use crate::engine::store_setup::{CreatedPets, Fixtures};
 use crate::execution::{Client, Halt};
 use crate::report::{
     CREATED_PETS_FILE, ContractInfo, CreatedPetsInfo, Named, Report, ReportDir, TargetInfo,
 };
-use crate::rules::Run;
-use crate::engine::store_setup::{CreatedPets, Fixtures};
-use crate::rules::responses::Observations;
-use crate::engine::run::Stops;
 use crate::seed::run_prefix;
 
 /// `start + budget`, or no deadline when that is past what a clock can hold.
@@ -205,9 +205,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         quiet_unanswered: Default::default(),
         space,
         input_tally: Default::default(),
-        worker_slots: crate::engine::workers::WorkerSlots::for_concurrency(
-            config.client.concurrency,
-        ),
+        worker_slots: crate::engine::slots::WorkerSlots::for_concurrency(config.client.concurrency),
     });
     // The listener sets the flag once the run is in the slot; a signal that came before is
     // seen here (both sides write, then read the other's, with a full fence between).
@@ -300,7 +298,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         rerun: super::rerun::command(&config),
         rules,
         run_prefix: run.prefix.clone(),
-        request_coverage: crate::report::coverage::rows(&run.space, &run.input_tally),
+        request_coverage: super::report::coverage_rows(&run.space, &run.input_tally),
         integrity: Default::default(),
         partition: shard,
         merged: None,

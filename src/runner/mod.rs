@@ -11,6 +11,7 @@ pub mod progress;
 pub mod regressions;
 mod relay;
 pub mod replay;
+mod report;
 pub mod rerun;
 mod settings;
 pub mod shards;

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use libtest_mimic::Arguments;
 
+use crate::engine::run::DEFAULT_MAX_TRANSPORT_FAILURES;
 use crate::execution::ClientSettings;
 use crate::reference::{Fault, Variant};
 use crate::report::Report;
-use crate::engine::run::DEFAULT_MAX_TRANSPORT_FAILURES;
 
 /// What the run is pointed at.
 #[derive(Debug, Clone)]

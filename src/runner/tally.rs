@@ -8,9 +8,9 @@ use super::settings::{RunConfig, Target};
 use super::trials::Results;
 use crate::catalogue::{Catalogue, Level};
 use crate::execution::Redactor;
+use crate::outcome::Verdict;
 use crate::outcome::VerdictKind;
 use crate::report::{Conformance, Report, RuleReport, Totals};
-use crate::rules::Verdict;
 
 /// Stage 5: verdicts tallied into rule reports and the run's answer. A failure on the list of
 /// known failures (not expired) is a `known-failure`, not gated; a listed rule that passes

@@ -12,8 +12,12 @@ use super::known::KnownFailures;
 use super::progress::Progress;
 use super::settings::{DEFAULT_TEST_THREADS, RunConfig};
 use crate::catalogue::{Catalogue, Rule};
+use crate::engine::ctx::RuleCtx;
+use crate::engine::run::Run;
+use crate::engine::schedule::{self, Phase};
+use crate::outcome::Verdict;
 use crate::report::READ_ONLY_SKIP;
-use crate::rules::{self, Phase, RuleCtx, Run, Verdict};
+use crate::rules;
 
 /// Makes trials of a phase wait until every selected trial of an earlier phase is done. Trials
 /// are queued in phase order, so a waiting trial only ever waits on trials already started.
@@ -82,7 +86,7 @@ pub(super) fn run_trials(
         .iter()
         .enumerate()
         .map(|(index, rule)| {
-            let phase = rules::phase_for(rule, run.deadline.is_some());
+            let phase = schedule::phase_for(rule, run.deadline.is_some());
             (index, rule, phase)
         })
         .collect();
@@ -91,7 +95,7 @@ pub(super) fn run_trials(
         (
             *phase,
             beside_quiet(rule, *phase),
-            !rules::starts_early(&rule.check),
+            !schedule::starts_early(&rule.check),
             *index,
         )
     });
@@ -195,7 +199,7 @@ pub(super) fn run_trials(
         .with_kind(rule.level.as_str());
         if !args.is_filtered_out(&trial) && !args.is_ignored(&trial) {
             remaining[phase_index(phase)] += 1;
-            if rules::phase(&rule.check) == Phase::QuietStore {
+            if schedule::phase(&rule.check) == Phase::QuietStore {
                 quiet_unanswered += 1;
             }
         }
@@ -263,7 +267,7 @@ pub(super) fn run_trials(
 
 /// A main-phase rule that runs beside the quiet-store rules (it only reads).
 fn beside_quiet(rule: &Rule, phase: Phase) -> bool {
-    phase == Phase::QuietStore && rules::phase(&rule.check) != Phase::QuietStore
+    phase == Phase::QuietStore && schedule::phase(&rule.check) != Phase::QuietStore
 }
 
 /// The verdict as libtest shows it: a failure that the gate does not count is shown as
