@@ -1,7 +1,7 @@
 //! Words as a person reads them: a contract citation without the Markdown of the contract's
 //! tables, a step without a number the list already gives, a case count a budget decides.
 
-use super::UNBOUNDED_CASES;
+use super::model::UNBOUNDED_CASES;
 
 /// A citation as a reader wants it: the contract's Markdown table rows (`| 400 | \`createPet\`
 /// | ... |`) as cells joined by " — ", code spans and emphasis without their marks; parts

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::{Report, RuleReport};
+use super::model::{Report, RuleReport};
 use crate::catalogue::{Catalogue, Gate, Level};
 use crate::outcome::VerdictKind;
 

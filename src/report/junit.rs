@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
-use super::Report;
+use super::model::Report;
 use crate::outcome::VerdictKind;
 
 pub fn render(report: &Report) -> String {

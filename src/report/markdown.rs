@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::Report;
+use super::model::{FailureReport, Report};
 
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
@@ -173,7 +173,7 @@ pub fn render(report: &Report) -> String {
 }
 
 /// The minimal case and the curl lines (or the steps) that replay one failure.
-fn reproduce(out: &mut String, failure: &super::FailureReport) {
+fn reproduce(out: &mut String, failure: &FailureReport) {
     if let Some(example) = &failure.counterexample {
         let _ = writeln!(
             out,

@@ -9,39 +9,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
-use super::{Conformance, READ_ONLY_SKIP, Report, RuleReport, Totals};
+use super::model::{Conformance, Merged, MergedShard, READ_ONLY_SKIP, Report, RuleReport, Totals};
 use crate::catalogue::partition::{Partition, ShardRecord};
 use crate::catalogue::{Catalogue, Level};
 use crate::outcome::{Verdict, VerdictKind};
-
-/// What a merged report was put together from.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Merged {
-    /// The split, without a shard (`hash:*/3`).
-    pub split: String,
-    /// The shards given, in shard order.
-    pub shards: Vec<MergedShard>,
-    /// The shards not given (`hash:2/3`): their rules are skipped and the answer undetermined.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub missing: Vec<String>,
-    /// The rules of the missing shards, which no report judged.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_run: Vec<String>,
-}
-
-/// One shard's report as the merge read it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MergedShard {
-    /// `hash:1/3`.
-    pub shard: String,
-    /// The shard report's own digest (`integrity.sha256`): which report exactly was merged,
-    /// for an attestation over the merged files to name.
-    pub report_sha256: String,
-    pub duration_ms: u64,
-    pub rules: usize,
-}
 
 /// Why shards cannot be merged: exit code 2, one line.
 #[derive(Debug, thiserror::Error)]
@@ -340,22 +311,4 @@ fn without_partition(rerun: &str) -> String {
         kept.push(word);
     }
     kept.join(" ")
-}
-
-/// What a shard's report, or a merge missing shards, answers for, in one sentence; `None` for
-/// a whole run or a whole merge.
-pub fn split_note(report: &Report) -> Option<String> {
-    if let Some(shard) = &report.partition {
-        return Some(format!(
-            "Shard {} of a split run: the answer covers its {} rules (the response oracles over its own responses); `merge` the shards' reports for the whole run's.",
-            shard.name, report.totals.rules
-        ));
-    }
-    let merged = report.merged.as_ref().filter(|m| !m.missing.is_empty())?;
-    Some(format!(
-        "Partial run: shards {} of {} missing, their {} rules not run: the answer is undetermined.",
-        merged.missing.join(", "),
-        merged.split,
-        merged.not_run.len()
-    ))
 }

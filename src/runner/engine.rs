@@ -123,7 +123,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         ),
         _ => None,
     };
-    let runtime = super::runtime()?;
+    let runtime = super::runtime::runtime()?;
     let target = start_target(&config, &runtime)?;
     // The budget counts from the start and bounds the preflight too; without one, the
     // default bound does.
@@ -250,7 +250,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         .as_ref()
         .and_then(|answers| answers.first())
         .map(|(_, exchange)| exchange);
-    let statements = crate::report::statements::matrix(&catalogue.rules, &rules);
+    let statements = super::report::statement_matrix(&catalogue.rules, &rules);
     let report = Report {
         suite: Named {
             name: crate::SUITE_NAME.into(),

@@ -13,6 +13,7 @@ mod relay;
 pub mod replay;
 mod report;
 pub mod rerun;
+mod runtime;
 mod settings;
 pub mod shards;
 mod tally;
@@ -21,13 +22,4 @@ mod trials;
 
 pub use engine::{Gate, RunConfig, RunOutcome, Target};
 pub use error::RunError;
-
-/// The one async runtime a command needs (the client and the reference run on it): two
-/// workers, as the machine has cores to spare for the network, not for CPU.
-pub fn runtime() -> Result<tokio::runtime::Runtime, RunError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| RunError::Config(format!("cannot start the async runtime: {e}")))
-}
+pub use runtime::runtime;

@@ -92,7 +92,7 @@ pub fn replay(
     let report: Report = serde_json::from_str(&text)
         .map_err(|e| RunError::Config(format!("{}: not a report: {e}", report_path.display())))?;
     let spec = recorded_request(&report, rule_id)?;
-    let runtime = super::runtime()?;
+    let runtime = super::runtime::runtime()?;
     let (base_url, api_key, _server) = match target.base_url {
         Some(base_url) => {
             super::engine::check_base_url(&base_url)?;

@@ -1,9 +1,11 @@
 //! The report stage: the report model filled from what the run found.
 
-use crate::catalogue::Level;
+use crate::catalogue::{Level, Rule};
 use crate::engine::coverage::Tally;
 use crate::generation::space::RequestSpace;
+use crate::report::RuleReport;
 use crate::report::coverage::InputCoverage;
+use crate::report::statements::{CheckedBy, StatementCoverage, cites, statements};
 
 /// The rule id that walks `operation`'s classes at `level` (cases/inputs.json).
 fn rule_id(operation: &str, level: Level) -> String {
@@ -73,9 +75,49 @@ pub(super) fn coverage_rows(space: &RequestSpace, tally: &Tally) -> Vec<InputCov
     rows
 }
 
+/// The matrix for `catalogue`'s rules, with the verdicts of `reports` (a rule not run has
+/// none).
+pub(super) fn statement_matrix(
+    catalogue: &[Rule],
+    reports: &[RuleReport],
+) -> Vec<StatementCoverage> {
+    let Ok(statements) = statements() else {
+        return Vec::new();
+    };
+    statements
+        .into_iter()
+        .map(|statement| StatementCoverage {
+            rules: catalogue
+                .iter()
+                .filter(|rule| cites(rule, &statement))
+                .map(|rule| CheckedBy {
+                    rule: rule.id.clone(),
+                    verdict: reports.iter().find(|r| r.id == rule.id).map(|r| r.verdict),
+                })
+                .collect(),
+            section: statement.section,
+            text: statement.text,
+            not_testable: statement.not_testable,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_statement_has_rules_or_a_reason() {
+        let catalogue = crate::catalogue::Catalogue::built_in().unwrap();
+        for row in statement_matrix(&catalogue.rules, &[]) {
+            assert!(
+                !row.rules.is_empty() || row.not_testable.is_some(),
+                "{} / {:?}: no rule checks it and no reason says why not",
+                row.section,
+                row.text
+            );
+        }
+    }
 
     #[test]
     fn every_class_is_a_row_and_untried_ones_say_why() {

@@ -4,7 +4,7 @@
 //! judged under, the target and how it is reached); options that change only where the files
 //! go or how fast requests overlap are left out. Values are quoted for a POSIX shell.
 
-use super::settings::{DEFAULT_CASES, RunConfig, Target, UNBOUNDED_CASES};
+use super::settings::{DEFAULT_CASES, Gate, RunConfig, Target, UNBOUNDED_CASES};
 use crate::execution::{ClientSettings, ProxySetting};
 
 /// `value` as one word of a POSIX shell command.
@@ -72,7 +72,7 @@ pub fn command(config: &RunConfig) -> String {
             Some(humantime::format_duration(budget).to_string()),
         );
     }
-    if config.gate != super::Gate::Required {
+    if config.gate != Gate::Required {
         option("--gate", Some(config.gate.as_str().to_string()));
     }
     if config.read_only {
@@ -185,7 +185,7 @@ mod tests {
         let mut config = RunConfig::reference(7);
         config.time_budget = Some(std::time::Duration::from_secs(20));
         config.cases = UNBOUNDED_CASES;
-        config.gate = super::super::Gate::All;
+        config.gate = Gate::All;
         config.category_ids = vec![1, 2];
         config.libtest.filter = Some("list-pets/limit".into());
         config.libtest.skip = vec!["deprecation".into()];

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use libtest_mimic::{Arguments, Trial};
 
-use super::RunError;
+use super::error::RunError;
 use crate::catalogue::Catalogue;
 use crate::catalogue::partition::{Partition, ShardRecord};
 use crate::engine::schedule::{self, Phase};

@@ -10,13 +10,15 @@
 
 use std::fmt::Write;
 
-use super::{FailureReport, Report, RuleReport};
+use super::model::{FailureReport, Report, RuleReport};
 use crate::outcome::{CasePhase, VerdictKind};
 
 /// The verdicts in the order the filters list them (the order rules are listed in).
 mod assets;
+mod escape;
 mod index;
 use assets::{SCRIPT, STYLE};
+use escape::escape;
 use index::{anchor, failed_index, is_failure};
 
 const VERDICTS: [VerdictKind; 6] = [
@@ -27,27 +29,6 @@ const VERDICTS: [VerdictKind; 6] = [
     VerdictKind::Skipped,
     VerdictKind::Passed,
 ];
-
-/// `text` safe in HTML text and in a double- or single-quoted attribute value. Bidirectional
-/// controls are written as their code point: a generated name or a target's body holding
-/// U+202E would otherwise show the rest of its line reversed.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if super::terminal::is_bidi_control(c) => {
-                let _ = write!(out, "[U+{:04X}]", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// The CSP source that admits exactly `text` as an inline script or style.
 fn csp_hash(text: &str) -> String {

@@ -16,10 +16,12 @@
 //! 5. Three shards of the default run (`--partition hash:K/3`) at once against the single run
 //!    (`bench/shards.rs`).
 
+mod scratch;
 mod shards;
 
+use scratch::scratch;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -102,13 +104,6 @@ pub struct Bench {
     pub memory: Vec<Memory>,
     pub heavy_answers: Vec<HeavyMemory>,
     pub shards: shards::Shards,
-}
-
-pub(crate) fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pc-bench-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::create_dir_all(&dir);
-    dir
 }
 
 fn quiet(config: &mut RunConfig, dir: &Path) {
