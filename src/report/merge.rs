@@ -230,20 +230,13 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
 }
 
 /// A response oracle's verdicts, one per shard, as one: over all the run's responses a
-/// statement is broken when any shard saw it broken, and has evidence when any shard had some.
+/// statement is broken when any shard saw it broken, and kept only when every shard's
+/// responses kept it, so the first verdict by [`RuleReport::rank`] any shard reached (one
+/// shard not run, or undecided, leaves the whole undecided).
 fn joined(reports: &[&RuleReport]) -> RuleReport {
-    let rank = |rule: &RuleReport| match (rule.verdict, rule.gated) {
-        (VerdictKind::Failed, true) => 0,
-        (VerdictKind::Failed, false) => 1,
-        (VerdictKind::KnownFailure, _) => 2,
-        (VerdictKind::Inconclusive, _) => 3,
-        (VerdictKind::NotDecidable, _) => 4,
-        (VerdictKind::Passed, _) => 5,
-        (VerdictKind::Skipped, _) => 6,
-    };
     let mut joined = reports
         .iter()
-        .min_by_key(|rule| rank(rule))
+        .min_by_key(|rule| rule.rank())
         .map(|rule| (*rule).clone())
         .unwrap_or_else(|| reports[0].clone());
     joined.cases_run = reports.iter().map(|r| r.cases_run).sum();
@@ -311,4 +304,44 @@ fn without_partition(rerun: &str) -> String {
         kept.push(word);
     }
     kept.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn oracle(verdict: VerdictKind, gated: bool, cases_run: u32) -> RuleReport {
+        let catalogue = Catalogue::built_in().unwrap();
+        let mut rule = RuleReport::new(&catalogue.rules[0], &Verdict::Passed, false, 0, 0, "");
+        rule.verdict = verdict;
+        rule.gated = gated;
+        rule.cases_run = cases_run;
+        rule
+    }
+
+    #[test]
+    fn an_oracle_over_the_shards_is_the_first_verdict_any_reached() {
+        let verdict = |parts: &[RuleReport]| {
+            let parts: Vec<&RuleReport> = parts.iter().collect();
+            let joined = joined(&parts);
+            (joined.verdict, joined.gated, joined.cases_run)
+        };
+        let passed = oracle(VerdictKind::Passed, false, 2);
+        let skipped = oracle(VerdictKind::Skipped, false, 0);
+        let failed = oracle(VerdictKind::Failed, false, 1);
+        let gated = oracle(VerdictKind::Failed, true, 1);
+        assert_eq!(
+            verdict(&[passed.clone(), passed.clone()]),
+            (VerdictKind::Passed, false, 4)
+        );
+        // A shard that did not run the oracle leaves its responses unjudged: no pass.
+        assert_eq!(
+            verdict(&[passed.clone(), skipped]),
+            (VerdictKind::Skipped, false, 2)
+        );
+        assert_eq!(
+            verdict(&[passed, failed, gated]),
+            (VerdictKind::Failed, true, 4)
+        );
+    }
 }

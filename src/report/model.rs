@@ -452,6 +452,12 @@ impl RuleReport {
 }
 
 impl RuleReport {
+    /// Where this rule's verdict stands, first to last: by [`VerdictKind::RANKED`], and a
+    /// gated failure before one that is not gated.
+    pub fn rank(&self) -> (usize, bool) {
+        (self.verdict.rank(), !self.gated)
+    }
+
     /// For a failed rule on the list of known failures (so its entry expired: a failure it
     /// still excused would be a `known-failure`), the note that says so.
     pub fn expired_known_failure(&self) -> Option<String> {
@@ -508,20 +514,12 @@ impl Report {
         })
     }
 
-    /// The rules in the order a person reads them: gated failures, failures not gated, known
-    /// failures, inconclusive, not decidable, skipped, passed; catalogue order within each.
+    /// The rules in the order a person reads them (by [`RuleReport::rank`]): gated failures,
+    /// failures not gated, known failures, inconclusive, not decidable, skipped, passed;
+    /// catalogue order within each.
     pub fn rules_failures_first(&self) -> Vec<&RuleReport> {
-        let rank = |rule: &RuleReport| match (rule.verdict, rule.gated) {
-            (VerdictKind::Failed, true) => 0,
-            (VerdictKind::Failed, false) => 1,
-            (VerdictKind::KnownFailure, _) => 2,
-            (VerdictKind::Inconclusive, _) => 3,
-            (VerdictKind::NotDecidable, _) => 4,
-            (VerdictKind::Skipped, _) => 5,
-            (VerdictKind::Passed, _) => 6,
-        };
         let mut ordered: Vec<_> = self.rules.iter().collect();
-        ordered.sort_by_key(|rule| rank(rule));
+        ordered.sort_by_key(|rule| rule.rank());
         ordered
     }
 }

@@ -13,7 +13,6 @@ use std::fmt::Write;
 use super::model::{FailureReport, Report, RuleReport};
 use crate::outcome::{CasePhase, VerdictKind};
 
-/// The verdicts in the order the filters list them (the order rules are listed in).
 mod assets;
 mod escape;
 mod index;
@@ -21,14 +20,8 @@ use assets::{SCRIPT, STYLE};
 use escape::escape;
 use index::{anchor, failed_index, is_failure};
 
-const VERDICTS: [VerdictKind; 6] = [
-    VerdictKind::Failed,
-    VerdictKind::KnownFailure,
-    VerdictKind::Inconclusive,
-    VerdictKind::NotDecidable,
-    VerdictKind::Skipped,
-    VerdictKind::Passed,
-];
+/// The verdicts in the order the filters list them (the order rules are listed in).
+const VERDICTS: [VerdictKind; 6] = VerdictKind::RANKED;
 
 /// The CSP source that admits exactly `text` as an inline script or style.
 fn csp_hash(text: &str) -> String {
