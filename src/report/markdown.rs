@@ -2,7 +2,10 @@
 
 use std::fmt::Write;
 
+use super::coverage::{InputCoverage, counts};
 use super::model::{FailureReport, Report};
+use super::statements::{StatementCoverage, rules_list, summary};
+use crate::catalogue::Level;
 
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
@@ -126,7 +129,7 @@ pub fn render(report: &Report) -> String {
             cell(&seen)
         );
     }
-    out.push_str(&super::statements::markdown_section(&report.statements));
+    out.push_str(&statements_section(&report.statements));
     if let Some(note) = &report.redaction {
         let _ = writeln!(out, "\n> Redaction: {note}");
     }
@@ -168,7 +171,7 @@ pub fn render(report: &Report) -> String {
                 .unwrap_or("no file (no report directory)")
         );
     }
-    super::coverage::markdown(&mut out, &report.request_coverage);
+    coverage_section(&mut out, &report.request_coverage);
     out
 }
 
@@ -193,5 +196,102 @@ fn reproduce(out: &mut String, failure: &FailureReport) {
         }
         let lines: Vec<&str> = failure.steps.iter().map(|s| s.curl.as_str()).collect();
         let _ = writeln!(out, "\n```sh\n{}\n```\n", lines.join("\n"));
+    }
+}
+
+/// The contract coverage matrix (empty when the report has none).
+fn statements_section(rows: &[StatementCoverage]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\n## Contract coverage\n\nEach statement of the contract, the rules that check it and their verdicts, or why it cannot be checked through this interface.\n\n| Section | Statement | Checked by | Verdicts |\n|---|---|---|---|\n",
+    );
+    for row in rows {
+        let rules = rules_list(row)
+            .iter()
+            .map(|r| format!("`{r}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            cell(&row.section),
+            cell(&row.text),
+            if rules.is_empty() {
+                "—".into()
+            } else {
+                cell(&rules)
+            },
+            cell(&summary(row))
+        ));
+    }
+    out
+}
+
+/// The request-coverage table.
+fn coverage_section(out: &mut String, rows: &[InputCoverage]) {
+    if rows.is_empty() {
+        return;
+    }
+    let (tried, failed, not_tried) = counts(rows);
+    let _ = writeln!(out, "\n## Request coverage\n");
+    let _ = writeln!(
+        out,
+        "Classes of input values of `cases/request-space.json`: {tried} tried and answered as they must be, {failed} failed, {not_tried} not tried.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| operation | input | class | level | must be | cases | failed | note |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | `{}` | {} | {} | {} | {} | {} |",
+            row.operation,
+            cell(&row.input),
+            row.class,
+            row.level.map_or("-", Level::as_str),
+            row.expect.as_deref().unwrap_or("-"),
+            row.cases,
+            row.failed,
+            cell(row.note.as_deref().unwrap_or(""))
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(class: &str, outcome: &str) -> InputCoverage {
+        InputCoverage {
+            operation: "createPet".into(),
+            input: "header Content-Type".into(),
+            class: class.into(),
+            outcome: outcome.into(),
+            level: Some(Level::Required),
+            expect: Some("accepted".into()),
+            rule: Some("inputs/create-pet/required".into()),
+            cases: 0,
+            failed: 0,
+            unanswered: 0,
+            note: Some("not sent: a | b".into()),
+        }
+    }
+
+    #[test]
+    fn the_coverage_table_has_a_row_per_class() {
+        let rows = [
+            row("charset-parameter", "not-tried"),
+            row("no-separator", "tried"),
+        ];
+        let mut md = String::new();
+        coverage_section(&mut md, &rows);
+        assert!(md.contains("| createPet | header Content-Type | `charset-parameter` | required | accepted | 0 | 0 | not sent: a \\| b |"), "{md}");
+        assert!(
+            md.contains("1 tried and answered as they must be, 0 failed, 1 not tried"),
+            "{md}"
+        );
     }
 }

@@ -103,16 +103,8 @@ pub fn summary(row: &StatementCoverage) -> String {
         .join(", ")
 }
 
-fn html_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
-}
-
 /// The rules of a row as a report lists them: `id (verdict)`.
-fn rules_list(row: &StatementCoverage) -> Vec<String> {
+pub fn rules_list(row: &StatementCoverage) -> Vec<String> {
     row.rules
         .iter()
         .map(|checked| match checked.verdict {
@@ -120,66 +112,6 @@ fn rules_list(row: &StatementCoverage) -> Vec<String> {
             None => format!("{} (not run)", checked.rule),
         })
         .collect()
-}
-
-/// The matrix as a Markdown section (empty when the report has none).
-pub fn markdown_section(rows: &[StatementCoverage]) -> String {
-    if rows.is_empty() {
-        return String::new();
-    }
-    let cell = |text: &str| text.replace('|', "\\|").replace('\n', " ");
-    let mut out = String::from(
-        "\n## Contract coverage\n\nEach statement of the contract, the rules that check it and their verdicts, or why it cannot be checked through this interface.\n\n| Section | Statement | Checked by | Verdicts |\n|---|---|---|---|\n",
-    );
-    for row in rows {
-        let rules = rules_list(row)
-            .iter()
-            .map(|r| format!("`{r}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        out.push_str(&format!(
-            "| {} | {} | {} | {} |\n",
-            cell(&row.section),
-            cell(&row.text),
-            if rules.is_empty() {
-                "—".into()
-            } else {
-                cell(&rules)
-            },
-            cell(&summary(row))
-        ));
-    }
-    out
-}
-
-/// The matrix as an HTML section (empty when the report has none).
-pub fn html_section(rows: &[StatementCoverage]) -> String {
-    if rows.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from(
-        "<section id=\"coverage\">\n<h2>Contract coverage</h2>\n<table>\n<thead><tr><th>Section</th><th>Statement</th><th>Checked by</th><th>Verdicts</th></tr></thead>\n<tbody>\n",
-    );
-    for row in rows {
-        let rules = rules_list(row)
-            .iter()
-            .map(|r| format!("<code>{}</code>", html_escape(r)))
-            .collect::<Vec<_>>()
-            .join("<br>");
-        out.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            html_escape(&row.section),
-            html_escape(&row.text),
-            if rules.is_empty() {
-                "—".into()
-            } else {
-                rules
-            },
-            html_escape(&summary(row))
-        ));
-    }
-    out.push_str("</tbody>\n</table>\n</section>\n");
-    out
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use crate::outcome::{CasePhase, VerdictKind};
 mod assets;
 mod escape;
 mod index;
+mod tables;
 use assets::{SCRIPT, STYLE};
 use escape::escape;
 use index::{anchor, failed_index, is_failure};
@@ -115,8 +116,8 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "</section>");
     }
     let _ = writeln!(out, "</main>");
-    out.push_str(&super::statements::html_section(&report.statements));
-    super::coverage::html(&mut out, &report.request_coverage, escape);
+    out.push_str(&tables::statements_section(&report.statements));
+    tables::coverage_section(&mut out, &report.request_coverage);
     if let Some(note) = &report.redaction {
         let _ = writeln!(out, "<p id=\"redaction\">Redaction: {}</p>", escape(note));
     }
