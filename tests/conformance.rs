@@ -17,7 +17,7 @@ use petstore_conformance::outcome::Exchange;
 use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{FAULTS, Fault, VARIANTS, Variant};
 use petstore_conformance::report::{Conformance, Report};
-use petstore_conformance::runner::engine;
+use petstore_conformance::runner::stages;
 use petstore_conformance::runner::{Gate, RunConfig, Target};
 
 fn quiet_args() -> Arguments {
@@ -56,13 +56,11 @@ fn run_rule(seed: u64, fault: Fault, rule_id: &str) -> Result<Report, Failed> {
 }
 
 /// Runs `config` on this repository's cases and schemas, its libtest log removed after.
-fn execute(
-    mut config: RunConfig,
-) -> Result<petstore_conformance::runner::engine::RunOutcome, Failed> {
+fn execute(mut config: RunConfig) -> Result<petstore_conformance::runner::RunOutcome, Failed> {
     config.cases_dir = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases"));
     config.schemas = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas"));
     let log = config.libtest.logfile.clone();
-    let outcome = engine::execute(config).map_err(|e| Failed::from(e.to_string()))?;
+    let outcome = stages::execute(config).map_err(|e| Failed::from(e.to_string()))?;
     if let Some(log) = log {
         let _ = std::fs::remove_file(log);
     }

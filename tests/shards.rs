@@ -15,7 +15,7 @@ use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{Fault, Variant};
 use petstore_conformance::report::merge::{Shard, merge};
 use petstore_conformance::report::{Conformance, Report, render_json};
-use petstore_conformance::runner::engine;
+use petstore_conformance::runner::stages;
 use petstore_conformance::runner::{RunConfig, Target};
 
 const SEED: u64 = 0x5eed_0020;
@@ -48,7 +48,7 @@ fn config(seed: u64, faults: &[&str], variants: &[&str]) -> RunConfig {
 /// One run, as merge reads it: report.json as written, read back.
 fn run(config: RunConfig) -> Report {
     let log = config.libtest.logfile.clone();
-    let outcome = engine::execute(config).expect("the run runs");
+    let outcome = stages::execute(config).expect("the run runs");
     if let Some(log) = log {
         let _ = std::fs::remove_file(log);
     }

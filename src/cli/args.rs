@@ -10,7 +10,7 @@ use clap::Args;
 use super::options;
 use petstore_conformance::reference::{Fault, Variant};
 use petstore_conformance::runner::Gate;
-use petstore_conformance::runner::engine::RunError;
+use petstore_conformance::runner::RunError;
 
 #[derive(Args)]
 pub(super) struct RunArgs {

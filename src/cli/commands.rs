@@ -16,7 +16,7 @@ use petstore_conformance::reference::{
 };
 use petstore_conformance::report::{Report, terminal};
 use petstore_conformance::runner::Target;
-use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
+use petstore_conformance::runner::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
 use petstore_conformance::seed::random_seed;
 
 pub(super) fn serve(args: ServeArgs) -> Result<u8, RunError> {
@@ -159,7 +159,7 @@ pub(super) fn replay(
     config.har = None;
     config.announce = false;
     config.progress = false;
-    let outcome = engine::execute(config)?;
+    let outcome = runner::execute(config)?;
     let judged = outcome
         .report
         .as_ref()

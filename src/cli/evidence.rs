@@ -8,8 +8,8 @@ use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::contract::Contract;
 use petstore_conformance::execution::{Redactor, files};
 use petstore_conformance::report::attestation::SigningKey;
+use petstore_conformance::runner;
 use petstore_conformance::runner::RunError;
-use petstore_conformance::runner::engine;
 
 /// `--sign-key FILE`, loaded before anything is sent: a key that cannot sign is exit 2 now,
 /// not a run without an attestation. The file's content is never echoed.
@@ -116,7 +116,7 @@ pub fn keys_redactor(
         .iter()
         .map(|key| key.trim())
         .filter(|key| !key.is_empty())
-        .filter(|key| short_allowed || key.chars().count() >= engine::MIN_KEY_LENGTH)
+        .filter(|key| short_allowed || key.chars().count() >= runner::MIN_KEY_LENGTH)
         .collect();
     Redactor::for_keys(&keys)
 }

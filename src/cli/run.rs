@@ -11,9 +11,9 @@ use super::profiles;
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::execution::{ClientSettings, ProxySetting, files};
 use petstore_conformance::report::Conformance;
-use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
 use petstore_conformance::runner::progress::{ColorChoice, Tone, paint, wants_color};
 use petstore_conformance::runner::regressions;
+use petstore_conformance::runner::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
 use petstore_conformance::runner::{RunConfig, Target};
 use petstore_conformance::seed::random_seed;
 
@@ -109,8 +109,8 @@ pub(super) fn configure(
                 Some(file) => format!("--api-key-file {}", file.display()),
                 None => args.api_key_env.clone(),
             };
-            engine::check_api_key(&api_key, &source)?;
-            engine::check_key_length(&api_key, &source, args.allow_short_key)?;
+            runner::check_api_key(&api_key, &source)?;
+            runner::check_key_length(&api_key, &source, args.allow_short_key)?;
             api_key_source = args
                 .api_key_file
                 .as_ref()
@@ -255,7 +255,7 @@ pub(super) fn tell_totals(report: &petstore_conformance::report::Report) {
 }
 
 pub(super) fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {
-    let outcome = engine::execute(config)?;
+    let outcome = runner::execute(config)?;
     if let Some(report) = &outcome.report {
         eprintln!();
         tell_totals(report);

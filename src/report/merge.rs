@@ -246,7 +246,7 @@ fn joined(reports: &[&RuleReport]) -> RuleReport {
     joined
 }
 
-/// The totals and the answer of the merged rules, as `run` tallies its own (runner::engine).
+/// The totals and the answer of the merged rules, as `run` tallies its own (runner/tally.rs).
 fn tally(
     rules: &[RuleReport],
     gate: &str,

@@ -3,7 +3,6 @@
 //! counterexamples found on real targets. The floor above the report: it uses every other.
 
 pub mod bench;
-pub mod engine;
 pub mod error;
 pub mod interrupts;
 pub mod known;
@@ -16,10 +15,18 @@ pub mod rerun;
 mod runtime;
 mod settings;
 pub mod shards;
+pub mod stages;
 mod tally;
 mod target;
 mod trials;
 
-pub use engine::{Gate, RunConfig, RunOutcome, Target};
-pub use error::RunError;
+pub use error::{EXIT_CODES, RunError, exit_code};
 pub use runtime::runtime;
+pub use settings::{
+    DEFAULT_CASES, DEFAULT_TEST_THREADS, Gate, RunConfig, RunOutcome, Target, UNBOUNDED_CASES,
+};
+pub use stages::execute;
+pub use target::{
+    MIN_KEY_LENGTH, SHORT_KEY_NOTE, check_api_key, check_base_url, check_key_length,
+    start_reference,
+};

@@ -95,7 +95,7 @@ pub fn replay(
     let runtime = super::runtime::runtime()?;
     let (base_url, api_key, _server) = match target.base_url {
         Some(base_url) => {
-            super::engine::check_base_url(&base_url)?;
+            super::target::check_base_url(&base_url)?;
             (base_url, target.api_key, None)
         }
         // The key goes only where the current configuration says: a report may name any host.
@@ -118,7 +118,7 @@ pub fn replay(
                 .iter()
                 .filter_map(|name| Variant::parse(name))
                 .collect();
-            let (server, api_key) = super::engine::start_reference(
+            let (server, api_key) = super::target::start_reference(
                 &runtime,
                 faults,
                 variants,
@@ -132,7 +132,7 @@ pub fn replay(
             "no API key in the environment variable".into(),
         ));
     }
-    super::engine::check_api_key(&api_key, "the API key variable")?;
+    super::target::check_api_key(&api_key, "the API key variable")?;
     let client = Client::new(
         &base_url,
         &api_key,

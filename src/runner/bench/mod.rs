@@ -29,7 +29,7 @@ use serde::Serialize;
 use crate::execution::{Client, ClientSettings};
 use crate::generation::request::{Body, RequestSpec};
 use crate::reference::{ReferenceConfig, ReferenceServer};
-use crate::runner::engine::{self, RunConfig};
+use crate::runner::{RunConfig, stages};
 
 #[derive(Debug, Serialize)]
 pub struct SuiteFigure {
@@ -145,7 +145,7 @@ pub fn suite_at(latency: Duration) -> Result<SuiteFigure, String> {
     config.reference_latency = latency;
     quiet(&mut config, &dir);
     let started = Instant::now();
-    let outcome = engine::execute(config).map_err(|e| e.to_string())?;
+    let outcome = stages::execute(config).map_err(|e| e.to_string())?;
     let wall = started.elapsed();
     let report = outcome.report.ok_or("no report")?;
     let critical = report
@@ -259,7 +259,7 @@ pub fn throughput(budget: Duration) -> Result<Throughput, String> {
     quiet(&mut config, &dir);
     let cpu = cpu_time();
     let started = Instant::now();
-    engine::execute(config).map_err(|e| e.to_string())?;
+    stages::execute(config).map_err(|e| e.to_string())?;
     let elapsed = started.elapsed().as_secs_f64();
     let cpu = cpu_time().saturating_sub(cpu);
     let log = std::fs::read_to_string(dir.join("requests.jsonl")).unwrap_or_default();

@@ -1,4 +1,4 @@
-//! The engine: runs the suite stage by stage (settings.rs says what a run is asked; target.rs
+//! The stages of a run: runs the suite stage by stage (settings.rs says what a run is asked; target.rs
 //! loads and starts; trials.rs runs the rules; tally.rs answers) over one client, and writes
 //! the report. Interrupts are heard here, from before anything is sent.
 
@@ -8,18 +8,11 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
-pub use super::error::{EXIT_CODES, RunError, exit_code};
+use super::error::{RunError, exit_code};
 use super::known::KnownFailures;
-pub use super::settings::{
-    DEFAULT_CASES, DEFAULT_TEST_THREADS, Gate, RunConfig, RunOutcome, Target, UNBOUNDED_CASES,
-};
-use super::settings::{bound, generation_budget};
+use super::settings::{RunConfig, RunOutcome, Target, bound, generation_budget};
 use super::tally::{save_regressions, tally};
-use super::target::{Loaded, load, preflight, start_target};
-pub use super::target::{
-    MIN_KEY_LENGTH, SHORT_KEY_NOTE, check_api_key, check_base_url, check_key_length,
-    start_reference,
-};
+use super::target::{Loaded, SHORT_KEY_NOTE, load, preflight, start_target};
 use super::trials::run_trials;
 use crate::contract::{
     CONTRACT_DOCUMENT, CONTRACT_TEXT, CONTRACT_TITLE, CONTRACT_VERSION, sha256_hex,
