@@ -1,6 +1,7 @@
-//! The runner: turns the catalogue into libtest-mimic trials over one run, stage by stage
-//! (load, target, interrupts, trials, tally, reports); replays recorded requests; keeps the
-//! counterexamples found on real targets. The floor above the report: it uses every other.
+//! The runner: a run of the suite in named stages (`stages.rs`: configure, connect,
+//! preflight, populate, judge, tally, report); replays recorded requests; keeps the
+//! counterexamples found on real targets; splits and merges runs; the bench. The floor above
+//! the report: it uses every other.
 
 pub mod bench;
 pub mod error;

@@ -1,11 +1,126 @@
-//! The report stage: the report model filled from what the run found.
+//! The report stage's model: [`Report::from_run`] fills the report from what each stage
+//! found (the run, the target, the tally), with the request-coverage rows and the contract
+//! coverage matrix. The report module renders it and reads no run state.
 
-use crate::catalogue::{Level, Rule};
+use std::time::{Instant, SystemTime};
+
+use super::settings::{RunConfig, Target};
+use super::tally::Tallied;
+use super::target::{SHORT_KEY_NOTE, Started};
+use crate::catalogue::partition::ShardRecord;
+use crate::catalogue::{Catalogue, Level, Rule};
+use crate::contract::{
+    CONTRACT_DOCUMENT, CONTRACT_TEXT, CONTRACT_TITLE, CONTRACT_VERSION, sha256_hex,
+};
 use crate::engine::coverage::Tally;
+use crate::engine::run::Run;
 use crate::generation::space::RequestSpace;
-use crate::report::RuleReport;
+use crate::outcome::Exchange;
 use crate::report::coverage::InputCoverage;
 use crate::report::statements::{CheckedBy, StatementCoverage, cites, statements};
+use crate::report::{
+    CREATED_PETS_FILE, ContractInfo, CreatedPetsInfo, Named, Report, RuleReport, TargetInfo,
+};
+
+/// What a finished run hands the report: each stage's findings.
+pub(super) struct Finished<'a> {
+    pub(super) config: &'a RunConfig,
+    pub(super) catalogue: &'a Catalogue,
+    pub(super) run: &'a Run,
+    pub(super) target: &'a Started,
+    /// The target's base URL as the run shows it (redacted).
+    pub(super) base_url: &'a str,
+    /// The first answer of the preflight, which names the target's protocol and server.
+    pub(super) preflight: Option<&'a Exchange>,
+    pub(super) tallied: Tallied,
+    pub(super) shard: Option<ShardRecord>,
+    pub(super) started_at: SystemTime,
+    pub(super) started: Instant,
+    /// Whether the run writes a report directory (the created pets' file is named in it).
+    pub(super) report_dir: bool,
+}
+
+impl Report {
+    /// The report of a finished run.
+    pub(super) fn from_run(mut finished: Finished) -> Report {
+        let stopped_answering = finished.tallied.stopped_answering.take();
+        let target = target_info(&finished, stopped_answering);
+        let Finished {
+            config,
+            catalogue,
+            run,
+            tallied,
+            ..
+        } = finished;
+        let statements = statement_matrix(&catalogue.rules, &tallied.rules);
+        Report {
+            suite: Named {
+                name: crate::SUITE_NAME.into(),
+                version: crate::SUITE_VERSION.into(),
+            },
+            contract: ContractInfo {
+                title: CONTRACT_TITLE.into(),
+                version: CONTRACT_VERSION.into(),
+                document: CONTRACT_DOCUMENT.into(),
+                sha256: sha256_hex(CONTRACT_TEXT.as_bytes()),
+                catalogue_sha256: catalogue.sha256(),
+                schemas_sha256: crate::report::attestation::schemas_sha256(&run.contract),
+                schemas: run.contract.source().to_string(),
+                cases: catalogue.source.clone(),
+            },
+            target,
+            seed: config.seed,
+            cases_per_property: run.cases,
+            gate: config.gate.as_str().into(),
+            started_at: humantime::format_rfc3339_seconds(finished.started_at).to_string(),
+            finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+            duration_ms: finished.started.elapsed().as_millis() as u64,
+            interrupted: run.stops.interrupted(),
+            throttling: run.client.throttle_tally(),
+            connections: run.client.connection_tally(),
+            conformance: tallied.conformance,
+            totals: tallied.totals,
+            rerun: super::rerun::command(config),
+            rules: tallied.rules,
+            run_prefix: run.prefix.clone(),
+            request_coverage: coverage_rows(&run.space, &run.input_tally),
+            integrity: Default::default(),
+            partition: finished.shard,
+            merged: None,
+            statements,
+            redaction: config.short_key_allowed.then(|| SHORT_KEY_NOTE.to_string()),
+            created_pets: CreatedPetsInfo {
+                count: run.fixtures.created.count(),
+                file: finished.report_dir.then(|| CREATED_PETS_FILE.to_string()),
+                run_prefix: run.prefix.clone(),
+            },
+        }
+    }
+}
+
+/// The target as the report names it.
+fn target_info(finished: &Finished, stopped_answering: Option<String>) -> TargetInfo {
+    let config = finished.config;
+    let first = finished.preflight;
+    TargetInfo {
+        base_url: finished.base_url.to_string(),
+        kind: match config.target {
+            Target::Reference { .. } => "built-in reference server".into(),
+            Target::External { .. } => "external".into(),
+        },
+        faults: finished.target.faults.clone(),
+        variants: finished.target.variants.clone(),
+        tls_verification: !config.client.insecure,
+        http_version: first
+            .and_then(|p| p.response.as_ref())
+            .map(|r| r.version.clone())
+            .unwrap_or_default(),
+        stopped_answering,
+        product: config.product.clone(),
+        product_version: config.product_version.clone(),
+        server: first.and_then(|p| p.header("server")).map(String::from),
+    }
+}
 
 /// The rule id that walks `operation`'s classes at `level` (cases/inputs.json).
 fn rule_id(operation: &str, level: Level) -> String {

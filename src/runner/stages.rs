@@ -1,105 +1,136 @@
-//! The stages of a run: runs the suite stage by stage (settings.rs says what a run is asked; target.rs
-//! loads and starts; trials.rs runs the rules; tally.rs answers) over one client, and writes
-//! the report. Interrupts are heard here, from before anything is sent.
+//! The stages of a run, in order: configure (what the run loads and where it writes),
+//! connect (the target and the one client), preflight (the store as it is, the key checked),
+//! populate (the run's shared state, the store's snapshot in it), judge (the rules as trials),
+//! tally (verdicts to the answer), report (the report model, written). Interrupts are heard
+//! from before the first stage.
 
 use std::io::Write;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::error::{RunError, exit_code};
+use super::interrupts::RunInterrupts;
 use super::known::KnownFailures;
-use super::settings::{RunConfig, RunOutcome, Target, bound, generation_budget};
-use super::tally::{save_regressions, tally};
-use super::target::{Loaded, SHORT_KEY_NOTE, load, preflight, start_target};
-use super::trials::run_trials;
-use crate::contract::{
-    CONTRACT_DOCUMENT, CONTRACT_TEXT, CONTRACT_TITLE, CONTRACT_VERSION, sha256_hex,
-};
+use super::report::Finished;
+use super::settings::{RunConfig, RunOutcome, bound, generation_budget};
+use super::tally::{Tallied, save_regressions, tally};
+use super::target::{Loaded, Started, load, start_target};
+use super::trials::{Results, run_trials};
+use crate::catalogue::Catalogue;
+use crate::catalogue::partition::ShardRecord;
 use crate::engine::oracles::Observations;
-use crate::engine::run::Run;
-use crate::engine::run::Stops;
+use crate::engine::run::{Run, Stops};
+use crate::engine::slots::WorkerSlots;
 use crate::engine::store_setup::{CreatedPets, Fixtures};
-use crate::execution::{Client, Halt};
-use crate::report::{
-    CREATED_PETS_FILE, ContractInfo, CreatedPetsInfo, Named, Report, ReportDir, TargetInfo,
-};
+use crate::execution::{Client, Halt, Redactor};
+use crate::generation::request::RequestSpec;
+use crate::outcome::Exchange;
+use crate::report::{CREATED_PETS_FILE, Report, ReportDir};
 use crate::seed::run_prefix;
 
-/// `start + budget`, or no deadline when that is past what a clock can hold.
-fn deadline(start: Instant, budget: Option<Duration>) -> Option<Instant> {
-    budget.and_then(|budget| start.checked_add(budget))
-}
-
-/// Stage 3: SIGINT and SIGTERM stop the run, from before anything is sent: the first stops new
-/// requests (the trials see it, the recorder refuses to send) and cuts the ones in flight,
-/// the preflight included; the reports are then written, marked interrupted. The second quits
-/// at once, and withdraws the previous run's reports from the directory (this run has none
-/// yet), so that no report there looks like this run's.
-/// Where a run is in writing its reports, for a second signal: withdraw the previous run's,
-/// or let this run's finish.
-const NOT_COMMITTED: u8 = 0;
-const COMMITTING: u8 = 1;
-const COMMITTED: u8 = 2;
-
-fn listen_for_interrupts(
-    cancel: tokio::sync::watch::Sender<bool>,
-    run: Arc<OnceLock<Arc<Run>>>,
-    report_dir: Option<PathBuf>,
-    commit: Arc<AtomicU8>,
-) -> super::interrupts::Registration {
-    super::interrupts::install();
-    super::interrupts::register(
-        Box::new(move || {
-            let _ = cancel.send(true);
-            if let Some(run) = run.get() {
-                run.stops.interrupted.store(true, Ordering::SeqCst);
-            }
-        }),
-        Box::new(move || {
-            let Some(dir) = &report_dir else {
-                return;
-            };
-            match commit.load(Ordering::SeqCst) {
-                NOT_COMMITTED => crate::report::withdraw(dir),
-                // Renaming this run's reports into place takes milliseconds: let it finish,
-                // so that the set is this run's whole.
-                _ => {
-                    let waiting = Instant::now();
-                    while commit.load(Ordering::SeqCst) == COMMITTING
-                        && waiting.elapsed() < Duration::from_secs(5)
-                    {
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                }
-            }
-        }),
-    )
-}
-
-/// Runs the suite, stage by stage: load, target, client and preflight, trials, tally, reports.
+/// Runs the suite, stage by stage.
 pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
-    let started_at = SystemTime::now();
-    let started = Instant::now();
+    let clock = Clock::start();
     let listing = config.libtest.list;
     // Heard from the start: a signal while loading or during the preflight still ends in this
     // run's report, marked interrupted.
-    let (cancel, cancelled) = tokio::sync::watch::channel(false);
-    let run_slot: Arc<OnceLock<Arc<Run>>> = Arc::default();
-    let commit = Arc::new(AtomicU8::new(NOT_COMMITTED));
-    let _interrupts = listen_for_interrupts(
-        cancel,
-        Arc::clone(&run_slot),
-        config.report_dir.clone().filter(|_| !listing),
-        Arc::clone(&commit),
-    );
+    let interrupts = RunInterrupts::listen(config.report_dir.clone().filter(|_| !listing));
+    let configured = configure(&config)?;
+    let (connected, client, stops) = connect(&config, &clock, &interrupts)?;
+    let preflight = if listing {
+        None
+    } else {
+        Some(preflight(&config, &client, &stops, &connected)?)
+    };
+    let Configured {
+        loaded,
+        known,
+        report_dir,
+    } = configured;
+    let deadline = clock.deadline(config.time_budget.map(generation_budget));
+    let (run, catalogue) = populate(
+        &config,
+        loaded,
+        (client, stops, deadline),
+        &report_dir,
+        &preflight,
+    )?;
+    interrupts.reach(&run);
+    if config.announce {
+        eprintln!(
+            "petstore-conformance {}: seed {seed} (replay with --seed {seed})",
+            crate::SUITE_VERSION,
+            seed = config.seed
+        );
+    }
+    let shard = config
+        .partition
+        .map(|partition| super::shards::record(&config.libtest, &catalogue, partition));
+    let Some(results) = judge(&config, &catalogue, &run, &known, shard.as_ref())? else {
+        return Ok(RunOutcome {
+            report: None,
+            exit_code: 0,
+            written: Vec::new(),
+        });
+    };
+    let tallied = tally_stage(&config, &catalogue, results, &known, &run, &connected);
+    let report = Report::from_run(Finished {
+        config: &config,
+        catalogue: &catalogue,
+        run: &run,
+        target: &connected.target,
+        base_url: &connected.base_url,
+        preflight: preflight
+            .as_ref()
+            .and_then(|answers| answers.first())
+            .map(|(_, exchange)| exchange),
+        tallied,
+        shard,
+        started_at: clock.started_at,
+        started: clock.started,
+        report_dir: report_dir.is_some(),
+    });
+    report_stage(&config, &run, report, report_dir.as_ref(), &interrupts)
+}
+
+/// When the run started, on the wall clock (for the report) and the monotonic one (for its
+/// bound and duration).
+struct Clock {
+    started_at: SystemTime,
+    started: Instant,
+}
+
+impl Clock {
+    fn start() -> Clock {
+        Clock {
+            started_at: SystemTime::now(),
+            started: Instant::now(),
+        }
+    }
+
+    /// `start + budget`, or no deadline when that is past what a clock can hold.
+    fn deadline(&self, budget: Option<Duration>) -> Option<Instant> {
+        budget.and_then(|budget| self.started.checked_add(budget))
+    }
+}
+
+/// What the run loads before it reaches the target, and where its reports go.
+struct Configured {
+    loaded: Loaded,
+    known: KnownFailures,
+    report_dir: Option<ReportDir>,
+}
+
+/// Configure: the contract, the catalogue, the request space and the saved counterexamples,
+/// the known failures (a file's and a profile's), and a report directory that can hold the
+/// reports; every error names its file.
+fn configure(config: &RunConfig) -> Result<Configured, RunError> {
     if config.libtest.test_threads == Some(0) {
         return Err(RunError::Config(
             "--test-threads 0: at least one rule must run at a time".into(),
         ));
     }
-    let loaded = load(&config)?;
+    let loaded = load(config)?;
     let mut known = match &config.known_failures {
         Some(path) => super::known::load(path, &loaded.catalogue)?,
         None => KnownFailures::new(),
@@ -110,19 +141,42 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         known.extend(listed);
     }
     let report_dir = match &config.report_dir {
-        Some(dir) if !listing => Some(
+        Some(dir) if !config.libtest.list => Some(
             ReportDir::prepare(dir)
                 .map_err(|e| RunError::Config(format!("{e}; choose another with --report-dir")))?,
         ),
         _ => None,
     };
+    Ok(Configured {
+        loaded,
+        known,
+        report_dir,
+    })
+}
+
+/// The target reached: the runtime its client (and the reference, when it is the target) runs
+/// on, kept for the whole run, and the base URL as the run shows it.
+struct Connected {
+    target: Started,
+    base_url: String,
+    redactor: Redactor,
+    _runtime: tokio::runtime::Runtime,
+}
+
+/// Connect: starts the reference or checks the external target, and builds the one client,
+/// which stops sending at the run's bound (the time budget, or the default bound from the work
+/// asked), on an interrupt, or once the target stops answering.
+fn connect(
+    config: &RunConfig,
+    clock: &Clock,
+    interrupts: &RunInterrupts,
+) -> Result<(Connected, Client, Stops), RunError> {
     let runtime = super::runtime::runtime()?;
-    let target = start_target(&config, &runtime)?;
-    // The budget counts from the start and bounds the preflight too; without one, the
-    // default bound does.
-    let (bound, bound_name) = bound(&config);
+    let target = start_target(config, &runtime)?;
+    // The bound counts from the start, and bounds the preflight too.
+    let (bound, bound_name) = bound(config);
     let stops = Stops::new(
-        Halt::until(deadline(started, Some(bound)), &bound_name),
+        Halt::until(clock.deadline(Some(bound)), &bound_name),
         config.max_transport_failures,
         config.client.max_throttle_wait,
     );
@@ -132,41 +186,48 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         config.client.clone(),
         runtime.handle().clone(),
     )?
-    .cancelled_by(cancelled)
+    .cancelled_by(interrupts.cancelled())
     .halted_by(stops.halt());
     let redactor = client.redactor().clone();
     let base_url = redactor.redact(&target.base_url);
-
-    let preflight = if listing {
-        None
-    } else {
-        Some(preflight(&config, &client, &stops.halt(), &base_url)?)
+    let connected = Connected {
+        target,
+        base_url,
+        redactor,
+        _runtime: runtime,
     };
+    Ok((connected, client, stops))
+}
 
-    // Side files never cost the run: one that cannot be written is a warning.
-    let request_log = config.request_log.as_ref().and_then(|path| {
-        crate::execution::files::create(path)
-            .map_err(|e| {
-                eprintln!(
-                    "petstore-conformance: warning: --request-log {}: cannot create it ({e}); the run goes on without a request log",
-                    path.display()
-                );
-            })
-            .ok()
-            .map(|file| Mutex::new(std::io::BufWriter::new(file)))
-    });
-    let har = config.har.as_ref().and_then(|path| {
-        crate::execution::har::Har::create(path)
-            .map_err(|e| {
-                eprintln!(
-                    "petstore-conformance: warning: --har {}: cannot create it ({e}); the run goes on without it",
-                    path.display()
-                );
-            })
-            .ok()
-    });
-    let created = match &report_dir {
-        Some(dir) => CreatedPets::streamed_to(dir.stage(CREATED_PETS_FILE)?, redactor.clone()),
+/// The store before the run changes it: its first pages, in one round trip.
+type Preflight = Vec<(RequestSpec, Exchange)>;
+
+/// Preflight: the store as it is, and the key checked on it (see `target::preflight`).
+fn preflight(
+    config: &RunConfig,
+    client: &Client,
+    stops: &Stops,
+    connected: &Connected,
+) -> Result<Preflight, RunError> {
+    super::target::preflight(config, client, &stops.halt(), &connected.base_url)
+}
+
+/// Populate: the state every rule of the run shares, its side files open (one that cannot be
+/// written is a warning: side files never cost the run), and the store as the preflight saw
+/// it, recorded as every exchange is and kept for the rules.
+fn populate(
+    config: &RunConfig,
+    loaded: Loaded,
+    (client, stops, deadline): (Client, Stops, Option<Instant>),
+    report_dir: &Option<ReportDir>,
+    preflight: &Option<Preflight>,
+) -> Result<(Arc<Run>, Catalogue), RunError> {
+    let request_log = request_log(config);
+    let har = har(config);
+    let created = match report_dir {
+        Some(dir) => {
+            CreatedPets::streamed_to(dir.stage(CREATED_PETS_FILE)?, client.redactor().clone())
+        }
         None => CreatedPets::default(),
     };
     let Loaded {
@@ -184,7 +245,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         cases: config.cases.max(1),
         concurrency: config.client.concurrency.max(1),
         categories: crate::generation::Categories(config.category_ids.clone()),
-        deadline: deadline(started, config.time_budget.map(generation_budget)),
+        deadline,
         stops,
         regressions,
         request_log,
@@ -198,111 +259,81 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         quiet_unanswered: Default::default(),
         space,
         input_tally: Default::default(),
-        worker_slots: crate::engine::slots::WorkerSlots::for_concurrency(config.client.concurrency),
+        worker_slots: WorkerSlots::for_concurrency(config.client.concurrency),
     });
-    // The listener sets the flag once the run is in the slot; a signal that came before is
-    // seen here (both sides write, then read the other's, with a full fence between).
-    // The store before the run: recorded as every exchange is, and kept for the rules.
-    if let Some(answers) = &preflight {
+    if let Some(answers) = preflight {
         run.record_all("preflight", answers);
         run.fixtures.snapshot_from(answers);
     }
-    let _ = run_slot.set(Arc::clone(&run));
-    std::sync::atomic::fence(Ordering::SeqCst);
-    if super::interrupts::signalled().is_some() {
-        run.stops.interrupted.store(true, Ordering::SeqCst);
-    }
-    if config.announce {
-        eprintln!(
-            "petstore-conformance {}: seed {seed} (replay with --seed {seed})",
-            crate::SUITE_VERSION,
-            seed = config.seed
-        );
-    }
+    Ok((run, catalogue))
+}
 
-    let shard = config
-        .partition
-        .map(|partition| super::shards::record(&config.libtest, &catalogue, partition));
-    let Some(results) = run_trials(&config, &catalogue, &run, &known, shard.as_ref())? else {
-        return Ok(RunOutcome {
-            report: None,
-            exit_code: 0,
-            written: Vec::new(),
-        });
-    };
-    let stopped_answering = run.stops.target_stopped().map(|r| redactor.redact(r));
-    let (rules, totals, conformance) = tally(
-        &config,
-        &catalogue,
-        results,
-        &known,
-        stopped_answering.is_some(),
-    );
-    let interrupted = run.stops.interrupted();
-    let first = preflight
-        .as_ref()
-        .and_then(|answers| answers.first())
-        .map(|(_, exchange)| exchange);
-    let statements = super::report::statement_matrix(&catalogue.rules, &rules);
-    let report = Report {
-        suite: Named {
-            name: crate::SUITE_NAME.into(),
-            version: crate::SUITE_VERSION.into(),
-        },
-        contract: ContractInfo {
-            title: CONTRACT_TITLE.into(),
-            version: CONTRACT_VERSION.into(),
-            document: CONTRACT_DOCUMENT.into(),
-            sha256: sha256_hex(CONTRACT_TEXT.as_bytes()),
-            catalogue_sha256: catalogue.sha256(),
-            schemas_sha256: crate::report::attestation::schemas_sha256(&run.contract),
-            schemas: run.contract.source().to_string(),
-            cases: catalogue.source.clone(),
-        },
-        target: TargetInfo {
-            base_url,
-            kind: match config.target {
-                Target::Reference { .. } => "built-in reference server".into(),
-                Target::External { .. } => "external".into(),
-            },
-            faults: target.faults.clone(),
-            variants: target.variants.clone(),
-            tls_verification: !config.client.insecure,
-            http_version: first
-                .and_then(|p| p.response.as_ref())
-                .map(|r| r.version.clone())
-                .unwrap_or_default(),
-            stopped_answering,
-            product: config.product.clone(),
-            product_version: config.product_version.clone(),
-            server: first.and_then(|p| p.header("server")).map(String::from),
-        },
-        seed: config.seed,
-        cases_per_property: run.cases,
-        gate: config.gate.as_str().into(),
-        started_at: humantime::format_rfc3339_seconds(started_at).to_string(),
-        finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-        duration_ms: started.elapsed().as_millis() as u64,
-        interrupted,
-        throttling: run.client.throttle_tally(),
-        connections: run.client.connection_tally(),
-        conformance,
-        totals,
-        rerun: super::rerun::command(&config),
-        rules,
-        run_prefix: run.prefix.clone(),
-        request_coverage: super::report::coverage_rows(&run.space, &run.input_tally),
-        integrity: Default::default(),
-        partition: shard,
-        merged: None,
-        statements,
-        redaction: config.short_key_allowed.then(|| SHORT_KEY_NOTE.to_string()),
-        created_pets: CreatedPetsInfo {
-            count: run.fixtures.created.count(),
-            file: report_dir.as_ref().map(|_| CREATED_PETS_FILE.to_string()),
-            run_prefix: run.prefix.clone(),
-        },
-    };
+/// `--request-log FILE`, or none (with a warning) when it cannot be created.
+fn request_log(config: &RunConfig) -> Option<Mutex<std::io::BufWriter<std::fs::File>>> {
+    let path = config.request_log.as_ref()?;
+    crate::execution::files::create(path)
+        .map_err(|e| {
+            eprintln!(
+                "petstore-conformance: warning: --request-log {}: cannot create it ({e}); the run goes on without a request log",
+                path.display()
+            );
+        })
+        .ok()
+        .map(|file| Mutex::new(std::io::BufWriter::new(file)))
+}
+
+/// `--har FILE`, or none (with a warning) when it cannot be created.
+fn har(config: &RunConfig) -> Option<crate::execution::har::Har> {
+    let path = config.har.as_ref()?;
+    crate::execution::har::Har::create(path)
+        .map_err(|e| {
+            eprintln!(
+                "petstore-conformance: warning: --har {}: cannot create it ({e}); the run goes on without it",
+                path.display()
+            );
+        })
+        .ok()
+}
+
+/// Judge: the selected rules as trials, phase by phase; `None` under `--list`.
+fn judge(
+    config: &RunConfig,
+    catalogue: &Catalogue,
+    run: &Arc<Run>,
+    known: &KnownFailures,
+    shard: Option<&ShardRecord>,
+) -> Result<Option<Results>, RunError> {
+    run_trials(config, catalogue, run, known, shard)
+}
+
+/// Tally: the verdicts to rule reports and the run's answer (see `tally::tally`); a target
+/// that stopped answering leaves the answer undetermined.
+fn tally_stage(
+    config: &RunConfig,
+    catalogue: &Catalogue,
+    results: Results,
+    known: &KnownFailures,
+    run: &Run,
+    connected: &Connected,
+) -> Tallied {
+    let stopped_answering = run
+        .stops
+        .target_stopped()
+        .map(|reason| connected.redactor.redact(reason));
+    tally(config, catalogue, results, known, stopped_answering)
+}
+
+/// Report: the side files finished, the counterexamples found on a real target saved, and the
+/// reports written into place together (or none, when they cannot be); the exit code is the
+/// answer's, or the signal's.
+fn report_stage(
+    config: &RunConfig,
+    run: &Run,
+    report: Report,
+    report_dir: Option<&ReportDir>,
+    interrupts: &RunInterrupts,
+) -> Result<RunOutcome, RunError> {
+    let redactor = run.client.redactor();
     if let Some(log) = &run.request_log {
         let _ = log.lock().unwrap_or_else(|e| e.into_inner()).flush();
     }
@@ -310,13 +341,13 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         har.finish();
     }
     run.fixtures.created.flush();
-    if let Err(e) = save_regressions(&config, &report, &redactor) {
+    if let Err(e) = save_regressions(config, &report, redactor) {
         eprintln!(
             "petstore-conformance: warning: counterexamples not saved: {e}; the reports are written all the same"
         );
     }
-    commit.store(COMMITTING, Ordering::SeqCst);
-    let written = match &report_dir {
+    interrupts.committing();
+    let written = match report_dir {
         Some(dir) => {
             let configuration = crate::report::attestation::Configuration {
                 contract_sha256: report.contract.sha256.clone(),
@@ -333,13 +364,14 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
             .into_iter()
             .filter_map(|(path, written)| path.as_deref().filter(|_| written))
             .collect();
-            dir.commit(&report, &redactor, &[CREATED_PETS_FILE], &beside, signing)
+            dir.commit(&report, redactor, &[CREATED_PETS_FILE], &beside, signing)
         }
         None => Ok(Vec::new()),
     };
-    commit.store(COMMITTED, Ordering::SeqCst);
+    interrupts.committed();
     let written = written?;
-    let signal = interrupted
+    let signal = report
+        .interrupted
         .then(|| super::interrupts::signalled().unwrap_or(super::interrupts::SIGINT_EXIT_CODE));
     Ok(RunOutcome {
         exit_code: exit_code(report.conformance, signal),

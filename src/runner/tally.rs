@@ -1,5 +1,5 @@
-//! Stages 5 and 6: verdicts tallied into rule reports and the run's answer; counterexamples
-//! found on a real target kept for the next run.
+//! The tally stage: verdicts tallied into rule reports and the run's answer; and, as the
+//! report is written, counterexamples found on a real target kept for the next run.
 
 pub use super::error::RunError;
 use super::known::KnownFailures;
@@ -12,7 +12,16 @@ use crate::outcome::Verdict;
 use crate::outcome::VerdictKind;
 use crate::report::{Conformance, Report, RuleReport, Totals};
 
-/// Stage 5: verdicts tallied into rule reports and the run's answer. A failure on the list of
+/// What the tally found: each selected rule's report, the counts, and the answer.
+pub(super) struct Tallied {
+    pub(super) rules: Vec<RuleReport>,
+    pub(super) totals: Totals,
+    pub(super) conformance: Conformance,
+    /// Why the run stopped sending, when the target stopped answering (redacted).
+    pub(super) stopped_answering: Option<String>,
+}
+
+/// Verdicts tallied into rule reports and the run's answer. A failure on the list of
 /// known failures (not expired) is a `known-failure`, not gated; a listed rule that passes
 /// says it can come off the list; an expired entry gates again and says so. The answer is the
 /// selected rules': a rule the user left out (a filter, --read-only) did not "reach no
@@ -23,12 +32,12 @@ pub(super) fn tally(
     catalogue: &Catalogue,
     results: Results,
     known: &KnownFailures,
-    target_stopped: bool,
-) -> (Vec<RuleReport>, Totals, Conformance) {
+    stopped_answering: Option<String>,
+) -> Tallied {
     let today = super::known::today();
     let mut totals = Totals::default();
     let mut reports = Vec::new();
-    let mut required_undecided = target_stopped;
+    let mut required_undecided = stopped_answering.is_some();
     let mut required_known = false;
     for (rule, result) in catalogue.rules.iter().zip(results) {
         let Some(result) = result else {
@@ -90,10 +99,15 @@ pub(super) fn tally(
         required_undecided,
         required_known,
     );
-    (reports, totals, conformance)
+    Tallied {
+        rules: reports,
+        totals,
+        conformance,
+        stopped_answering,
+    }
 }
 
-/// Stage 6: counterexamples found on a real target are kept for the next run; a reference
+/// Counterexamples found on a real target are kept for the next run; a reference
 /// with injected faults is a demonstration, not a target to remember.
 pub(super) fn save_regressions(
     config: &RunConfig,

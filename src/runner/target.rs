@@ -1,5 +1,6 @@
-//! Stages 1 and 2: load the contract, the catalogue and saved counterexamples; start the
-//! built-in reference or check the external target's address and key; the preflight request.
+//! What the configure, connect and preflight stages do: load the contract, the catalogue and
+//! saved counterexamples; start the built-in reference or check the external target's address
+//! and key; the preflight requests.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -87,8 +88,7 @@ pub(super) struct Loaded {
     pub(super) space: crate::generation::space::RequestSpace,
 }
 
-/// Stage 1: the contract, the catalogue and the saved counterexamples; every error names its
-/// file.
+/// The contract, the catalogue and the saved counterexamples; every error names its file.
 pub(super) fn load(config: &RunConfig) -> Result<Loaded, RunError> {
     let contract = Contract::load(config.schemas.as_deref())?;
     let catalogue = Catalogue::load(config.cases_dir.as_deref())?;
@@ -121,7 +121,7 @@ pub(super) struct Started {
     pub(super) _server: Option<ReferenceServer>,
 }
 
-/// Stage 2: starts the built-in reference, or checks the external target's address and key.
+/// Starts the built-in reference, or checks the external target's address and key.
 pub(super) fn start_target(
     config: &RunConfig,
     runtime: &tokio::runtime::Runtime,
@@ -187,7 +187,7 @@ pub fn start_reference(
     Ok((server, api_key))
 }
 
-/// Stage 2b: the store as it is before the run changes it, in one round trip: its first page
+/// The store as it is before the run changes it, in one round trip: its first page
 /// (`GET /pets?limit=100`, authenticated: the key's check) and each status's first page, which
 /// the quiet-store rules need and would otherwise ask for in round trips of their own. No
 /// answer at all to the first is "could not be reached" (exit 2), unless the budget or an
