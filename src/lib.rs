@@ -7,6 +7,10 @@
 //! model, several renderings) -> [`runner`] (the engine's stages, replay). [`reference`] is the
 //! built-in conforming server and its faults, a program of its own.
 
+// A function a newcomer can read: about 120 lines at most (clippy.toml holds the number);
+// longer, it becomes steps with names.
+#![warn(clippy::too_many_lines)]
+
 pub mod catalogue;
 pub mod contract;
 pub mod engine;

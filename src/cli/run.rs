@@ -1,6 +1,7 @@
 //! `run`: the profile applied over the command line, the run configured from both, executed,
 //! and its answer told (stderr, the step summary of a GitHub job).
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use super::options;
 use super::profiles;
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::execution::{ClientSettings, ProxySetting, files};
+use petstore_conformance::reference::{Fault, Variant};
 use petstore_conformance::report::Conformance;
 use petstore_conformance::runner::progress::{ColorChoice, Tone, paint, wants_color};
 use petstore_conformance::runner::regressions;
@@ -39,23 +41,7 @@ pub(super) fn configure(
     let profile = profiles::load(args.config.as_deref(), args.profile.as_deref())?;
     let sources = profiles::apply(&mut args, matches, profile)?;
     if args.print_config {
-        // Values pass the redaction of evidence: a URL's userinfo and query, a key given
-        // where a variable's name belongs.
-        let shown: profiles::Sources = sources
-            .into_iter()
-            .map(|(name, value, from)| {
-                let value = value.map(|value| evidence::shown_config_value(&name, &value));
-                (name, value, from)
-            })
-            .collect();
-        // And the key, wherever it was put (a header's value, a profile's header).
-        let redactor = evidence::keys_redactor(
-            &[args.api_key_env.clone(), "PETSTORE_API_KEY".into()],
-            args.api_key_file.as_deref(),
-            &[],
-            args.allow_short_key,
-        );
-        print!("{}", redactor.redact(&profiles::render(&shown)));
+        print_config(&args, sources);
         return Ok(Configured::Answered(0));
     }
     if args.selection.list {
@@ -64,61 +50,13 @@ pub(super) fn configure(
         print!("{}", args.selection.list(&catalogue));
         return Ok(Configured::Answered(0));
     }
-    if let (Some(budget), Some(cases), false) = (args.time_budget, args.cases, args.selection.list)
-    {
-        // Both bound generation; the case count, set, is the one that ends it first unless the
-        // target is slow: say so, and where each came from (a profile's `cases` is easy to
-        // forget beside a budget given on the command line).
-        let from = |name: &str| {
-            sources
-                .iter()
-                .find(|(option, _, _)| option == name)
-                .map(|(_, _, from)| from.clone())
-                .unwrap_or_default()
-        };
-        eprintln!(
-            "petstore-conformance: cases = {cases} ({}) bounds the run: each property rule stops at {cases} generated cases; --time-budget {} ({}) only cuts it short. Leave cases unset to let the budget bound it.",
-            from("cases"),
-            humantime::format_duration(Duration::from_secs(budget)),
-            from("time_budget"),
-        );
-    }
+    warn_cases_beside_budget(&args, &sources);
     evidence::check_api_key_env(&args.api_key_env)?;
     let sign_key = evidence::load_sign_key(args.sign_key.as_deref())?;
     check_limits(&args, args.selection.test_threads)?;
     let faults = parse_faults(&args.reference_faults)?;
     let variants = parse_variants(&args.reference_variants)?;
-    let mut api_key_source = None;
-    let target = match args.base_url {
-        Some(base_url) => {
-            if !faults.is_empty() || !variants.is_empty() || args.reference_latency.is_some() {
-                return Err(RunError::Config(
-                    "--reference-fault, --reference-variant and --reference-latency apply to the built-in reference only".into(),
-                ));
-            }
-            let api_key = match &args.api_key_file {
-                Some(file) => files::read_text(file, files::SETTINGS_CAP)
-                    .map_err(|e| {
-                        RunError::Config(format!("--api-key-file {}: {e}", file.display()))
-                    })?
-                    .trim()
-                    .to_string(),
-                None => api_key_from_env(&args.api_key_env)?,
-            };
-            let source = match &args.api_key_file {
-                Some(file) => format!("--api-key-file {}", file.display()),
-                None => args.api_key_env.clone(),
-            };
-            runner::check_api_key(&api_key, &source)?;
-            runner::check_key_length(&api_key, &source, args.allow_short_key)?;
-            api_key_source = args
-                .api_key_file
-                .as_ref()
-                .map(|file| format!("--api-key-file {}", file.display()));
-            Target::External { base_url, api_key }
-        }
-        None => Target::Reference { faults, variants },
-    };
+    let (target, api_key_source) = target(&args, faults, variants)?;
     let seed = args.seed.unwrap_or_else(random_seed);
     let mut libtest = args.selection.to_libtest();
     // libtest's own lines (stdout, off a terminal) follow --color and NO_COLOR too.
@@ -214,6 +152,91 @@ pub(super) fn configure(
         short_key_allowed: args.allow_short_key,
     };
     Ok(Configured::Run(Box::new(config)))
+}
+
+/// Both bound generation; the case count, set, is the one that ends it first unless the
+/// target is slow: say so, and where each came from (a profile's `cases` is easy to forget
+/// beside a budget given on the command line).
+fn warn_cases_beside_budget(args: &RunArgs, sources: &profiles::Sources) {
+    if let (Some(budget), Some(cases), false) = (args.time_budget, args.cases, args.selection.list)
+    {
+        let from = |name: &str| {
+            sources
+                .iter()
+                .find(|(option, _, _)| option == name)
+                .map(|(_, _, from)| from.clone())
+                .unwrap_or_default()
+        };
+        eprintln!(
+            "petstore-conformance: cases = {cases} ({}) bounds the run: each property rule stops at {cases} generated cases; --time-budget {} ({}) only cuts it short. Leave cases unset to let the budget bound it.",
+            from("cases"),
+            humantime::format_duration(Duration::from_secs(budget)),
+            from("time_budget"),
+        );
+    }
+}
+
+/// `--print-config`: the merged options and where each came from, every key redacted.
+fn print_config(args: &RunArgs, sources: profiles::Sources) {
+    // Values pass the redaction of evidence: a URL's userinfo and query, a key given
+    // where a variable's name belongs.
+    let shown: profiles::Sources = sources
+        .into_iter()
+        .map(|(name, value, from)| {
+            let value = value.map(|value| evidence::shown_config_value(&name, &value));
+            (name, value, from)
+        })
+        .collect();
+    // And the key, wherever it was put (a header's value, a profile's header).
+    let redactor = evidence::keys_redactor(
+        &[args.api_key_env.clone(), "PETSTORE_API_KEY".into()],
+        args.api_key_file.as_deref(),
+        &[],
+        args.allow_short_key,
+    );
+    print!("{}", redactor.redact(&profiles::render(&shown)));
+}
+
+/// The target of the run: the built-in reference with its faults and variants, or the base
+/// URL given with the key from its variable or file (and where that key came from, for a
+/// refusal to name).
+fn target(
+    args: &RunArgs,
+    faults: BTreeSet<Fault>,
+    variants: BTreeSet<Variant>,
+) -> Result<(Target, Option<String>), RunError> {
+    let mut api_key_source = None;
+    let target = match args.base_url.clone() {
+        Some(base_url) => {
+            if !faults.is_empty() || !variants.is_empty() || args.reference_latency.is_some() {
+                return Err(RunError::Config(
+                    "--reference-fault, --reference-variant and --reference-latency apply to the built-in reference only".into(),
+                ));
+            }
+            let api_key = match &args.api_key_file {
+                Some(file) => files::read_text(file, files::SETTINGS_CAP)
+                    .map_err(|e| {
+                        RunError::Config(format!("--api-key-file {}: {e}", file.display()))
+                    })?
+                    .trim()
+                    .to_string(),
+                None => api_key_from_env(&args.api_key_env)?,
+            };
+            let source = match &args.api_key_file {
+                Some(file) => format!("--api-key-file {}", file.display()),
+                None => args.api_key_env.clone(),
+            };
+            runner::check_api_key(&api_key, &source)?;
+            runner::check_key_length(&api_key, &source, args.allow_short_key)?;
+            api_key_source = args
+                .api_key_file
+                .as_ref()
+                .map(|file| format!("--api-key-file {}", file.display()));
+            Target::External { base_url, api_key }
+        }
+        None => Target::Reference { faults, variants },
+    };
+    Ok((target, api_key_source))
 }
 
 /// The key from the variable `name`; a variable not set says so (not "0 characters").

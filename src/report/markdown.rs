@@ -13,7 +13,35 @@ fn cell(text: &str) -> String {
 
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
-    let t = &report.totals;
+    answer(&mut out, report);
+    run_notes(&mut out, report);
+    let _ = writeln!(out, "\n**{}**", report.totals.line());
+    let _ = writeln!(out, "\nRe-run: `{}`", report.rerun);
+    rules_table(&mut out, report);
+    out.push_str(&statements_section(&report.statements));
+    if let Some(note) = &report.redaction {
+        let _ = writeln!(out, "\n> Redaction: {note}");
+    }
+    how_to_reproduce(&mut out, report);
+    if report.created_pets.count > 0 {
+        let _ = writeln!(
+            out,
+            "\n{} pets were created, named with the prefix `{}`; their ids are in {}.",
+            report.created_pets.count,
+            report.run_prefix,
+            report
+                .created_pets
+                .file
+                .as_deref()
+                .unwrap_or("no file (no report directory)")
+        );
+    }
+    coverage_section(&mut out, &report.request_coverage);
+    out
+}
+
+/// The answer, and what was judged against what.
+fn answer(out: &mut String, report: &Report) {
     let _ = writeln!(
         out,
         "# {} {}: {}",
@@ -56,6 +84,11 @@ pub fn render(report: &Report) -> String {
         "\nContract text: `{}`, SHA-256 `{}`",
         report.contract.document, report.contract.sha256
     );
+}
+
+/// What the run met on the way: an interrupt, throttling, overload, a target that stopped
+/// answering, answers cut mid-body, faults injected into the reference.
+fn run_notes(out: &mut String, report: &Report) {
     if report.interrupted {
         let _ = writeln!(
             out,
@@ -99,8 +132,10 @@ pub fn render(report: &Report) -> String {
             report.target.faults.join(", ")
         );
     }
-    let _ = writeln!(out, "\n**{}**", t.line());
-    let _ = writeln!(out, "\nRe-run: `{}`", report.rerun);
+}
+
+/// Every rule, failures first: its verdict, level, id and title, and what was seen.
+fn rules_table(out: &mut String, report: &Report) {
     let _ = writeln!(out, "\n| verdict | level | rule | what was seen |");
     let _ = writeln!(out, "|---|---|---|---|");
     for rule in report.rules_failures_first() {
@@ -129,10 +164,10 @@ pub fn render(report: &Report) -> String {
             cell(&seen)
         );
     }
-    out.push_str(&statements_section(&report.statements));
-    if let Some(note) = &report.redaction {
-        let _ = writeln!(out, "\n> Redaction: {note}");
-    }
+}
+
+/// Each failure with the contract sentence it breaks and what replays it.
+fn how_to_reproduce(out: &mut String, report: &Report) {
     let failures: Vec<_> = report
         .rules
         .iter()
@@ -150,29 +185,14 @@ pub fn render(report: &Report) -> String {
                 "> {}: \"{}\"\n",
                 rule.citation.section, rule.citation.quote
             );
-            reproduce(&mut out, failure);
+            reproduce(out, failure);
             for (n, more) in rule.more_failures.iter().enumerate() {
                 let heading = super::distinct::heading(rule, n + 1, more);
                 let _ = writeln!(out, "#### {heading}\n\n{}\n", more.message());
-                reproduce(&mut out, more);
+                reproduce(out, more);
             }
         }
     }
-    if report.created_pets.count > 0 {
-        let _ = writeln!(
-            out,
-            "\n{} pets were created, named with the prefix `{}`; their ids are in {}.",
-            report.created_pets.count,
-            report.run_prefix,
-            report
-                .created_pets
-                .file
-                .as_deref()
-                .unwrap_or("no file (no report directory)")
-        );
-    }
-    coverage_section(&mut out, &report.request_coverage);
-    out
 }
 
 /// The minimal case and the curl lines (or the steps) that replay one failure.

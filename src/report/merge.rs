@@ -77,6 +77,55 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
         .first()
         .ok_or_else(|| MergeError("merge: no shard reports given".into()))?;
     let split = record(first)?;
+    let by_shard = of_one_split(first, split, shards)?;
+    let missing: Vec<u32> = (1..=split.partition.of)
+        .filter(|k| !by_shard.contains_key(k))
+        .collect();
+    let catalogue = catalogue.filter(|c| c.sha256() == first.report.contract.catalogue_sha256);
+    let (rules, not_run) = merged_rules(split, &by_shard, &missing, catalogue)?;
+    let reports: Vec<&Report> = by_shard.values().map(|s| &s.report).collect();
+    let mut merged = first.report.clone();
+    merged.partition = None;
+    merged.integrity = Default::default();
+    add_up(&mut merged, &reports);
+    merged.rerun = without_partition(&merged.rerun);
+    let catalogue_size = first.report.totals.rules + first.report.totals.not_selected;
+    let (totals, conformance) = tally(
+        &rules,
+        &merged.gate,
+        catalogue_size.saturating_sub(split.selected.len()),
+        !missing.is_empty() || merged.target.stopped_answering.is_some(),
+    );
+    merged.rules = rules;
+    merged.totals = totals;
+    merged.conformance = conformance;
+    merged.merged = Some(Merged {
+        split: split_name(&split.partition),
+        shards: by_shard
+            .values()
+            .map(|shard| MergedShard {
+                shard: record(shard).map(|r| r.name.clone()).unwrap_or_default(),
+                report_sha256: shard.report.integrity.sha256.clone(),
+                duration_ms: shard.report.duration_ms,
+                rules: shard.report.rules.len(),
+            })
+            .collect(),
+        missing: missing
+            .iter()
+            .map(|k| split.partition.with_shard(*k).to_string())
+            .collect(),
+        not_run,
+    });
+    Ok(merged)
+}
+
+/// The shards by their number, once each checked to be a shard of `first`'s run and split;
+/// a refusal names the two reports and what differs.
+fn of_one_split<'s>(
+    first: &Shard,
+    split: &ShardRecord,
+    shards: &'s [Shard],
+) -> Result<BTreeMap<u32, &'s Shard>, MergeError> {
     let mut by_shard: BTreeMap<u32, &Shard> = BTreeMap::new();
     for shard in shards {
         let this = record(shard)?;
@@ -116,15 +165,18 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
             )));
         }
     }
-    let missing: Vec<u32> = (1..=split.partition.of)
-        .filter(|k| !by_shard.contains_key(k))
-        .collect();
-    let missing_names: Vec<String> = missing
-        .iter()
-        .map(|k| split.partition.with_shard(*k).to_string())
-        .collect();
-    let catalogue = catalogue.filter(|c| c.sha256() == first.report.contract.catalogue_sha256);
+    Ok(by_shard)
+}
 
+/// Each selected rule's report, in the split's order: a dealt rule's from the shard that ran
+/// it, a response oracle's joined over every shard, a missing shard's rule skipped (and named
+/// in the second list).
+fn merged_rules(
+    split: &ShardRecord,
+    by_shard: &BTreeMap<u32, &Shard>,
+    missing: &[u32],
+    catalogue: Option<&Catalogue>,
+) -> Result<(Vec<RuleReport>, Vec<String>), MergeError> {
     // Every rule of every shard, by id, in shard order.
     let mut reported: BTreeMap<&str, Vec<&RuleReport>> = BTreeMap::new();
     for shard in by_shard.values() {
@@ -159,11 +211,12 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
             }
         }
     }
+    Ok((rules, not_run))
+}
 
-    let reports: Vec<&Report> = by_shard.values().map(|s| &s.report).collect();
-    let mut merged = first.report.clone();
-    merged.partition = None;
-    merged.integrity = Default::default();
+/// The whole run's times and counts from its shards': they run side by side, so the run
+/// takes as long as the longest; throttling, connections and created pets add up.
+fn add_up(merged: &mut Report, reports: &[&Report]) {
     merged.started_at = reports
         .iter()
         .map(|r| r.started_at.clone())
@@ -174,7 +227,6 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
         .map(|r| r.finished_at.clone())
         .max()
         .unwrap_or_default();
-    // The shards run side by side: the run takes as long as the longest.
     merged.duration_ms = reports.iter().map(|r| r.duration_ms).max().unwrap_or(0);
     merged.interrupted = reports.iter().any(|r| r.interrupted);
     merged.target.stopped_answering = reports
@@ -183,7 +235,7 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
     merged.throttling = Default::default();
     merged.connections = Default::default();
     merged.created_pets.count = 0;
-    for report in &reports {
+    for report in reports {
         let (t, c) = (&report.throttling, &report.connections);
         merged.throttling.waits += t.waits;
         merged.throttling.waited_ms += t.waited_ms;
@@ -201,32 +253,6 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
             merged.created_pets.file = report.created_pets.file.clone();
         }
     }
-    merged.rerun = without_partition(&merged.rerun);
-    let catalogue_size = first.report.totals.rules + first.report.totals.not_selected;
-    let (totals, conformance) = tally(
-        &rules,
-        &merged.gate,
-        catalogue_size.saturating_sub(split.selected.len()),
-        !missing.is_empty() || merged.target.stopped_answering.is_some(),
-    );
-    merged.rules = rules;
-    merged.totals = totals;
-    merged.conformance = conformance;
-    merged.merged = Some(Merged {
-        split: split_name(&split.partition),
-        shards: by_shard
-            .values()
-            .map(|shard| MergedShard {
-                shard: record(shard).map(|r| r.name.clone()).unwrap_or_default(),
-                report_sha256: shard.report.integrity.sha256.clone(),
-                duration_ms: shard.report.duration_ms,
-                rules: shard.report.rules.len(),
-            })
-            .collect(),
-        missing: missing_names,
-        not_run,
-    });
-    Ok(merged)
 }
 
 /// A response oracle's verdicts, one per shard, as one: over all the run's responses a
