@@ -84,7 +84,7 @@ impl<'r> RuleCtx<'r> {
     }
 
     /// Sends a request through the run's client; every response is also inspected for the
-    /// statements that hold on every response (see [`responses`]).
+    /// statements that hold on every response (see [`super::oracles`]).
     pub fn send(&self, spec: &RequestSpec) -> Exchange {
         self.round_trip();
         let exchange = self.run.send(&self.rule.id, spec, self.priority());
