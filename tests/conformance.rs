@@ -93,7 +93,7 @@ fn run_gated(
         // Under its limit; the rules that send the most valid pets (the whole suite at this
         // rate is tests/cli.rs's).
         config.client.rate = Some(38.0);
-        config.cases = 4;
+        config.cases = petstore_conformance::report::Cases::Count(4);
         config.libtest.filter = Some("create-pet/valid".into());
     }
     config.target = Target::Reference { faults, variants };
@@ -689,7 +689,9 @@ fn certify_needs_every_rule_decided() -> Result<(), Failed> {
         .into());
     }
     let (report, exit_code) = run_gated(31, BTreeSet::new(), variants, Gate::Certify)?;
-    if report.conformance != Conformance::Undetermined || report.gate != "certify" || exit_code != 3
+    if report.conformance != Conformance::Undetermined
+        || report.gate != Gate::Certify
+        || exit_code != 3
     {
         return Err(format!("--gate certify: {:?}, exit {exit_code}", report.conformance).into());
     }

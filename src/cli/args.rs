@@ -260,7 +260,8 @@ pub(super) fn read_file(option: &str, file: &Path) -> Result<Vec<u8>, RunError> 
 /// Bounds of the numeric options: past them a run would panic, hang, or judge nothing.
 pub(super) const TIMEOUT_SECONDS: std::ops::RangeInclusive<u64> = 1..=3600;
 pub(super) const BODY_CAP_BYTES: std::ops::RangeInclusive<usize> = 1024..=(1 << 30);
-pub(super) const MAX_CASES: u32 = 1_000_000;
+/// The most `--cases` may be: as many as a time budget allows (report.json writes both alike).
+pub(super) const MAX_CASES: u32 = petstore_conformance::report::Cases::UNTIL_DEADLINE;
 pub(super) const CONCURRENCY: std::ops::RangeInclusive<usize> = 1..=1024;
 pub(super) const TEST_THREADS: std::ops::RangeInclusive<usize> = 1..=1024;
 /// A week: a budget past that is a typo, and `start + budget` must fit a clock.

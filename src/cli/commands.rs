@@ -14,9 +14,9 @@ use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{
     FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,
 };
-use petstore_conformance::report::{Report, terminal};
+use petstore_conformance::report::{Cases, Report, TargetKind, terminal};
 use petstore_conformance::runner::Target;
-use petstore_conformance::runner::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
+use petstore_conformance::runner::{self, DEFAULT_CASES, RunError};
 use petstore_conformance::seed::random_seed;
 
 pub(super) fn serve(args: ServeArgs) -> Result<u8, RunError> {
@@ -101,7 +101,7 @@ pub(super) fn replay(
     let base_url = match &config.target {
         Target::External { base_url, .. } => Some(base_url.clone()),
         // The key goes only where the configuration says: a report may name any host.
-        Target::Reference { .. } if report.target.kind == "external" => {
+        Target::Reference { .. } if report.target.kind == TargetKind::External => {
             return Err(RunError::Config(format!(
                 "the report's target is {}; the key is sent only to the target you configure: pass --base-url (or set PETSTORE_BASE_URL, or base_url in a profile) to replay there",
                 report.target.base_url
@@ -142,10 +142,9 @@ pub(super) fn replay(
     show_exchange(&exchange, &api_key);
     // Judged again: the rule alone, with the report's seed and cases, on the same target.
     config.seed = report.seed;
-    config.cases = if report.cases_per_property >= UNBOUNDED_CASES {
-        DEFAULT_CASES
-    } else {
-        report.cases_per_property
+    config.cases = match report.cases_per_property {
+        Cases::UntilDeadline => Cases::Count(DEFAULT_CASES),
+        count => count,
     };
     config.time_budget = None;
     config.libtest = libtest_mimic::Arguments {
@@ -303,8 +302,7 @@ pub(super) fn compare_reports(
     // The levels of this tool's catalogue, when it is the one the run used (one that does
     // not load leaves the levels the report recorded, under its digest).
     let catalogue = petstore_conformance::catalogue::Catalogue::load(None).ok();
-    let gated = compare::gating(&new, catalogue.as_ref())
-        .map_err(|reason| RunError::Config(format!("compare: {reason}")))?;
+    let gated = compare::gating(&new, catalogue.as_ref());
     let comparison = compare::compare(&old, &new, gated);
     print!("{}", compare::render_text(&comparison, &old, &new));
     if let Some(path) = markdown {

@@ -12,10 +12,11 @@ use super::profiles;
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::execution::{ClientSettings, ProxySetting, files};
 use petstore_conformance::reference::{Fault, Variant};
+use petstore_conformance::report::Cases;
 use petstore_conformance::report::Conformance;
 use petstore_conformance::runner::progress::{ColorChoice, Tone, paint, wants_color};
 use petstore_conformance::runner::regressions;
-use petstore_conformance::runner::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
+use petstore_conformance::runner::{self, DEFAULT_CASES, RunError};
 use petstore_conformance::runner::{RunConfig, Target};
 use petstore_conformance::seed::random_seed;
 
@@ -94,11 +95,11 @@ pub(super) fn configure(
         api_key_env: args.api_key_env,
         api_key_source,
         seed,
-        cases: args.cases.unwrap_or(if args.time_budget.is_some() {
-            UNBOUNDED_CASES
-        } else {
-            DEFAULT_CASES
-        }),
+        cases: match (args.cases, args.time_budget) {
+            (Some(cases), _) => Cases::Count(cases),
+            (None, Some(_)) => Cases::UntilDeadline,
+            (None, None) => Cases::Count(DEFAULT_CASES),
+        },
         report_dir: Some(args.report_dir),
         schemas: args.schemas,
         cases_dir: args.cases_dir,

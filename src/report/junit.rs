@@ -19,7 +19,7 @@ pub fn render(report: &Report) -> String {
         ("interrupted", report.interrupted.to_string()),
         ("target", report.target.base_url.clone()),
         ("seed", report.seed.to_string()),
-        ("gate", report.gate.clone()),
+        ("gate", report.gate.to_string()),
         ("conformance", report.conformance.as_str().to_string()),
         ("answer", report.answer_line()),
         // The count the terminal and the other reports give; `failures` above counts only

@@ -9,9 +9,10 @@
 
 use std::collections::BTreeMap;
 
+use super::facts::TargetKind;
 use super::model::{Conformance, Merged, MergedShard, READ_ONLY_SKIP, Report, RuleReport, Totals};
 use crate::catalogue::partition::{Partition, ShardRecord};
-use crate::catalogue::{Catalogue, Level};
+use crate::catalogue::{Catalogue, Gate, Level};
 use crate::outcome::{Verdict, VerdictKind};
 
 /// Why shards cannot be merged: exit code 2, one line.
@@ -27,7 +28,7 @@ pub struct Shard {
 
 /// What must be equal for reports to be shards of one run: the name and how to show a value.
 fn identity(report: &Report) -> [(&'static str, String); 8] {
-    let target = if report.target.kind == "external" {
+    let target = if report.target.kind == TargetKind::External {
         report.target.base_url.clone()
     } else {
         // Each shard starts its own reference, on its own port: the faults and variants
@@ -45,7 +46,7 @@ fn identity(report: &Report) -> [(&'static str, String); 8] {
         ("catalogue", report.contract.catalogue_sha256.clone()),
         ("target", target),
         ("suite version", report.suite.version.clone()),
-        ("gate", report.gate.clone()),
+        ("gate", report.gate.to_string()),
         (
             "cases per property rule",
             report.cases_per_property.to_string(),
@@ -92,7 +93,7 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
     let catalogue_size = first.report.totals.rules + first.report.totals.not_selected;
     let (totals, conformance) = tally(
         &rules,
-        &merged.gate,
+        merged.gate,
         catalogue_size.saturating_sub(split.selected.len()),
         !missing.is_empty() || merged.target.stopped_answering.is_some(),
     );
@@ -275,7 +276,7 @@ fn joined(reports: &[&RuleReport]) -> RuleReport {
 /// The totals and the answer of the merged rules, as `run` tallies its own (runner/tally.rs).
 fn tally(
     rules: &[RuleReport],
-    gate: &str,
+    gate: Gate,
     not_selected: usize,
     undecided: bool,
 ) -> (Totals, Conformance) {
@@ -306,7 +307,7 @@ fn tally(
             }
             VerdictKind::NotDecidable => {
                 totals.not_decidable += 1;
-                required_undecided |= required && gate == "certify";
+                required_undecided |= gate.needs_decided(rule.level);
             }
         }
     }

@@ -9,6 +9,7 @@ pub mod compare;
 pub mod coverage;
 mod distinct;
 mod exchange;
+pub mod facts;
 mod html;
 mod json;
 mod junit;
@@ -20,6 +21,7 @@ pub mod terminal;
 pub mod verify;
 mod writing;
 
+pub use facts::*;
 pub use html::render as render_html;
 pub use json::{canonical_digest, render as render_json};
 pub use junit::render as render_junit;

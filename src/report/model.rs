@@ -4,14 +4,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::coverage::InputCoverage;
+use super::facts::{Cases, ContractInfo, CreatedPetsInfo, Integrity, Named, TargetInfo};
 use super::statements::StatementCoverage;
-use crate::catalogue::{Citation, Level, Rule};
+use crate::catalogue::{Citation, Gate, Level, Rule};
 use crate::contract::Operation;
 use crate::outcome::{Counterexample, Verdict, VerdictKind};
 use crate::outcome::{RecordedRequest, RecordedResponse};
-
-/// Cases per property rule under a time budget and no --cases: the budget decides.
-pub const UNBOUNDED_CASES: u32 = 1_000_000;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
@@ -19,8 +17,8 @@ pub struct Report {
     pub contract: ContractInfo,
     pub target: TargetInfo,
     pub seed: u64,
-    pub cases_per_property: u32,
-    pub gate: String,
+    pub cases_per_property: Cases,
+    pub gate: Gate,
     pub started_at: String,
     pub finished_at: String,
     pub duration_ms: u64,
@@ -63,12 +61,6 @@ pub struct Report {
     pub redaction: Option<String>,
 }
 
-/// The digest that shows a report was not edited.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Integrity {
-    pub sha256: String,
-}
-
 /// An entry of a team's list of known failures (`--known-failures FILE`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -97,65 +89,6 @@ impl KnownFailure {
             self.reason
         )
     }
-}
-
-/// Where the pets a run created are listed, and how many there are.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CreatedPetsInfo {
-    pub count: u64,
-    /// `created-pets.jsonl` beside the report (one `{id, name, rule}` per line); `None` when
-    /// the run wrote no reports.
-    pub file: Option<String>,
-    pub run_prefix: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Named {
-    pub name: String,
-    pub version: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ContractInfo {
-    pub title: String,
-    pub version: String,
-    /// The contract text the rules cite, as the repository carries it.
-    pub document: String,
-    /// SHA-256 of that text: which text exactly the run certified against.
-    pub sha256: String,
-    /// SHA-256 of the rule catalogue as loaded (canonical JSON of its rules).
-    #[serde(default)]
-    pub catalogue_sha256: String,
-    /// SHA-256 of the JSON Schemas as loaded (canonical JSON of the documents by `$id`).
-    #[serde(default)]
-    pub schemas_sha256: String,
-    pub schemas: String,
-    pub cases: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TargetInfo {
-    pub base_url: String,
-    /// "built-in reference server" or "external".
-    pub kind: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub faults: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub variants: Vec<String>,
-    pub tls_verification: bool,
-    /// The protocol the target answered the first request in.
-    pub http_version: String,
-    /// Why the run stopped sending, when the target stopped answering.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped_answering: Option<String>,
-    /// The product under test as the user named it (`--product`, `--product-version`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub product: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub product_version: Option<String>,
-    /// The target's own `Server` header, from the first answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server: Option<String>,
 }
 
 /// The run's answer to "does the target conform?".

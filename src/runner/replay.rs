@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::report::Report;
+use crate::report::{Report, TargetKind};
 
 use super::error::RunError;
 use crate::execution::{Client, ClientSettings};
@@ -99,7 +99,7 @@ pub fn replay(
             (base_url, target.api_key, None)
         }
         // The key goes only where the current configuration says: a report may name any host.
-        None if report.target.kind == "external" => {
+        None if report.target.kind == TargetKind::External => {
             return Err(RunError::Config(format!(
                 "the report's target is {}; the key is sent only to the target you configure: pass --base-url (or set PETSTORE_BASE_URL) to replay there",
                 report.target.base_url

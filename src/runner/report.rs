@@ -20,6 +20,7 @@ use crate::report::coverage::InputCoverage;
 use crate::report::statements::{CheckedBy, StatementCoverage, cites, statements};
 use crate::report::{
     CREATED_PETS_FILE, ContractInfo, CreatedPetsInfo, Named, Report, RuleReport, TargetInfo,
+    TargetKind,
 };
 
 /// What a finished run hands the report: each stage's findings.
@@ -70,8 +71,8 @@ impl Report {
             },
             target,
             seed: config.seed,
-            cases_per_property: run.cases,
-            gate: config.gate.as_str().into(),
+            cases_per_property: config.cases.at_least_one(),
+            gate: config.gate,
             started_at: humantime::format_rfc3339_seconds(finished.started_at).to_string(),
             finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
             duration_ms: finished.started.elapsed().as_millis() as u64,
@@ -105,8 +106,8 @@ fn target_info(finished: &Finished, stopped_answering: Option<String>) -> Target
     TargetInfo {
         base_url: finished.base_url.to_string(),
         kind: match config.target {
-            Target::Reference { .. } => "built-in reference server".into(),
-            Target::External { .. } => "external".into(),
+            Target::Reference { .. } => TargetKind::Reference,
+            Target::External { .. } => TargetKind::External,
         },
         faults: finished.target.faults.clone(),
         variants: finished.target.variants.clone(),

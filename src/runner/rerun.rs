@@ -4,8 +4,9 @@
 //! judged under, the target and how it is reached); options that change only where the files
 //! go or how fast requests overlap are left out. Values are quoted for a POSIX shell.
 
-use super::settings::{DEFAULT_CASES, Gate, RunConfig, Target, UNBOUNDED_CASES};
+use super::settings::{DEFAULT_CASES, Gate, RunConfig, Target};
 use crate::execution::{ClientSettings, ProxySetting};
+use crate::report::Cases;
 
 /// `value` as one word of a POSIX shell command.
 pub fn shell_word(value: &str) -> String {
@@ -62,9 +63,10 @@ pub fn command(config: &RunConfig) -> String {
     }
     option("--seed", Some(config.seed.to_string()));
     // Under a budget with no --cases, the budget decides: no case count to repeat.
-    let budget_decides = config.time_budget.is_some() && config.cases == UNBOUNDED_CASES;
-    if config.cases != DEFAULT_CASES && !budget_decides {
-        option("--cases", Some(config.cases.to_string()));
+    if let Cases::Count(cases) = config.cases
+        && cases != DEFAULT_CASES
+    {
+        option("--cases", Some(cases.to_string()));
     }
     if let Some(budget) = config.time_budget {
         option(
@@ -184,7 +186,7 @@ mod tests {
     fn a_run_under_a_budget_does_not_repeat_the_unbounded_case_count() {
         let mut config = RunConfig::reference(7);
         config.time_budget = Some(std::time::Duration::from_secs(20));
-        config.cases = UNBOUNDED_CASES;
+        config.cases = Cases::UntilDeadline;
         config.gate = Gate::All;
         config.category_ids = vec![1, 2];
         config.libtest.filter = Some("list-pets/limit".into());

@@ -11,7 +11,7 @@ use libtest_mimic::Arguments;
 use crate::engine::run::DEFAULT_MAX_TRANSPORT_FAILURES;
 use crate::execution::ClientSettings;
 use crate::reference::{Fault, Variant};
-use crate::report::Report;
+use crate::report::{Cases, Report};
 
 /// What the run is pointed at.
 #[derive(Debug, Clone)]
@@ -36,7 +36,8 @@ pub struct RunConfig {
     /// environment variable `api_key_env`.
     pub api_key_source: Option<String>,
     pub seed: u64,
-    pub cases: u32,
+    /// Generated cases per property rule: `--cases`, or until the time budget's deadline.
+    pub cases: Cases,
     pub report_dir: Option<PathBuf>,
     pub schemas: Option<PathBuf>,
     pub cases_dir: Option<PathBuf>,
@@ -93,7 +94,7 @@ impl RunConfig {
             api_key_env: "PETSTORE_API_KEY".into(),
             api_key_source: None,
             seed,
-            cases: DEFAULT_CASES,
+            cases: Cases::Count(DEFAULT_CASES),
             report_dir: None,
             schemas: None,
             cases_dir: None,
@@ -153,9 +154,9 @@ pub fn default_bound(config: &RunConfig) -> Duration {
         .timeout
         .saturating_add(client.max_throttle_wait)
         .saturating_mul(2);
-    let chain =
-        (client.timeout / 10).saturating_mul(BOUND_ROUND_TRIPS.saturating_add(config.cases));
-    let requests = BOUND_REQUESTS + BOUND_REQUESTS_PER_CASE * f64::from(config.cases);
+    let chain = (client.timeout / 10)
+        .saturating_mul(BOUND_ROUND_TRIPS.saturating_add(config.cases.limit()));
+    let requests = BOUND_REQUESTS + BOUND_REQUESTS_PER_CASE * f64::from(config.cases.limit());
     let paced = client
         .rate
         .filter(|rate| *rate > 0.0)
@@ -186,7 +187,6 @@ pub(super) fn bound(config: &RunConfig) -> (Duration, String) {
 /// Generated cases per property rule by default: enough to find the shallow mistakes, small
 /// enough that the whole suite against the reference takes about a second.
 pub const DEFAULT_CASES: u32 = 32;
-pub use crate::report::UNBOUNDED_CASES;
 
 /// Trials run at once by default: rules wait on the network (or on a fixture another rule is
 /// building), not on the CPU; the requests in flight are capped by `--concurrency` anyway. As
@@ -213,7 +213,7 @@ mod tests {
         assert_eq!(default_bound(&config), Duration::from_secs(176));
         config.client.timeout = Duration::from_secs(1);
         config.client.max_throttle_wait = Duration::ZERO;
-        config.cases = 0;
+        config.cases = Cases::Count(0);
         assert_eq!(default_bound(&config), Duration::from_millis(8400));
         // Its requests at --rate: 1000 at 10 a second.
         config.client.rate = Some(10.0);

@@ -242,7 +242,7 @@ fn populate(
         contract,
         new_pet_schema,
         seed: config.seed,
-        cases: config.cases.max(1),
+        cases: config.cases.at_least_one().limit(),
         concurrency: config.client.concurrency.max(1),
         categories: crate::generation::Categories(config.category_ids.clone()),
         deadline,

@@ -81,7 +81,7 @@ fn run_rows(report: &Report) -> Vec<(&'static str, String)> {
     let mut target = format!(
         "<code id=\"target\">{}</code> ({})",
         escape(&report.target.base_url),
-        escape(&report.target.kind)
+        escape(report.target.kind.as_str())
     );
     if let Some(server) = &report.target.server {
         let _ = write!(target, ", <code>Server: {}</code>", escape(server));
@@ -108,8 +108,8 @@ fn run_rows(report: &Report) -> Vec<(&'static str, String)> {
         "Gate",
         format!(
             "<code>{}</code> · {}",
-            escape(&report.gate),
-            crate::report::citation::cases_per_property(report.cases_per_property)
+            escape(report.gate.as_str()),
+            report.cases_per_property.per_property()
         ),
     ));
     rows.push((

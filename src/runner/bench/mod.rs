@@ -255,7 +255,7 @@ pub fn throughput(budget: Duration) -> Result<Throughput, String> {
     let dir = scratch("throughput");
     let mut config = RunConfig::reference(2);
     config.time_budget = Some(budget);
-    config.cases = 1_000_000;
+    config.cases = crate::report::Cases::UntilDeadline;
     quiet(&mut config, &dir);
     let cpu = cpu_time();
     let started = Instant::now();
