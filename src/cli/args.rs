@@ -230,26 +230,6 @@ pub(super) fn parse_variants(names: &[String]) -> Result<BTreeSet<Variant>, RunE
     parse_names(names, Variant::parse, "variant")
 }
 
-/// Whether a base URL names this machine: such a target is never reached through a proxy of
-/// the environment (the registry proxy of a CI runner), only through an explicit --proxy.
-pub(super) fn is_loopback(base_url: &str) -> bool {
-    let host = base_url
-        .split_once("://")
-        .map_or(base_url, |(_, rest)| rest)
-        .split(['/', '?', '#'])
-        .next()
-        .unwrap_or_default();
-    let host = host.rsplit_once('@').map_or(host, |(_, host)| host);
-    let host = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => host.split(':').next().unwrap_or_default(),
-    };
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
 /// A file of settings an option names (a certificate, a key), read with a bound.
 pub(super) fn read_file(option: &str, file: &Path) -> Result<Vec<u8>, RunError> {
     use petstore_conformance::execution::files;

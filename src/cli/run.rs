@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::args::{RunArgs, check_limits, is_loopback, parse_faults, parse_variants, read_file};
+use super::args::{RunArgs, check_limits, parse_faults, parse_variants, read_file};
 use super::evidence;
 use super::options;
 use super::profiles;
@@ -17,7 +17,7 @@ use petstore_conformance::report::Conformance;
 use petstore_conformance::runner::progress::{ColorChoice, Tone, paint, wants_color};
 use petstore_conformance::runner::regressions;
 use petstore_conformance::runner::{self, DEFAULT_CASES, RunError};
-use petstore_conformance::runner::{RunConfig, Target};
+use petstore_conformance::runner::{KeySource, RunConfig, Target};
 use petstore_conformance::seed::random_seed;
 
 /// What the options of `run` come to: a configuration to run, or a command already answered
@@ -57,7 +57,7 @@ pub(super) fn configure(
     check_limits(&args, args.selection.test_threads)?;
     let faults = parse_faults(&args.reference_faults)?;
     let variants = parse_variants(&args.reference_variants)?;
-    let (target, api_key_source) = target(&args, faults, variants)?;
+    let (target, key_source) = target(&args, faults, variants)?;
     let seed = args.seed.unwrap_or_else(random_seed);
     let mut libtest = args.selection.to_libtest();
     // libtest's own lines (stdout, off a terminal) follow --color and NO_COLOR too.
@@ -73,7 +73,7 @@ pub(super) fn configure(
     let listing = libtest.list;
     let proxy = match (&args.proxy, &target) {
         (Some(url), _) => ProxySetting::Explicit(url.clone()),
-        (None, Target::External { base_url, .. }) if !is_loopback(base_url) => {
+        (None, Target::External { base_url, .. }) if !base_url.is_loopback() => {
             ProxySetting::Environment
         }
         _ => ProxySetting::Direct,
@@ -93,7 +93,7 @@ pub(super) fn configure(
     let config = RunConfig {
         target,
         api_key_env: args.api_key_env,
-        api_key_source,
+        key_source,
         seed,
         cases: match (args.cases, args.time_budget) {
             (Some(cases), _) => Cases::Count(cases),
@@ -205,8 +205,11 @@ fn target(
     args: &RunArgs,
     faults: BTreeSet<Fault>,
     variants: BTreeSet<Variant>,
-) -> Result<(Target, Option<String>), RunError> {
-    let mut api_key_source = None;
+) -> Result<(Target, KeySource), RunError> {
+    let key_source = match &args.api_key_file {
+        Some(file) => KeySource::File(file.clone()),
+        None => KeySource::Variable(args.api_key_env.clone()),
+    };
     let target = match args.base_url.clone() {
         Some(base_url) => {
             if !faults.is_empty() || !variants.is_empty() || args.reference_latency.is_some() {
@@ -223,21 +226,16 @@ fn target(
                     .to_string(),
                 None => api_key_from_env(&args.api_key_env)?,
             };
-            let source = match &args.api_key_file {
-                Some(file) => format!("--api-key-file {}", file.display()),
-                None => args.api_key_env.clone(),
-            };
+            let source = key_source.to_string();
             runner::check_api_key(&api_key, &source)?;
             runner::check_key_length(&api_key, &source, args.allow_short_key)?;
-            api_key_source = args
-                .api_key_file
-                .as_ref()
-                .map(|file| format!("--api-key-file {}", file.display()));
+            // Parsed once, here: every later reader has the checked address.
+            let base_url = runner::check_base_url(&base_url)?;
             Target::External { base_url, api_key }
         }
         None => Target::Reference { faults, variants },
     };
-    Ok((target, api_key_source))
+    Ok((target, key_source))
 }
 
 /// The key from the variable `name`; a variable not set says so (not "0 characters").

@@ -23,7 +23,9 @@ mod trials;
 
 pub use error::{EXIT_CODES, RunError, exit_code};
 pub use runtime::runtime;
-pub use settings::{DEFAULT_CASES, DEFAULT_TEST_THREADS, Gate, RunConfig, RunOutcome, Target};
+pub use settings::{
+    DEFAULT_CASES, DEFAULT_TEST_THREADS, Gate, KeySource, RunConfig, RunOutcome, Target,
+};
 pub use stages::execute;
 pub use target::{
     MIN_KEY_LENGTH, SHORT_KEY_NOTE, check_api_key, check_base_url, check_key_length,

@@ -4,7 +4,7 @@
 //! judged under, the target and how it is reached); options that change only where the files
 //! go or how fast requests overlap are left out. Values are quoted for a POSIX shell.
 
-use super::settings::{DEFAULT_CASES, Gate, RunConfig, Target};
+use super::settings::{DEFAULT_CASES, Gate, KeySource, RunConfig, Target};
 use crate::execution::{ClientSettings, ProxySetting};
 use crate::report::Cases;
 
@@ -46,18 +46,16 @@ pub fn command(config: &RunConfig) -> String {
             String::new()
         }
         Target::External { base_url, .. } => {
-            option("--base-url", Some(base_url.clone()));
-            match &config.api_key_source {
+            option("--base-url", Some(base_url.to_string()));
+            match &config.key_source {
+                KeySource::Variable(name) => format!("{name}=... "),
                 // The file is named; the key is not.
-                Some(_) => String::new(),
-                None => format!("{}=... ", config.api_key_env),
+                KeySource::File(_) => String::new(),
             }
         }
     };
-    if let Some(source) = &config.api_key_source
-        && let Some(path) = source.strip_prefix("--api-key-file ")
-    {
-        option("--api-key-file", Some(path.to_string()));
+    if let (Target::External { .. }, KeySource::File(path)) = (&config.target, &config.key_source) {
+        option("--api-key-file", Some(path.display().to_string()));
     } else if config.api_key_env != "PETSTORE_API_KEY" {
         option("--api-key-env", Some(config.api_key_env.clone()));
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use libtest_mimic::Arguments;
 
 use crate::engine::run::DEFAULT_MAX_TRANSPORT_FAILURES;
-use crate::execution::ClientSettings;
+use crate::execution::{BaseUrl, ClientSettings};
 use crate::reference::{Fault, Variant};
 use crate::report::{Cases, Report};
 
@@ -22,7 +22,37 @@ pub enum Target {
         variants: BTreeSet<Variant>,
     },
     /// Any implementation; `base_url` includes `/v1`.
-    External { base_url: String, api_key: String },
+    External { base_url: BaseUrl, api_key: String },
+}
+
+/// Where the API key came from, as a refusal names it and the Re-run line repeats it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// The environment variable of this name (`--api-key-env`; `PETSTORE_API_KEY` unless
+    /// another is named).
+    Variable(String),
+    /// The file `--api-key-file` names.
+    File(PathBuf),
+}
+
+impl KeySource {
+    /// As a refusal of the key names it.
+    pub fn described(&self) -> String {
+        match self {
+            KeySource::Variable(name) => format!("the environment variable {name}"),
+            KeySource::File(path) => format!("--api-key-file {}", path.display()),
+        }
+    }
+}
+
+impl std::fmt::Display for KeySource {
+    /// As a check of the key's text names it, before the reason.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeySource::Variable(name) => f.write_str(name),
+            KeySource::File(path) => write!(f, "--api-key-file {}", path.display()),
+        }
+    }
 }
 
 pub use crate::catalogue::Gate;
@@ -30,11 +60,10 @@ pub use crate::catalogue::Gate;
 #[derive(Debug, Clone)]
 pub struct RunConfig {
     pub target: Target,
-    /// Name of the environment variable the key came from, for curl lines.
+    /// Name of the environment variable curl lines read the key from.
     pub api_key_env: String,
-    /// Where the key came from, as a refusal names it (`--api-key-file PATH`); `None`: the
-    /// environment variable `api_key_env`.
-    pub api_key_source: Option<String>,
+    /// Where the key came from.
+    pub key_source: KeySource,
     pub seed: u64,
     /// Generated cases per property rule: `--cases`, or until the time budget's deadline.
     pub cases: Cases,
@@ -92,7 +121,7 @@ impl RunConfig {
                 variants: BTreeSet::new(),
             },
             api_key_env: "PETSTORE_API_KEY".into(),
-            api_key_source: None,
+            key_source: KeySource::Variable("PETSTORE_API_KEY".into()),
             seed,
             cases: Cases::Count(DEFAULT_CASES),
             report_dir: None,
