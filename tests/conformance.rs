@@ -57,8 +57,8 @@ fn run_rule(seed: u64, fault: Fault, rule_id: &str) -> Result<Report, Failed> {
 
 /// Runs `config` on this repository's cases and schemas, its libtest log removed after.
 fn execute(mut config: RunConfig) -> Result<petstore_conformance::runner::RunOutcome, Failed> {
-    config.cases_dir = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases"));
-    config.schemas = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas"));
+    config.options.cases_dir = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases"));
+    config.options.schemas = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas"));
     let log = config.libtest.logfile.clone();
     let outcome = stages::execute(config).map_err(|e| Failed::from(e.to_string()))?;
     if let Some(log) = log {
@@ -83,17 +83,17 @@ fn run_gated(
     gate: Gate,
 ) -> Result<(Report, u8), Failed> {
     let mut config = RunConfig::reference(seed);
-    config.gate = gate;
+    config.options.gate = gate;
     config.libtest = quiet_args();
     // Variants that need the run configured for them, as a user would for such a store.
     if variants.contains(&Variant::KnownCategories) {
-        config.category_ids = (1..=10).collect();
+        config.options.category_ids = (1..=10).collect();
     }
     if variants.contains(&Variant::SlowGateway) {
         // Under its limit; the rules that send the most valid pets (the whole suite at this
         // rate is tests/cli.rs's).
-        config.client.rate = Some(38.0);
-        config.cases = petstore_conformance::report::Cases::Count(4);
+        config.options.rate = Some(38.0);
+        config.options.cases = Some(4);
         config.libtest.filter = Some("create-pet/valid".into());
     }
     config.target = Target::Reference { faults, variants };

@@ -16,7 +16,7 @@ use petstore_conformance::reference::{
 };
 use petstore_conformance::report::{Cases, Report, TargetKind, terminal};
 use petstore_conformance::runner::Target;
-use petstore_conformance::runner::{self, DEFAULT_CASES, RunError};
+use petstore_conformance::runner::{self, RunError};
 use petstore_conformance::seed::random_seed;
 
 pub(super) fn serve(args: ServeArgs) -> Result<u8, RunError> {
@@ -136,26 +136,28 @@ pub(super) fn replay(
         ReplayTarget {
             base_url,
             api_key: api_key.clone(),
-            settings: config.client.clone(),
+            settings: config.client_settings(),
         },
     )?;
     show_exchange(&exchange, &api_key);
     // Judged again: the rule alone, with the report's seed and cases, on the same target.
-    config.seed = report.seed;
-    config.cases = match report.cases_per_property {
-        Cases::UntilDeadline => Cases::Count(DEFAULT_CASES),
-        count => count,
+    let options = &mut config.options;
+    options.seed = Some(report.seed);
+    options.cases = match report.cases_per_property {
+        Cases::Count(count) => Some(count),
+        // Not again until a deadline: no budget here.
+        Cases::UntilDeadline => None,
     };
-    config.time_budget = None;
-    config.libtest = libtest_mimic::Arguments {
-        filter: Some(rule.to_string()),
-        exact: true,
-        ..libtest_mimic::Arguments::default()
-    };
-    config.report_dir = None;
+    options.time_budget = None;
+    options.filter = Some(rule.to_string());
+    options.exact = true;
+    options.skip = Vec::new();
+    options.test_threads = None;
+    options.report_dir = None;
+    options.request_log = None;
+    options.har = None;
+    config.libtest = libtest_mimic::Arguments::default();
     config.regressions = None;
-    config.request_log = None;
-    config.har = None;
     config.announce = false;
     config.progress = false;
     let outcome = runner::execute(config)?;

@@ -3,20 +3,19 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use super::args::{RunArgs, check_limits, parse_faults, parse_variants, read_file};
 use super::evidence;
 use super::options;
 use super::profiles;
 use petstore_conformance::catalogue::Catalogue;
-use petstore_conformance::execution::{ClientSettings, ProxySetting, files};
+use petstore_conformance::execution::files;
 use petstore_conformance::reference::{Fault, Variant};
-use petstore_conformance::report::Cases;
 use petstore_conformance::report::Conformance;
+use petstore_conformance::runner::options::RunOptions;
 use petstore_conformance::runner::progress::{ColorChoice, Tone, paint, wants_color};
 use petstore_conformance::runner::regressions;
-use petstore_conformance::runner::{self, DEFAULT_CASES, RunError};
+use petstore_conformance::runner::{self, RunError};
 use petstore_conformance::runner::{KeySource, RunConfig, Target};
 use petstore_conformance::seed::random_seed;
 
@@ -40,127 +39,88 @@ pub(super) fn configure(
     matches: &clap::ArgMatches,
 ) -> Result<Configured, RunError> {
     let profile = profiles::load(args.config.as_deref(), args.profile.as_deref())?;
-    let sources = profiles::apply(&mut args, matches, profile)?;
+    let sources = profiles::apply(&mut args.options, matches, profile);
+    let mut options = args.options;
     if args.print_config {
-        print_config(&args, sources);
+        print_config(&options, sources);
         return Ok(Configured::Answered(0));
     }
-    if args.selection.list {
+    if args.list {
         options::quiet_on_closed_pipe();
-        let catalogue = Catalogue::load(args.cases_dir.as_deref())?;
-        print!("{}", args.selection.list(&catalogue));
+        let catalogue = Catalogue::load(options.cases_dir.as_deref())?;
+        print!("{}", options::list(&options, args.format, &catalogue));
         return Ok(Configured::Answered(0));
     }
-    warn_cases_beside_budget(&args, &sources);
-    evidence::check_api_key_env(&args.api_key_env)?;
-    let sign_key = evidence::load_sign_key(args.sign_key.as_deref())?;
-    check_limits(&args, args.selection.test_threads)?;
-    let faults = parse_faults(&args.reference_faults)?;
-    let variants = parse_variants(&args.reference_variants)?;
-    let (target, key_source) = target(&args, faults, variants)?;
-    let seed = args.seed.unwrap_or_else(random_seed);
-    let mut libtest = args.selection.to_libtest();
+    warn_cases_beside_budget(&options, &sources);
+    evidence::check_api_key_env(&options.api_key_env)?;
+    let sign_key = evidence::load_sign_key(options.sign_key.as_deref())?;
+    check_limits(&options)?;
+    let faults = parse_faults(&options.reference_faults)?;
+    let variants = parse_variants(&options.reference_variants)?;
+    let (target, key_source) = target(&options, faults, variants)?;
+    options.seed = Some(options.seed.unwrap_or_else(random_seed));
     // libtest's own lines (stdout, off a terminal) follow --color and NO_COLOR too.
     let choice = matches
         .get_one::<ColorChoice>("color")
         .copied()
         .unwrap_or_default();
-    libtest.color = Some(match choice {
-        ColorChoice::Always => libtest_mimic::ColorSetting::Always,
-        ColorChoice::Auto if wants_color(choice, true) => libtest_mimic::ColorSetting::Auto,
-        _ => libtest_mimic::ColorSetting::Never,
-    });
-    let listing = libtest.list;
-    let proxy = match (&args.proxy, &target) {
-        (Some(url), _) => ProxySetting::Explicit(url.clone()),
-        (None, Target::External { base_url, .. }) if !base_url.is_loopback() => {
-            ProxySetting::Environment
-        }
-        _ => ProxySetting::Direct,
+    let libtest = libtest_mimic::Arguments {
+        color: Some(match choice {
+            ColorChoice::Always => libtest_mimic::ColorSetting::Always,
+            ColorChoice::Auto if wants_color(choice, true) => libtest_mimic::ColorSetting::Auto,
+            _ => libtest_mimic::ColorSetting::Never,
+        }),
+        ..libtest_mimic::Arguments::default()
     };
-    let client_identity = match (&args.client_cert, &args.client_key) {
+    let client_identity = match (&options.client_cert, &options.client_key) {
         (Some(cert), Some(key)) => Some((
             read_file("--client-cert", cert)?,
             read_file("--client-key", key)?,
         )),
         _ => None,
     };
-    if args.insecure {
+    let ca_certificates = match &options.ca_cert {
+        Some(file) => vec![read_file("--ca-cert", file)?],
+        None => Vec::new(),
+    };
+    if options.insecure {
         eprintln!(
             "petstore-conformance: --insecure: TLS certificates are NOT verified (recorded in the report)"
         );
     }
-    let config = RunConfig {
-        target,
-        api_key_env: args.api_key_env,
-        key_source,
-        seed,
-        cases: match (args.cases, args.time_budget) {
-            (Some(cases), _) => Cases::Count(cases),
-            (None, Some(_)) => Cases::UntilDeadline,
-            (None, None) => Cases::Count(DEFAULT_CASES),
-        },
-        report_dir: Some(args.report_dir),
-        schemas: args.schemas,
-        cases_dir: args.cases_dir,
-        gate: args.gate,
-        client: ClientSettings {
-            timeout: Duration::from_secs(args.timeout),
-            body_cap: args.body_cap,
-            ca_certificates: match &args.ca_cert {
-                Some(file) => vec![read_file("--ca-cert", file)?],
-                None => Vec::new(),
-            },
-            insecure: args.insecure,
-            http2_prior_knowledge: args.http2_prior_knowledge,
-            rate: args.rate,
-            max_throttle_wait: Duration::from_secs(args.max_throttle_wait),
-            concurrency: args.concurrency,
-            extra_headers: args.headers,
-            client_identity,
-            proxy,
-            ..ClientSettings::default()
-        },
-        read_only: args.read_only,
-        category_ids: args.category_ids,
-        libtest,
-        regressions: if args.no_regressions {
-            None
-        } else {
-            args.regressions.or_else(|| {
-                Path::new("cases")
-                    .is_dir()
-                    .then(|| PathBuf::from(regressions::DEFAULT_FILE))
-            })
-        },
-        time_budget: args.time_budget.map(Duration::from_secs),
-        request_log: args.request_log,
-        har: args.har,
-        max_transport_failures: args.max_transport_failures,
-        announce: !listing,
-        progress: !args.no_progress && {
-            use std::io::IsTerminal;
-            std::io::stderr().is_terminal() && std::io::stdout().is_terminal()
-        },
-        color: super::stderr_color(),
-        reference_latency: args.reference_latency.unwrap_or_default(),
-        known_failures: args.known_failures,
-        known_failures_listed: args.known_failures_listed,
-        product: args.product,
-        product_version: args.product_version,
-        partition: args.partition,
-        sign_key,
-        short_key_allowed: args.allow_short_key,
+    let regressions = if options.no_regressions {
+        None
+    } else {
+        options.regressions.clone().or_else(|| {
+            Path::new("cases")
+                .is_dir()
+                .then(|| PathBuf::from(regressions::DEFAULT_FILE))
+        })
     };
-    Ok(Configured::Run(Box::new(config)))
+    let progress = !options.no_progress && {
+        use std::io::IsTerminal;
+        std::io::stderr().is_terminal() && std::io::stdout().is_terminal()
+    };
+    Ok(Configured::Run(Box::new(RunConfig {
+        options,
+        target,
+        key_source,
+        regressions,
+        ca_certificates,
+        client_identity,
+        sign_key,
+        libtest,
+        announce: true,
+        progress,
+        color: super::stderr_color(),
+    })))
 }
 
 /// Both bound generation; the case count, set, is the one that ends it first unless the
 /// target is slow: say so, and where each came from (a profile's `cases` is easy to forget
 /// beside a budget given on the command line).
-fn warn_cases_beside_budget(args: &RunArgs, sources: &profiles::Sources) {
-    if let (Some(budget), Some(cases), false) = (args.time_budget, args.cases, args.selection.list)
-    {
+fn warn_cases_beside_budget(options: &RunOptions, sources: &profiles::Sources) {
+    if let (Some(budget), Some(cases)) = (options.time_budget, options.cases) {
         let from = |name: &str| {
             sources
                 .iter()
@@ -171,14 +131,14 @@ fn warn_cases_beside_budget(args: &RunArgs, sources: &profiles::Sources) {
         eprintln!(
             "petstore-conformance: cases = {cases} ({}) bounds the run: each property rule stops at {cases} generated cases; --time-budget {} ({}) only cuts it short. Leave cases unset to let the budget bound it.",
             from("cases"),
-            humantime::format_duration(Duration::from_secs(budget)),
+            budget,
             from("time_budget"),
         );
     }
 }
 
 /// `--print-config`: the merged options and where each came from, every key redacted.
-fn print_config(args: &RunArgs, sources: profiles::Sources) {
+fn print_config(options: &RunOptions, sources: profiles::Sources) {
     // Values pass the redaction of evidence: a URL's userinfo and query, a key given
     // where a variable's name belongs.
     let shown: profiles::Sources = sources
@@ -190,10 +150,10 @@ fn print_config(args: &RunArgs, sources: profiles::Sources) {
         .collect();
     // And the key, wherever it was put (a header's value, a profile's header).
     let redactor = evidence::keys_redactor(
-        &[args.api_key_env.clone(), "PETSTORE_API_KEY".into()],
-        args.api_key_file.as_deref(),
+        &[options.api_key_env.clone(), "PETSTORE_API_KEY".into()],
+        options.api_key_file.as_deref(),
         &[],
-        args.allow_short_key,
+        options.allow_short_key,
     );
     print!("{}", redactor.redact(&profiles::render(&shown)));
 }
@@ -202,33 +162,33 @@ fn print_config(args: &RunArgs, sources: profiles::Sources) {
 /// URL given with the key from its variable or file (and where that key came from, for a
 /// refusal to name).
 fn target(
-    args: &RunArgs,
+    options: &RunOptions,
     faults: BTreeSet<Fault>,
     variants: BTreeSet<Variant>,
 ) -> Result<(Target, KeySource), RunError> {
-    let key_source = match &args.api_key_file {
+    let key_source = match &options.api_key_file {
         Some(file) => KeySource::File(file.clone()),
-        None => KeySource::Variable(args.api_key_env.clone()),
+        None => KeySource::Variable(options.api_key_env.clone()),
     };
-    let target = match args.base_url.clone() {
+    let target = match options.base_url.clone() {
         Some(base_url) => {
-            if !faults.is_empty() || !variants.is_empty() || args.reference_latency.is_some() {
+            if !faults.is_empty() || !variants.is_empty() || options.reference_latency.is_some() {
                 return Err(RunError::Config(
                     "--reference-fault, --reference-variant and --reference-latency apply to the built-in reference only".into(),
                 ));
             }
-            let api_key = match &args.api_key_file {
+            let api_key = match &options.api_key_file {
                 Some(file) => files::read_text(file, files::SETTINGS_CAP)
                     .map_err(|e| {
                         RunError::Config(format!("--api-key-file {}: {e}", file.display()))
                     })?
                     .trim()
                     .to_string(),
-                None => api_key_from_env(&args.api_key_env)?,
+                None => api_key_from_env(&options.api_key_env)?,
             };
             let source = key_source.to_string();
             runner::check_api_key(&api_key, &source)?;
-            runner::check_key_length(&api_key, &source, args.allow_short_key)?;
+            runner::check_key_length(&api_key, &source, options.allow_short_key)?;
             // Parsed once, here: every later reader has the checked address.
             let base_url = runner::check_base_url(&base_url)?;
             Target::External { base_url, api_key }

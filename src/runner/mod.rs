@@ -7,6 +7,8 @@ pub mod bench;
 pub mod error;
 pub mod interrupts;
 pub mod known;
+mod option_values;
+pub mod options;
 pub mod progress;
 pub mod regressions;
 mod relay;

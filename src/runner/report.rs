@@ -70,9 +70,9 @@ impl Report {
                 cases: catalogue.source.clone(),
             },
             target,
-            seed: config.seed,
-            cases_per_property: config.cases.at_least_one(),
-            gate: config.gate,
+            seed: config.seed(),
+            cases_per_property: config.cases().at_least_one(),
+            gate: config.options.gate,
             started_at: humantime::format_rfc3339_seconds(finished.started_at).to_string(),
             finished_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
             duration_ms: finished.started.elapsed().as_millis() as u64,
@@ -89,7 +89,10 @@ impl Report {
             partition: finished.shard,
             merged: None,
             statements,
-            redaction: config.short_key_allowed.then(|| SHORT_KEY_NOTE.to_string()),
+            redaction: config
+                .options
+                .allow_short_key
+                .then(|| SHORT_KEY_NOTE.to_string()),
             created_pets: CreatedPetsInfo {
                 count: run.fixtures.created.count(),
                 file: finished.report_dir.then(|| CREATED_PETS_FILE.to_string()),
@@ -111,14 +114,14 @@ fn target_info(finished: &Finished, stopped_answering: Option<String>) -> Target
         },
         faults: finished.target.faults.clone(),
         variants: finished.target.variants.clone(),
-        tls_verification: !config.client.insecure,
+        tls_verification: !config.options.insecure,
         http_version: first
             .and_then(|p| p.response.as_ref())
             .map(|r| r.version.clone())
             .unwrap_or_default(),
         stopped_answering,
-        product: config.product.clone(),
-        product_version: config.product_version.clone(),
+        product: config.options.product.clone(),
+        product_version: config.options.product_version.clone(),
         server: first.and_then(|p| p.header("server")).map(String::from),
     }
 }

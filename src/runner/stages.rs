@@ -34,7 +34,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     let listing = config.libtest.list;
     // Heard from the start: a signal while loading or during the preflight still ends in this
     // run's report, marked interrupted.
-    let interrupts = RunInterrupts::listen(config.report_dir.clone().filter(|_| !listing));
+    let interrupts = RunInterrupts::listen(config.options.report_dir.clone().filter(|_| !listing));
     let configured = configure(&config)?;
     let (connected, client, stops) = connect(&config, &clock, &interrupts)?;
     let preflight = if listing {
@@ -47,7 +47,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         known,
         report_dir,
     } = configured;
-    let deadline = clock.deadline(config.time_budget.map(generation_budget));
+    let deadline = clock.deadline(config.time_budget().map(generation_budget));
     let (run, catalogue) = populate(
         &config,
         loaded,
@@ -60,12 +60,13 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         eprintln!(
             "petstore-conformance {}: seed {seed} (replay with --seed {seed})",
             crate::SUITE_VERSION,
-            seed = config.seed
+            seed = config.seed()
         );
     }
     let shard = config
+        .options
         .partition
-        .map(|partition| super::shards::record(&config.libtest, &catalogue, partition));
+        .map(|partition| super::shards::record(&config.libtest_args(), &catalogue, partition));
     let Some(results) = judge(&config, &catalogue, &run, &known, shard.as_ref())? else {
         return Ok(RunOutcome {
             report: None,
@@ -131,16 +132,17 @@ fn configure(config: &RunConfig) -> Result<Configured, RunError> {
         ));
     }
     let loaded = load(config)?;
-    let mut known = match &config.known_failures {
+    let mut known = match &config.options.known_failures_file {
         Some(path) => super::known::load(path, &loaded.catalogue)?,
         None => KnownFailures::new(),
     };
-    if !config.known_failures_listed.is_empty() {
-        let listed = super::known::checked(config.known_failures_listed.clone(), &loaded.catalogue)
-            .map_err(|e| RunError::Config(format!("known_failures of the profile: {e}")))?;
+    if !config.options.known_failures.is_empty() {
+        let listed =
+            super::known::checked(config.options.known_failures.clone(), &loaded.catalogue)
+                .map_err(|e| RunError::Config(format!("known_failures of the profile: {e}")))?;
         known.extend(listed);
     }
-    let report_dir = match &config.report_dir {
+    let report_dir = match &config.options.report_dir {
         Some(dir) if !config.libtest.list => Some(
             ReportDir::prepare(dir)
                 .map_err(|e| RunError::Config(format!("{e}; choose another with --report-dir")))?,
@@ -177,13 +179,13 @@ fn connect(
     let (bound, bound_name) = bound(config);
     let stops = Stops::new(
         Halt::until(clock.deadline(Some(bound)), &bound_name),
-        config.max_transport_failures,
-        config.client.max_throttle_wait,
+        config.options.max_transport_failures,
+        config.options.max_throttle_wait.duration(),
     );
     let client = Client::new(
         &target.base_url,
         &target.api_key,
-        config.client.clone(),
+        config.client_settings(),
         runtime.handle().clone(),
     )?
     .cancelled_by(interrupts.cancelled())
@@ -241,25 +243,25 @@ fn populate(
         client,
         contract,
         new_pet_schema,
-        seed: config.seed,
-        cases: config.cases.at_least_one().limit(),
-        concurrency: config.client.concurrency.max(1),
-        categories: crate::generation::Categories(config.category_ids.clone()),
+        seed: config.seed(),
+        cases: config.cases().at_least_one().limit(),
+        concurrency: config.options.concurrency.max(1),
+        categories: crate::generation::Categories(config.options.category_ids.clone()),
         deadline,
         stops,
         regressions,
         request_log,
         har,
-        prefix: run_prefix(config.seed),
+        prefix: run_prefix(config.seed()),
         fixtures: Fixtures::new(created),
         observations: Observations::default(),
-        read_only: config.read_only,
+        read_only: config.options.read_only,
         sent: Default::default(),
         first_pass_left: Default::default(),
         quiet_unanswered: Default::default(),
         space,
         input_tally: Default::default(),
-        worker_slots: WorkerSlots::for_concurrency(config.client.concurrency),
+        worker_slots: WorkerSlots::for_concurrency(config.options.concurrency),
     });
     if let Some(answers) = preflight {
         run.record_all("preflight", answers);
@@ -270,7 +272,7 @@ fn populate(
 
 /// `--request-log FILE`, or none (with a warning) when it cannot be created.
 fn request_log(config: &RunConfig) -> Option<Mutex<std::io::BufWriter<std::fs::File>>> {
-    let path = config.request_log.as_ref()?;
+    let path = config.options.request_log.as_ref()?;
     crate::execution::files::create(path)
         .map_err(|e| {
             eprintln!(
@@ -284,7 +286,7 @@ fn request_log(config: &RunConfig) -> Option<Mutex<std::io::BufWriter<std::fs::F
 
 /// `--har FILE`, or none (with a warning) when it cannot be created.
 fn har(config: &RunConfig) -> Option<crate::execution::har::Har> {
-    let path = config.har.as_ref()?;
+    let path = config.options.har.as_ref()?;
     crate::execution::har::Har::create(path)
         .map_err(|e| {
             eprintln!(
@@ -358,8 +360,8 @@ fn report_stage(
             let signing = config.sign_key.as_deref().map(|key| (key, &configuration));
             // The side files this run wrote (one it could not create is not its own).
             let beside: Vec<&std::path::Path> = [
-                (&config.request_log, run.request_log.is_some()),
-                (&config.har, run.har.is_some()),
+                (&config.options.request_log, run.request_log.is_some()),
+                (&config.options.har, run.har.is_some()),
             ]
             .into_iter()
             .filter_map(|(path, written)| path.as_deref().filter(|_| written))

@@ -47,7 +47,7 @@ pub(super) fn tally(
         let entry = known.get(&rule.id);
         let failed = matches!(result.verdict, Verdict::Failed(_));
         let excused = failed && entry.is_some_and(|entry| !entry.expired(&today));
-        let gated_failure = failed && !excused && config.gate.gates(rule.level);
+        let gated_failure = failed && !excused && config.options.gate.gates(rule.level);
         totals.rules += 1;
         match (&result.verdict, rule.level) {
             _ if excused => {
@@ -68,7 +68,7 @@ pub(super) fn tally(
             // Reported under the verdict; only certification needs every rule decided.
             (Verdict::NotDecidable { .. }, level) => {
                 totals.not_decidable += 1;
-                required_undecided |= config.gate.needs_decided(level);
+                required_undecided |= config.options.gate.needs_decided(level);
             }
         }
         let mut report = RuleReport::new(
@@ -77,7 +77,7 @@ pub(super) fn tally(
             gated_failure,
             result.cases_run,
             result.duration_ms,
-            &config.api_key_env,
+            &config.options.api_key_env,
         );
         report.round_trips = result.round_trips;
         report.transport_cuts = result.transport_cuts;

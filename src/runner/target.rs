@@ -63,9 +63,10 @@ pub(super) struct Loaded {
 
 /// The contract, the catalogue and the saved counterexamples; every error names its file.
 pub(super) fn load(config: &RunConfig) -> Result<Loaded, RunError> {
-    let contract = Contract::load(config.schemas.as_deref())?;
-    let catalogue = Catalogue::load(config.cases_dir.as_deref())?;
-    let space = crate::generation::space::RequestSpace::load(config.cases_dir.as_deref())
+    let options = &config.options;
+    let contract = Contract::load(options.schemas.as_deref())?;
+    let catalogue = Catalogue::load(options.cases_dir.as_deref())?;
+    let space = crate::generation::space::RequestSpace::load(options.cases_dir.as_deref())
         .map_err(|e| RunError::Config(e.to_string()))?;
     let new_pet_schema = Schemas::new(&contract).flatten(&contract, SchemaName::NewPet)?;
     for note in crate::generation::check_caps(&new_pet_schema, "NewPet")? {
@@ -105,7 +106,7 @@ pub(super) fn start_target(
                 runtime,
                 faults.clone(),
                 variants.clone(),
-                config.reference_latency,
+                config.options.reference_latency.unwrap_or_default(),
             )?;
             Ok(Started {
                 base_url: server.base_url.clone(),

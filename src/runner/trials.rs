@@ -85,7 +85,7 @@ pub(super) fn run_trials(
     shard: Option<&crate::catalogue::partition::ShardRecord>,
 ) -> Result<Option<Results>, RunError> {
     let today = super::known::today();
-    let mut args = config.libtest.clone();
+    let mut args = config.libtest_args();
     if args.test_threads.is_none() {
         args.test_threads = Some(DEFAULT_TEST_THREADS);
     }
@@ -186,7 +186,7 @@ fn trial(
     let results = Arc::clone(&shared.results);
     let progress = Arc::clone(&shared.progress);
     let rule_owned = rule.clone();
-    let gates = config.gate.gates(rule.level);
+    let gates = config.options.gate.gates(rule.level);
     // A failure on the known list shows as such, not as a failure, while it lasts.
     let excuse = known
         .get(&rule.id)

@@ -108,7 +108,7 @@ pub struct Bench {
 
 fn quiet(config: &mut RunConfig, dir: &Path) {
     config.libtest.logfile = Some(dir.join("libtest.log").display().to_string());
-    config.request_log = Some(dir.join("requests.jsonl"));
+    config.options.request_log = Some(dir.join("requests.jsonl"));
 }
 
 fn lines(path: &Path) -> usize {
@@ -142,7 +142,7 @@ fn suites() -> Result<Vec<SuiteFigure>, String> {
 pub fn suite_at(latency: Duration) -> Result<SuiteFigure, String> {
     let dir = scratch(&format!("suite-{}", latency.as_millis()));
     let mut config = RunConfig::reference(1);
-    config.reference_latency = latency;
+    config.options.reference_latency = Some(latency);
     quiet(&mut config, &dir);
     let started = Instant::now();
     let outcome = stages::execute(config).map_err(|e| e.to_string())?;
@@ -254,8 +254,8 @@ fn raw_ceiling(span: Duration, mix: &[RequestSpec], dir: &Path) -> Result<(f64, 
 pub fn throughput(budget: Duration) -> Result<Throughput, String> {
     let dir = scratch("throughput");
     let mut config = RunConfig::reference(2);
-    config.time_budget = Some(budget);
-    config.cases = crate::report::Cases::UntilDeadline;
+    // No --cases: the budget bounds the run.
+    config.options.time_budget = Some(super::options::Seconds(budget.as_secs()));
     quiet(&mut config, &dir);
     let cpu = cpu_time();
     let started = Instant::now();
