@@ -104,6 +104,7 @@ pub(super) fn read_file(option: &str, file: &Path) -> Result<Vec<u8>, RunError> 
 
 /// Bounds of the numeric options: past them a run would panic, hang, or judge nothing.
 pub(super) const TIMEOUT_SECONDS: std::ops::RangeInclusive<u64> = 1..=3600;
+pub(super) const CONNECT_TIMEOUT_SECONDS: std::ops::RangeInclusive<u64> = 1..=60;
 pub(super) const BODY_CAP_BYTES: std::ops::RangeInclusive<usize> = 1024..=(1 << 30);
 /// The most `--cases` may be: as many as a time budget allows (report.json writes both alike).
 pub(super) const MAX_CASES: u32 = petstore_conformance::report::Cases::UNTIL_DEADLINE;
@@ -150,6 +151,12 @@ pub(super) fn check_limits(options: &RunOptions) -> Result<(), RunError> {
         )))
     }
     within("--timeout", options.timeout.0, &TIMEOUT_SECONDS, " seconds")?;
+    within(
+        "--connect-timeout",
+        options.connect_timeout.0,
+        &CONNECT_TIMEOUT_SECONDS,
+        " seconds",
+    )?;
     within("--body-cap", options.body_cap, &BODY_CAP_BYTES, " bytes")?;
     if let Some(cases) = options.cases {
         within(

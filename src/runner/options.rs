@@ -180,6 +180,10 @@ run_options! {
         /// How long one exchange may take, connect to last byte (1s to 1h; `30s`, or seconds).
         #[arg(long, env = "PETSTORE_TIMEOUT", default_value = "10")]
         [Repeated] timeout: Seconds,
+        /// How long opening a connection may take (1s to 1m; `5s`, or seconds): a target slow
+        /// to accept, behind a gateway that queues connections, may need more.
+        #[arg(long, env = "PETSTORE_CONNECT_TIMEOUT", default_value = "5")]
+        [Repeated] connect_timeout: Seconds,
         /// Bytes of a response body kept, the rest dropped and the body marked truncated (1 KiB to
         /// 1 GiB).
         #[arg(long, env = "PETSTORE_BODY_CAP", default_value_t = 1 << 20)]

@@ -105,6 +105,24 @@ mod tests {
     }
 
     #[test]
+    fn an_option_declared_once_is_on_the_line_the_client_and_a_profile() {
+        let mut config = RunConfig::reference(7);
+        let line = command(&config);
+        assert!(!line.contains("--connect-timeout"), "the default: {line}");
+        assert_eq!(
+            config.client_settings().connect_timeout,
+            std::time::Duration::from_secs(5)
+        );
+        config.options = toml::from_str("connect_timeout = \"20s\"").unwrap();
+        config.options.seed = Some(7);
+        assert!(command(&config).contains("--connect-timeout 20s"));
+        assert_eq!(
+            config.client_settings().connect_timeout,
+            std::time::Duration::from_secs(20)
+        );
+    }
+
+    #[test]
     fn a_secret_header_is_read_from_its_own_variable_on_the_line() {
         let mut config = RunConfig::reference(7);
         config.options.headers = vec![

@@ -152,6 +152,7 @@ impl RunConfig {
         };
         ClientSettings {
             timeout: options.timeout.duration(),
+            connect_timeout: options.connect_timeout.duration(),
             body_cap: options.body_cap,
             ca_certificates: self.ca_certificates.clone(),
             insecure: options.insecure,
@@ -166,7 +167,6 @@ impl RunConfig {
                 .collect(),
             client_identity: self.client_identity.clone(),
             proxy,
-            ..ClientSettings::default()
         }
     }
 
