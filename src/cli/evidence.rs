@@ -53,15 +53,13 @@ pub fn check_api_key_env(name: &str) -> Result<(), RunError> {
 /// variable name that may be the key not at all.
 pub fn shown_config_value(name: &str, value: &str) -> String {
     match name {
-        "base_url" => match value
-            .strip_prefix("Some(\"")
-            .and_then(|v| v.strip_suffix("\")"))
-        {
-            Some(url) => format!(
-                "Some({:?})",
-                petstore_conformance::execution::redact::url_for_display(url)
-            ),
-            None => petstore_conformance::execution::redact::url_for_display(value),
+        // A TOML string: the URL inside its quotes is shown, in its quotes.
+        "base_url" => match serde_json::from_str::<String>(value) {
+            Ok(url) => serde_json::to_string(
+                &petstore_conformance::execution::redact::url_for_display(&url),
+            )
+            .unwrap_or_default(),
+            Err(_) => petstore_conformance::execution::redact::url_for_display(value),
         },
         "api_key_env" if !looks_like_a_variable(value.trim_matches('"')) => {
             "[REDACTED] (not a variable name)".into()
