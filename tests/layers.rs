@@ -116,9 +116,9 @@ fn every_import_points_down() {
     );
 }
 
-/// The sibling modules a file names: `super::name`, `super::{a::.., b}` and
+/// The names a file takes from its own directory: `super::name`, `super::{a::.., b}` and
 /// `crate::<its module path>::name`.
-fn siblings_used(text: &str, module_path: &str, siblings: &[String]) -> Vec<String> {
+fn names_from_its_directory(text: &str, module_path: &str) -> Vec<String> {
     let mut names = Vec::new();
     let ident = |s: &str| -> String {
         s.chars()
@@ -140,6 +140,12 @@ fn siblings_used(text: &str, module_path: &str, siblings: &[String]) -> Vec<Stri
             }
         }
     }
+    names
+}
+
+/// The sibling modules a file names.
+fn siblings_used(text: &str, module_path: &str, siblings: &[String]) -> Vec<String> {
+    let mut names = names_from_its_directory(text, module_path);
     names.retain(|name| siblings.contains(name));
     names
 }
@@ -222,27 +228,7 @@ const NO_PARENT_IMPORTS: [&str; 4] = ["engine", "report", "rules", "runner"];
 /// not a sibling file or directory); a file's own inline test module is not counted.
 fn parent_names_used(text: &str, module_path: &str, siblings: &[String]) -> Vec<String> {
     let text = text.split("#[cfg(test)]").next().unwrap_or(text);
-    let ident = |s: &str| -> String {
-        s.chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect()
-    };
-    let mut prefixes = vec!["super::".to_string()];
-    if !module_path.is_empty() {
-        prefixes.push(format!("crate::{module_path}::"));
-    }
-    let mut names = Vec::new();
-    for prefix in &prefixes {
-        for (at, _) in text.match_indices(prefix.as_str()) {
-            let rest = &text[at + prefix.len()..];
-            if let Some(group) = rest.strip_prefix('{') {
-                let inner = &group[..group.find('}').unwrap_or(group.len())];
-                names.extend(inner.split(',').map(|part| ident(part.trim())));
-            } else {
-                names.push(ident(rest));
-            }
-        }
-    }
+    let mut names = names_from_its_directory(text, module_path);
     names.retain(|name| !name.is_empty() && name != "super" && !siblings.contains(name));
     names.sort();
     names.dedup();
