@@ -331,12 +331,9 @@ fn functions_are_held_to_about_120_lines() {
             "{file} does not turn the function-length lint on"
         );
     }
-    let excused = sources_containing("clippy::too_many_lines,");
-    let mut allowed: Vec<String> = sources_containing("allow(clippy::too_many_lines")
-        .into_iter()
-        .chain(excused)
-        .collect();
-    allowed.sort();
+    // Any other mention of the lint is an allowance (or an expectation) for one more.
+    let mut allowed = sources_containing("clippy::too_many_lines");
+    allowed.retain(|file| file != "lib.rs" && file != "main.rs");
     assert_eq!(
         allowed, LONG_FUNCTIONS_WAITING,
         "functions let past the limit"

@@ -310,7 +310,7 @@ impl Choices {
     /// and HTTP allow. Dimensions that only cost time (a throttling gateway, other clients, a
     /// crowded store, a run that must be told the categories) are drawn rarely or not at all:
     /// the variants' own tests run those.
-    #[expect(
+    #[allow(
         clippy::too_many_lines,
         reason = "split once the probes of issue 28 that change it are merged"
     )]

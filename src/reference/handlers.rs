@@ -9,7 +9,7 @@ pub(super) fn query_pairs(uri: &Uri) -> Vec<(String, String)> {
         .collect()
 }
 
-#[expect(
+#[allow(
     clippy::too_many_lines,
     reason = "split once the probes of issue 28 that change it are merged"
 )]
