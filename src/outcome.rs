@@ -303,6 +303,28 @@ pub enum VerdictKind {
 }
 
 impl VerdictKind {
+    /// Every verdict, from the one that says most against the target to the one that says
+    /// least: failed, a known failure, no verdict reached (inconclusive), none reachable on
+    /// this store, not run (skipped), passed. A report lists its rules in this order, and a
+    /// verdict made of several (a response oracle over the shards of a split run) is the
+    /// first any of them reached: a pass holds only where every part passed.
+    pub const RANKED: [VerdictKind; 6] = [
+        VerdictKind::Failed,
+        VerdictKind::KnownFailure,
+        VerdictKind::Inconclusive,
+        VerdictKind::NotDecidable,
+        VerdictKind::Skipped,
+        VerdictKind::Passed,
+    ];
+
+    /// This verdict's place in [`VerdictKind::RANKED`] (0 first).
+    pub fn rank(self) -> usize {
+        VerdictKind::RANKED
+            .iter()
+            .position(|kind| *kind == self)
+            .unwrap_or(VerdictKind::RANKED.len())
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             VerdictKind::Passed => "passed",

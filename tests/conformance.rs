@@ -12,12 +12,12 @@ mod conforming;
 
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::contract::Contract;
+use petstore_conformance::engine::oracles::rejudge;
 use petstore_conformance::outcome::Exchange;
 use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{FAULTS, Fault, VARIANTS, Variant};
 use petstore_conformance::report::{Conformance, Report};
-use petstore_conformance::rules::responses::rejudge;
-use petstore_conformance::runner::engine;
+use petstore_conformance::runner::stages;
 use petstore_conformance::runner::{Gate, RunConfig, Target};
 
 fn quiet_args() -> Arguments {
@@ -56,13 +56,11 @@ fn run_rule(seed: u64, fault: Fault, rule_id: &str) -> Result<Report, Failed> {
 }
 
 /// Runs `config` on this repository's cases and schemas, its libtest log removed after.
-fn execute(
-    mut config: RunConfig,
-) -> Result<petstore_conformance::runner::engine::RunOutcome, Failed> {
-    config.cases_dir = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases"));
-    config.schemas = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas"));
+fn execute(mut config: RunConfig) -> Result<petstore_conformance::runner::RunOutcome, Failed> {
+    config.options.cases_dir = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases"));
+    config.options.schemas = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas"));
     let log = config.libtest.logfile.clone();
-    let outcome = engine::execute(config).map_err(|e| Failed::from(e.to_string()))?;
+    let outcome = stages::execute(config).map_err(|e| Failed::from(e.to_string()))?;
     if let Some(log) = log {
         let _ = std::fs::remove_file(log);
     }
@@ -85,17 +83,17 @@ fn run_gated(
     gate: Gate,
 ) -> Result<(Report, u8), Failed> {
     let mut config = RunConfig::reference(seed);
-    config.gate = gate;
+    config.options.gate = gate;
     config.libtest = quiet_args();
     // Variants that need the run configured for them, as a user would for such a store.
     if variants.contains(&Variant::KnownCategories) {
-        config.category_ids = (1..=10).collect();
+        config.options.category_ids = (1..=10).collect();
     }
     if variants.contains(&Variant::SlowGateway) {
         // Under its limit; the rules that send the most valid pets (the whole suite at this
         // rate is tests/cli.rs's).
-        config.client.rate = Some(38.0);
-        config.cases = 4;
+        config.options.rate = Some(38.0);
+        config.options.cases = Some(4);
         config.libtest.filter = Some("create-pet/valid".into());
     }
     config.target = Target::Reference { faults, variants };
@@ -517,9 +515,9 @@ fn class_fault_caught(fault: Fault, rule_id: &str) -> Result<(), Failed> {
             .map(|(_, only)| only.iter().copied().collect::<Vec<_>>());
         match only {
             // Exactly its class fails, none beside it.
-            Some(only) if failed != only => Some(format!(
-                "classes failed {failed:?}, not exactly {only:?}"
-            )),
+            Some(only) if failed != only => {
+                Some(format!("classes failed {failed:?}, not exactly {only:?}"))
+            }
             // The coverage table names the failing class.
             None if failed.is_empty() => Some("no class failed in the coverage table".into()),
             _ => None,
@@ -812,7 +810,9 @@ fn certify_needs_every_rule_decided() -> Result<(), Failed> {
         .into());
     }
     let (report, exit_code) = run_gated(31, BTreeSet::new(), variants, Gate::Certify)?;
-    if report.conformance != Conformance::Undetermined || report.gate != "certify" || exit_code != 3
+    if report.conformance != Conformance::Undetermined
+        || report.gate != Gate::Certify
+        || exit_code != 3
     {
         return Err(format!("--gate certify: {:?}, exit {exit_code}", report.conformance).into());
     }

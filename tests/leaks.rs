@@ -130,7 +130,7 @@ fn print_config_shows_no_userinfo_no_query_value_and_no_key_as_a_name() {
     assert_no_key("--print-config", &output);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout.contains("https://[REDACTED]@staging.example/v1?api_key=[REDACTED]"),
+        stdout.contains("= \"https://[REDACTED]@staging.example/v1?api_key=[REDACTED]\""),
         "{stdout}"
     );
     let output = run(

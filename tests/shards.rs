@@ -15,7 +15,7 @@ use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{Fault, Variant};
 use petstore_conformance::report::merge::{Shard, merge};
 use petstore_conformance::report::{Conformance, Report, render_json};
-use petstore_conformance::runner::engine;
+use petstore_conformance::runner::stages;
 use petstore_conformance::runner::{RunConfig, Target};
 
 const SEED: u64 = 0x5eed_0020;
@@ -40,15 +40,15 @@ fn config(seed: u64, faults: &[&str], variants: &[&str]) -> RunConfig {
             .map(|v| Variant::parse(v).unwrap())
             .collect(),
     };
-    config.cases_dir = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases"));
-    config.schemas = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas"));
+    config.options.cases_dir = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases"));
+    config.options.schemas = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas"));
     config
 }
 
 /// One run, as merge reads it: report.json as written, read back.
 fn run(config: RunConfig) -> Report {
     let log = config.libtest.logfile.clone();
-    let outcome = engine::execute(config).expect("the run runs");
+    let outcome = stages::execute(config).expect("the run runs");
     if let Some(log) = log {
         let _ = std::fs::remove_file(log);
     }
@@ -62,7 +62,7 @@ fn shards(seed: u64, faults: &[&str], variants: &[&str], split: &str) -> Vec<Sha
     (1..=3)
         .map(|k| {
             let mut config = config(seed, faults, variants);
-            config.partition = Some(format!("{split}:{k}/3").parse().unwrap());
+            config.options.partition = Some(format!("{split}:{k}/3").parse().unwrap());
             Shard {
                 source: format!("{split}:{k}/3"),
                 report: run(config),
@@ -212,7 +212,7 @@ fn a_missing_shard_is_undetermined_and_named() {
 fn mismatched_shards_are_refused() {
     let parts = shards(SEED, &[], &[], "hash");
     let mut other_seed = config(SEED + 1, &[], &[]);
-    other_seed.partition = Some("hash:3/3".parse().unwrap());
+    other_seed.options.partition = Some("hash:3/3".parse().unwrap());
     let refusals = [
         (
             vec![
@@ -246,7 +246,7 @@ fn mismatched_shards_are_refused() {
     }
     // Another target: a fault injected in one shard only.
     let mut faulty = config(SEED, &["limit-off-by-one"], &[]);
-    faulty.partition = Some("hash:2/3".parse::<Partition>().unwrap());
+    faulty.options.partition = Some("hash:2/3".parse::<Partition>().unwrap());
     let given = [
         Shard {
             source: "a".into(),

@@ -66,7 +66,8 @@ impl Level {
 
 /// Which failures fail a run: the one definition `run` gates by and `compare` reads back from
 /// the gate a report recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Gate {
     /// Only rules the contract states (the default).
     Required,
@@ -101,6 +102,12 @@ impl Gate {
         [Gate::Required, Gate::All, Gate::Certify]
             .into_iter()
             .find(|gate| gate.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

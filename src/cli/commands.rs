@@ -14,9 +14,9 @@ use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{
     FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,
 };
-use petstore_conformance::report::{Report, terminal};
+use petstore_conformance::report::{Cases, Report, TargetKind, terminal};
 use petstore_conformance::runner::Target;
-use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
+use petstore_conformance::runner::{self, RunError};
 use petstore_conformance::seed::random_seed;
 
 pub(super) fn serve(args: ServeArgs) -> Result<u8, RunError> {
@@ -101,7 +101,7 @@ pub(super) fn replay(
     let base_url = match &config.target {
         Target::External { base_url, .. } => Some(base_url.clone()),
         // The key goes only where the configuration says: a report may name any host.
-        Target::Reference { .. } if report.target.kind == "external" => {
+        Target::Reference { .. } if report.target.kind == TargetKind::External => {
             return Err(RunError::Config(format!(
                 "the report's target is {}; the key is sent only to the target you configure: pass --base-url (or set PETSTORE_BASE_URL, or base_url in a profile) to replay there",
                 report.target.base_url
@@ -136,30 +136,31 @@ pub(super) fn replay(
         ReplayTarget {
             base_url,
             api_key: api_key.clone(),
-            settings: config.client.clone(),
+            settings: config.client_settings(),
         },
     )?;
     show_exchange(&exchange, &api_key);
     // Judged again: the rule alone, with the report's seed and cases, on the same target.
-    config.seed = report.seed;
-    config.cases = if report.cases_per_property >= UNBOUNDED_CASES {
-        DEFAULT_CASES
-    } else {
-        report.cases_per_property
+    let options = &mut config.options;
+    options.seed = Some(report.seed);
+    options.cases = match report.cases_per_property {
+        Cases::Count(count) => Some(count),
+        // Not again until a deadline: no budget here.
+        Cases::UntilDeadline => None,
     };
-    config.time_budget = None;
-    config.libtest = libtest_mimic::Arguments {
-        filter: Some(rule.to_string()),
-        exact: true,
-        ..libtest_mimic::Arguments::default()
-    };
-    config.report_dir = None;
+    options.time_budget = None;
+    options.filter = Some(rule.to_string());
+    options.exact = true;
+    options.skip = Vec::new();
+    options.test_threads = None;
+    options.report_dir = None;
+    options.request_log = None;
+    options.har = None;
+    config.libtest = libtest_mimic::Arguments::default();
     config.regressions = None;
-    config.request_log = None;
-    config.har = None;
     config.announce = false;
     config.progress = false;
-    let outcome = engine::execute(config)?;
+    let outcome = runner::execute(config)?;
     let judged = outcome
         .report
         .as_ref()
@@ -303,8 +304,7 @@ pub(super) fn compare_reports(
     // The levels of this tool's catalogue, when it is the one the run used (one that does
     // not load leaves the levels the report recorded, under its digest).
     let catalogue = petstore_conformance::catalogue::Catalogue::load(None).ok();
-    let gated = compare::gating(&new, catalogue.as_ref())
-        .map_err(|reason| RunError::Config(format!("compare: {reason}")))?;
+    let gated = compare::gating(&new, catalogue.as_ref());
     let comparison = compare::compare(&old, &new, gated);
     print!("{}", compare::render_text(&comparison, &old, &new));
     if let Some(path) = markdown {

@@ -8,8 +8,8 @@ use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::contract::Contract;
 use petstore_conformance::execution::{Redactor, files};
 use petstore_conformance::report::attestation::SigningKey;
+use petstore_conformance::runner;
 use petstore_conformance::runner::RunError;
-use petstore_conformance::runner::engine;
 
 /// `--sign-key FILE`, loaded before anything is sent: a key that cannot sign is exit 2 now,
 /// not a run without an attestation. The file's content is never echoed.
@@ -53,15 +53,13 @@ pub fn check_api_key_env(name: &str) -> Result<(), RunError> {
 /// variable name that may be the key not at all.
 pub fn shown_config_value(name: &str, value: &str) -> String {
     match name {
-        "base_url" => match value
-            .strip_prefix("Some(\"")
-            .and_then(|v| v.strip_suffix("\")"))
-        {
-            Some(url) => format!(
-                "Some({:?})",
-                petstore_conformance::execution::redact::url_for_display(url)
-            ),
-            None => petstore_conformance::execution::redact::url_for_display(value),
+        // A TOML string: the URL inside its quotes is shown, in its quotes.
+        "base_url" => match serde_json::from_str::<String>(value) {
+            Ok(url) => serde_json::to_string(
+                &petstore_conformance::execution::redact::url_for_display(&url),
+            )
+            .unwrap_or_default(),
+            Err(_) => petstore_conformance::execution::redact::url_for_display(value),
         },
         "api_key_env" if !looks_like_a_variable(value.trim_matches('"')) => {
             "[REDACTED] (not a variable name)".into()
@@ -116,7 +114,7 @@ pub fn keys_redactor(
         .iter()
         .map(|key| key.trim())
         .filter(|key| !key.is_empty())
-        .filter(|key| short_allowed || key.chars().count() >= engine::MIN_KEY_LENGTH)
+        .filter(|key| short_allowed || key.chars().count() >= runner::MIN_KEY_LENGTH)
         .collect();
     Redactor::for_keys(&keys)
 }

@@ -19,8 +19,8 @@ use clap::{Parser, Subcommand};
 use args::{RunArgs, ServeArgs};
 use commands::{bench, compare_reports, merge, replay, serve};
 use petstore_conformance::catalogue::Catalogue;
-use petstore_conformance::runner::engine::{self, RunError};
 use petstore_conformance::runner::progress::{self, ColorChoice};
+use petstore_conformance::runner::{self, RunError};
 use run::run;
 
 #[derive(Parser)]
@@ -55,7 +55,7 @@ pub(crate) fn stderr_color() -> bool {
 #[derive(Subcommand)]
 enum Command {
     /// Run the suite against a target (the built-in reference server when no --base-url).
-    #[command(after_help = engine::EXIT_CODES)]
+    #[command(after_help = runner::EXIT_CODES)]
     Run(Box<RunArgs>),
     /// Serve the built-in reference server on 127.0.0.1.
     ServeReference(ServeArgs),

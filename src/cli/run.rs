@@ -1,20 +1,22 @@
 //! `run`: the profile applied over the command line, the run configured from both, executed,
 //! and its answer told (stderr, the step summary of a GitHub job).
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use super::args::{RunArgs, check_limits, is_loopback, parse_faults, parse_variants, read_file};
+use super::args::{RunArgs, check_limits, parse_faults, parse_variants, read_file};
 use super::evidence;
 use super::options;
 use super::profiles;
 use petstore_conformance::catalogue::Catalogue;
-use petstore_conformance::execution::{ClientSettings, ProxySetting, files};
+use petstore_conformance::execution::files;
+use petstore_conformance::reference::{Fault, Variant};
 use petstore_conformance::report::Conformance;
-use petstore_conformance::runner::engine::{self, DEFAULT_CASES, RunError, UNBOUNDED_CASES};
+use petstore_conformance::runner::options::RunOptions;
 use petstore_conformance::runner::progress::{ColorChoice, Tone, paint, wants_color};
 use petstore_conformance::runner::regressions;
-use petstore_conformance::runner::{RunConfig, Target};
+use petstore_conformance::runner::{self, RunError};
+use petstore_conformance::runner::{KeySource, RunConfig, Target};
 use petstore_conformance::seed::random_seed;
 
 /// What the options of `run` come to: a configuration to run, or a command already answered
@@ -37,38 +39,88 @@ pub(super) fn configure(
     matches: &clap::ArgMatches,
 ) -> Result<Configured, RunError> {
     let profile = profiles::load(args.config.as_deref(), args.profile.as_deref())?;
-    let sources = profiles::apply(&mut args, matches, profile)?;
+    let sources = profiles::apply(&mut args.options, matches, profile);
+    let mut options = args.options;
     if args.print_config {
-        // Values pass the redaction of evidence: a URL's userinfo and query, a key given
-        // where a variable's name belongs.
-        let shown: profiles::Sources = sources
-            .into_iter()
-            .map(|(name, value, from)| {
-                let value = value.map(|value| evidence::shown_config_value(&name, &value));
-                (name, value, from)
-            })
-            .collect();
-        // And the key, wherever it was put (a header's value, a profile's header).
-        let redactor = evidence::keys_redactor(
-            &[args.api_key_env.clone(), "PETSTORE_API_KEY".into()],
-            args.api_key_file.as_deref(),
-            &[],
-            args.allow_short_key,
-        );
-        print!("{}", redactor.redact(&profiles::render(&shown)));
+        print_config(&options, sources);
         return Ok(Configured::Answered(0));
     }
-    if args.selection.list {
+    if args.list {
         options::quiet_on_closed_pipe();
-        let catalogue = Catalogue::load(args.cases_dir.as_deref())?;
-        print!("{}", args.selection.list(&catalogue));
+        let catalogue = Catalogue::load(options.cases_dir.as_deref())?;
+        print!("{}", options::list(&options, args.format, &catalogue));
         return Ok(Configured::Answered(0));
     }
-    if let (Some(budget), Some(cases), false) = (args.time_budget, args.cases, args.selection.list)
-    {
-        // Both bound generation; the case count, set, is the one that ends it first unless the
-        // target is slow: say so, and where each came from (a profile's `cases` is easy to
-        // forget beside a budget given on the command line).
+    warn_cases_beside_budget(&options, &sources);
+    evidence::check_api_key_env(&options.api_key_env)?;
+    let sign_key = evidence::load_sign_key(options.sign_key.as_deref())?;
+    check_limits(&options)?;
+    let faults = parse_faults(&options.reference_faults)?;
+    let variants = parse_variants(&options.reference_variants)?;
+    let (target, key_source) = target(&options, faults, variants)?;
+    options.seed = Some(options.seed.unwrap_or_else(random_seed));
+    // libtest's own lines (stdout, off a terminal) follow --color and NO_COLOR too.
+    let choice = matches
+        .get_one::<ColorChoice>("color")
+        .copied()
+        .unwrap_or_default();
+    let libtest = libtest_mimic::Arguments {
+        color: Some(match choice {
+            ColorChoice::Always => libtest_mimic::ColorSetting::Always,
+            ColorChoice::Auto if wants_color(choice, true) => libtest_mimic::ColorSetting::Auto,
+            _ => libtest_mimic::ColorSetting::Never,
+        }),
+        ..libtest_mimic::Arguments::default()
+    };
+    let client_identity = match (&options.client_cert, &options.client_key) {
+        (Some(cert), Some(key)) => Some((
+            read_file("--client-cert", cert)?,
+            read_file("--client-key", key)?,
+        )),
+        _ => None,
+    };
+    let ca_certificates = match &options.ca_cert {
+        Some(file) => vec![read_file("--ca-cert", file)?],
+        None => Vec::new(),
+    };
+    if options.insecure {
+        eprintln!(
+            "petstore-conformance: --insecure: TLS certificates are NOT verified (recorded in the report)"
+        );
+    }
+    let regressions = if options.no_regressions {
+        None
+    } else {
+        options.regressions.clone().or_else(|| {
+            Path::new("cases")
+                .is_dir()
+                .then(|| PathBuf::from(regressions::DEFAULT_FILE))
+        })
+    };
+    let progress = !options.no_progress && {
+        use std::io::IsTerminal;
+        std::io::stderr().is_terminal() && std::io::stdout().is_terminal()
+    };
+    Ok(Configured::Run(Box::new(RunConfig {
+        options,
+        target,
+        key_source,
+        regressions,
+        ca_certificates,
+        client_identity,
+        sign_key,
+        libtest,
+        announce: true,
+        progress,
+        color: super::stderr_color(),
+    })))
+}
+
+/// Both bound generation; the case count, set, is the one that ends it first unless the
+/// target is slow: say so, and where each came from (a profile's `cases` is easy to forget
+/// beside a budget given on the command line).
+fn warn_cases_beside_budget(options: &RunOptions, sources: &profiles::Sources) {
+    if let (Some(budget), Some(cases)) = (options.time_budget, options.cases) {
         let from = |name: &str| {
             sources
                 .iter()
@@ -79,141 +131,71 @@ pub(super) fn configure(
         eprintln!(
             "petstore-conformance: cases = {cases} ({}) bounds the run: each property rule stops at {cases} generated cases; --time-budget {} ({}) only cuts it short. Leave cases unset to let the budget bound it.",
             from("cases"),
-            humantime::format_duration(Duration::from_secs(budget)),
+            budget,
             from("time_budget"),
         );
     }
-    evidence::check_api_key_env(&args.api_key_env)?;
-    let sign_key = evidence::load_sign_key(args.sign_key.as_deref())?;
-    check_limits(&args, args.selection.test_threads)?;
-    let faults = parse_faults(&args.reference_faults)?;
-    let variants = parse_variants(&args.reference_variants)?;
-    let mut api_key_source = None;
-    let target = match args.base_url {
+}
+
+/// `--print-config`: the merged options and where each came from, every key redacted.
+fn print_config(options: &RunOptions, sources: profiles::Sources) {
+    // Values pass the redaction of evidence: a URL's userinfo and query, a key given
+    // where a variable's name belongs.
+    let shown: profiles::Sources = sources
+        .into_iter()
+        .map(|(name, value, from)| {
+            let value = value.map(|value| evidence::shown_config_value(&name, &value));
+            (name, value, from)
+        })
+        .collect();
+    // And the key, wherever it was put (a header's value, a profile's header).
+    let redactor = evidence::keys_redactor(
+        &[options.api_key_env.clone(), "PETSTORE_API_KEY".into()],
+        options.api_key_file.as_deref(),
+        &[],
+        options.allow_short_key,
+    );
+    print!("{}", redactor.redact(&profiles::render(&shown)));
+}
+
+/// The target of the run: the built-in reference with its faults and variants, or the base
+/// URL given with the key from its variable or file (and where that key came from, for a
+/// refusal to name).
+fn target(
+    options: &RunOptions,
+    faults: BTreeSet<Fault>,
+    variants: BTreeSet<Variant>,
+) -> Result<(Target, KeySource), RunError> {
+    let key_source = match &options.api_key_file {
+        Some(file) => KeySource::File(file.clone()),
+        None => KeySource::Variable(options.api_key_env.clone()),
+    };
+    let target = match options.base_url.clone() {
         Some(base_url) => {
-            if !faults.is_empty() || !variants.is_empty() || args.reference_latency.is_some() {
+            if !faults.is_empty() || !variants.is_empty() || options.reference_latency.is_some() {
                 return Err(RunError::Config(
                     "--reference-fault, --reference-variant and --reference-latency apply to the built-in reference only".into(),
                 ));
             }
-            let api_key = match &args.api_key_file {
+            let api_key = match &options.api_key_file {
                 Some(file) => files::read_text(file, files::SETTINGS_CAP)
                     .map_err(|e| {
                         RunError::Config(format!("--api-key-file {}: {e}", file.display()))
                     })?
                     .trim()
                     .to_string(),
-                None => api_key_from_env(&args.api_key_env)?,
+                None => api_key_from_env(&options.api_key_env)?,
             };
-            let source = match &args.api_key_file {
-                Some(file) => format!("--api-key-file {}", file.display()),
-                None => args.api_key_env.clone(),
-            };
-            engine::check_api_key(&api_key, &source)?;
-            engine::check_key_length(&api_key, &source, args.allow_short_key)?;
-            api_key_source = args
-                .api_key_file
-                .as_ref()
-                .map(|file| format!("--api-key-file {}", file.display()));
+            let source = key_source.to_string();
+            runner::check_api_key(&api_key, &source)?;
+            runner::check_key_length(&api_key, &source, options.allow_short_key)?;
+            // Parsed once, here: every later reader has the checked address.
+            let base_url = runner::check_base_url(&base_url)?;
             Target::External { base_url, api_key }
         }
         None => Target::Reference { faults, variants },
     };
-    let seed = args.seed.unwrap_or_else(random_seed);
-    let mut libtest = args.selection.to_libtest();
-    // libtest's own lines (stdout, off a terminal) follow --color and NO_COLOR too.
-    let choice = matches
-        .get_one::<ColorChoice>("color")
-        .copied()
-        .unwrap_or_default();
-    libtest.color = Some(match choice {
-        ColorChoice::Always => libtest_mimic::ColorSetting::Always,
-        ColorChoice::Auto if wants_color(choice, true) => libtest_mimic::ColorSetting::Auto,
-        _ => libtest_mimic::ColorSetting::Never,
-    });
-    let listing = libtest.list;
-    let proxy = match (&args.proxy, &target) {
-        (Some(url), _) => ProxySetting::Explicit(url.clone()),
-        (None, Target::External { base_url, .. }) if !is_loopback(base_url) => {
-            ProxySetting::Environment
-        }
-        _ => ProxySetting::Direct,
-    };
-    let client_identity = match (&args.client_cert, &args.client_key) {
-        (Some(cert), Some(key)) => Some((
-            read_file("--client-cert", cert)?,
-            read_file("--client-key", key)?,
-        )),
-        _ => None,
-    };
-    if args.insecure {
-        eprintln!(
-            "petstore-conformance: --insecure: TLS certificates are NOT verified (recorded in the report)"
-        );
-    }
-    let config = RunConfig {
-        target,
-        api_key_env: args.api_key_env,
-        api_key_source,
-        seed,
-        cases: args.cases.unwrap_or(if args.time_budget.is_some() {
-            UNBOUNDED_CASES
-        } else {
-            DEFAULT_CASES
-        }),
-        report_dir: Some(args.report_dir),
-        schemas: args.schemas,
-        cases_dir: args.cases_dir,
-        gate: args.gate,
-        client: ClientSettings {
-            timeout: Duration::from_secs(args.timeout),
-            body_cap: args.body_cap,
-            ca_certificates: match &args.ca_cert {
-                Some(file) => vec![read_file("--ca-cert", file)?],
-                None => Vec::new(),
-            },
-            insecure: args.insecure,
-            http2_prior_knowledge: args.http2_prior_knowledge,
-            rate: args.rate,
-            max_throttle_wait: Duration::from_secs(args.max_throttle_wait),
-            concurrency: args.concurrency,
-            extra_headers: args.headers,
-            client_identity,
-            proxy,
-            ..ClientSettings::default()
-        },
-        read_only: args.read_only,
-        category_ids: args.category_ids,
-        libtest,
-        regressions: if args.no_regressions {
-            None
-        } else {
-            args.regressions.or_else(|| {
-                Path::new("cases")
-                    .is_dir()
-                    .then(|| PathBuf::from(regressions::DEFAULT_FILE))
-            })
-        },
-        time_budget: args.time_budget.map(Duration::from_secs),
-        request_log: args.request_log,
-        har: args.har,
-        max_transport_failures: args.max_transport_failures,
-        announce: !listing,
-        progress: !args.no_progress && {
-            use std::io::IsTerminal;
-            std::io::stderr().is_terminal() && std::io::stdout().is_terminal()
-        },
-        color: super::stderr_color(),
-        reference_latency: args.reference_latency.unwrap_or_default(),
-        known_failures: args.known_failures,
-        known_failures_listed: args.known_failures_listed,
-        product: args.product,
-        product_version: args.product_version,
-        partition: args.partition,
-        sign_key,
-        short_key_allowed: args.allow_short_key,
-    };
-    Ok(Configured::Run(Box::new(config)))
+    Ok((target, key_source))
 }
 
 /// The key from the variable `name`; a variable not set says so (not "0 characters").
@@ -255,7 +237,7 @@ pub(super) fn tell_totals(report: &petstore_conformance::report::Report) {
 }
 
 pub(super) fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {
-    let outcome = engine::execute(config)?;
+    let outcome = runner::execute(config)?;
     if let Some(report) = &outcome.report {
         eprintln!();
         tell_totals(report);

@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::CommandFactory;
 
 use super::Cli;
-use petstore_conformance::runner::engine::RunError;
+use petstore_conformance::runner::RunError;
 
 const NAME: &str = "petstore-conformance";
 

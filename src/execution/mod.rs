@@ -1,6 +1,7 @@
 //! Execution: the one HTTP client of a run (timeouts, body cap, no redirects or retries,
 //! cancellation on interrupt) and the one place that redacts the key.
 
+pub mod base_url;
 pub mod bodies;
 pub mod client;
 pub mod files;
@@ -9,6 +10,7 @@ pub mod lanes;
 pub mod redact;
 pub mod request_log;
 
+pub use base_url::BaseUrl;
 pub use client::{
     Client, ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting, looks_like_credential,
 };

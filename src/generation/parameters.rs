@@ -130,61 +130,76 @@ pub fn classify(schema: &Value, text: &str) -> Class {
 
 /// The values of a parameter a tester would try by hand, classified.
 pub fn boundary_values(schema: &Value) -> Vec<ParameterValue> {
-    use Class::{Allowed, Open, Refused};
-    let mut values = Vec::new();
     if let Some(Value::Array(allowed)) = schema.get("enum") {
         let allowed: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
-        for value in &allowed {
-            values.push(ParameterValue::new(value, Allowed, format!("{value:?}")));
-        }
-        if let Some(first) = allowed.first() {
-            values.push(ParameterValue::raw(
-                encode_all(first),
-                Allowed,
-                format!("{first:?} with every byte percent-encoded"),
-            ));
-            let mut capitalised = first.to_string();
-            if let Some(c) = capitalised.get_mut(0..1) {
-                c.make_ascii_uppercase();
-            }
-            let near_misses = [
-                (first.to_uppercase(), "in upper case"),
-                (capitalised, "capitalised"),
-                (
-                    first[..first.len().saturating_sub(1)].to_string(),
-                    "less its last letter",
-                ),
-                (format!("{first}x"), "with a letter added"),
-                (format!(" {first}"), "with a leading space"),
-                (allowed.join(","), "every value joined by commas"),
-                (allowed.join(""), "every value run together"),
-                (String::new(), "empty"),
-                ("1".to_string(), "a number"),
-                ("null".to_string(), "the word null"),
-            ];
-            for (text, what) in near_misses {
-                if !allowed.contains(&text.as_str()) {
-                    values.push(ParameterValue::new(
-                        &text,
-                        Refused,
-                        format!("{text:?} ({what})"),
-                    ));
-                }
-            }
-        }
-        if allowed.len() >= 2 {
-            values.push(ParameterValue {
-                wire: encode(allowed[0]),
-                repeat: Some(encode(allowed[1])),
-                class: Open,
-                what: format!("{:?} and then {:?} (repeated)", allowed[0], allowed[1]),
-            });
-        }
-        return values;
+        return enum_values(&allowed);
     }
     if schema.get("type").and_then(Value::as_str) != Some("integer") {
-        return values;
+        return Vec::new();
     }
+    integer_values(schema)
+}
+
+/// Of an enum: each value, the first percent-encoded, its near misses (another case, a letter
+/// less or more, joined, empty), and two values given as a repeated parameter.
+fn enum_values(allowed: &[&str]) -> Vec<ParameterValue> {
+    use Class::{Allowed, Open, Refused};
+    let mut values = Vec::new();
+    for value in allowed {
+        values.push(ParameterValue::new(value, Allowed, format!("{value:?}")));
+    }
+    if let Some(first) = allowed.first() {
+        values.push(ParameterValue::raw(
+            encode_all(first),
+            Allowed,
+            format!("{first:?} with every byte percent-encoded"),
+        ));
+        let mut capitalised = first.to_string();
+        if let Some(c) = capitalised.get_mut(0..1) {
+            c.make_ascii_uppercase();
+        }
+        let near_misses = [
+            (first.to_uppercase(), "in upper case"),
+            (capitalised, "capitalised"),
+            (
+                first[..first.len().saturating_sub(1)].to_string(),
+                "less its last letter",
+            ),
+            (format!("{first}x"), "with a letter added"),
+            (format!(" {first}"), "with a leading space"),
+            (allowed.join(","), "every value joined by commas"),
+            (allowed.join(""), "every value run together"),
+            (String::new(), "empty"),
+            ("1".to_string(), "a number"),
+            ("null".to_string(), "the word null"),
+        ];
+        for (text, what) in near_misses {
+            if !allowed.contains(&text.as_str()) {
+                values.push(ParameterValue::new(
+                    &text,
+                    Refused,
+                    format!("{text:?} ({what})"),
+                ));
+            }
+        }
+    }
+    if allowed.len() >= 2 {
+        values.push(ParameterValue {
+            wire: encode(allowed[0]),
+            repeat: Some(encode(allowed[1])),
+            class: Open,
+            what: format!("{:?} and then {:?} (repeated)", allowed[0], allowed[1]),
+        });
+    }
+    values
+}
+
+/// Of an integer: the bounds and the values beside them, one value's spellings, what the
+/// schema refuses (past the bounds, past int64, fractions, other types), and the spellings
+/// the contract leaves open; each value once.
+fn integer_values(schema: &Value) -> Vec<ParameterValue> {
+    use Class::{Allowed, Open, Refused};
+    let mut values = Vec::new();
     let (min, max) = allowed_range(schema);
     let mut allowed: Vec<i128> = vec![min, max, min + 1, max - 1, 0, 1, -1, (min + max) / 2];
     allowed.retain(|n| (min..=max).contains(n));

@@ -73,3 +73,23 @@ fn curl_line_reads_the_key_from_the_environment() {
     assert!(curl.contains(r#"'{"name":"O'\''Brien"}'"#), "{curl}");
     assert!(!curl.contains(REDACTED));
 }
+
+#[test]
+fn the_ranking_holds_every_verdict_once_failures_first_passes_last() {
+    let all = [
+        VerdictKind::Passed,
+        VerdictKind::Failed,
+        VerdictKind::Inconclusive,
+        VerdictKind::Skipped,
+        VerdictKind::KnownFailure,
+        VerdictKind::NotDecidable,
+    ];
+    let mut ranks: Vec<usize> = all.iter().map(|kind| kind.rank()).collect();
+    ranks.sort();
+    assert_eq!(ranks, (0..all.len()).collect::<Vec<_>>());
+    assert_eq!(VerdictKind::Failed.rank(), 0);
+    assert_eq!(VerdictKind::Passed.rank(), all.len() - 1);
+    // A pass over parts of which one was not run is no pass: skipped comes before passed.
+    assert!(VerdictKind::Skipped.rank() < VerdictKind::Passed.rank());
+    assert!(VerdictKind::Inconclusive.rank() < VerdictKind::Skipped.rank());
+}

@@ -49,8 +49,9 @@ pub(super) fn query_answer(shared: &Shared, uri: &Uri) -> Option<Response> {
         ));
     }
     Some(match shared.class_answer("query string", class)? {
-        // The parameters it cannot read ignored: the default page.
-        Answer::Accepted => {
+        // The parameters it cannot read ignored: the default page (a query class names no
+        // member twice, so the first-wins and last-wins readings are the plain one).
+        Answer::Accepted | Answer::FirstWins | Answer::LastWins => {
             let pets: Vec<Value> = shared
                 .store()
                 .pets

@@ -250,6 +250,10 @@ impl Choices {
     /// and HTTP allow. Dimensions that only cost time (a throttling gateway, other clients, a
     /// crowded store, a run that must be told the categories) are drawn rarely or not at all:
     /// the variants' own tests run those.
+    #[allow(
+        clippy::too_many_lines,
+        reason = "split once the probes of issue 28 that change it are merged"
+    )]
     pub fn draw(seed: u64) -> Choices {
         let mut draw = Draw(seed ^ 0x636f_6e66_6f72_6d73);
         let mut choices = Choices::reference();

@@ -36,6 +36,10 @@ fn media_class(content_type: Option<&str>, body: &[u8]) -> Option<(&'static str,
 
 /// Validates a NewPet body and stores it; the error is the status and message of the refusal.
 /// `length` is the whole body's (spaces at its end are counted, not kept: [`read_body`]).
+#[allow(
+    clippy::too_many_lines,
+    reason = "split once the probes of issue 28 that change it are merged"
+)]
 pub(super) fn new_pet(
     shared: &Shared,
     headers: &HeaderMap,

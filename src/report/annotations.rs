@@ -3,7 +3,7 @@
 //! with the rule and carrying its contract citation, so a pull request shows what broke and
 //! which sentence of the contract says so. The GitHub Action prints them after a run.
 
-use super::{Report, RuleReport};
+use super::model::{Report, RuleReport};
 use crate::outcome::VerdictKind;
 
 /// The annotations of `report`, one line each.

@@ -11,7 +11,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{PrivatePkcs8KeyDer, SubjectPublicKeyInfoDer};
 use serde_json::{Value, json};
 
-use super::Report;
+use super::model::{Conformance, Report, RuleReport};
 use crate::contract::{Contract, sha256_hex};
 use crate::outcome::VerdictKind;
 
@@ -208,7 +208,7 @@ pub fn statement(
         .iter()
         .map(|(name, sha256)| json!({"name": name, "digest": {"sha256": sha256}}))
         .collect();
-    let ids = |keep: &dyn Fn(&super::RuleReport) -> bool| -> Vec<String> {
+    let ids = |keep: &dyn Fn(&RuleReport) -> bool| -> Vec<String> {
         report
             .rules
             .iter()
@@ -223,8 +223,8 @@ pub fn statement(
         rule.verdict != VerdictKind::Passed && !(rule.verdict == VerdictKind::Failed && rule.gated)
     });
     let result = match report.conformance {
-        super::Conformance::DoesNotConform => "FAILED",
-        super::Conformance::Conforms if warned.is_empty() => "PASSED",
+        Conformance::DoesNotConform => "FAILED",
+        Conformance::Conforms if warned.is_empty() => "PASSED",
         _ => "WARNED",
     };
     json!({

@@ -1,7 +1,5 @@
 //! Words as a person reads them: a contract citation without the Markdown of the contract's
-//! tables, a step without a number the list already gives, a case count a budget decides.
-
-use super::UNBOUNDED_CASES;
+//! tables, a step without a number the list already gives.
 
 /// A citation as a reader wants it: the contract's Markdown table rows (`| 400 | \`createPet\`
 /// | ... |`) as cells joined by " — ", code spans and emphasis without their marks; parts
@@ -25,16 +23,6 @@ pub fn plain(quote: &str) -> String {
         }
     }
     parts.join(" … ")
-}
-
-/// "32 cases per property", or, under a time budget with no --cases (the count is then
-/// [`UNBOUNDED_CASES`]), that the budget decides.
-pub fn cases_per_property(cases: u32) -> String {
-    if cases >= UNBOUNDED_CASES {
-        "cases per property until the time budget ends".into()
-    } else {
-        format!("{cases} cases per property")
-    }
 }
 
 /// A sequence step (`2. getPet ...`) without its number, for a list that numbers its items.

@@ -1,7 +1,7 @@
 //! A rule's distinct failures as every format words them: the count beside the first
 //! failure's message, and each further failure (its class, message and replay) after it.
 
-use super::{FailureReport, RuleReport};
+use super::model::{FailureReport, RuleReport};
 
 /// " (and N more distinct failures)" for a rule that found several; empty otherwise.
 pub fn count_suffix(rule: &RuleReport) -> String {

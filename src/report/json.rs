@@ -1,7 +1,7 @@
 //! `report.json`: the whole report model, for machines, with the digest of its own canonical
 //! content (`integrity.sha256`) so that an edit shows.
 
-use super::Report;
+use super::model::Report;
 use crate::contract::sha256_hex;
 
 /// The SHA-256 of a report's canonical JSON (object keys sorted, no spaces) with

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
 
-use super::Report;
+use super::model::{FailureReport, Report, RuleReport};
 use crate::outcome::VerdictKind;
 
 pub fn render(report: &Report) -> String {
@@ -19,7 +19,7 @@ pub fn render(report: &Report) -> String {
         ("interrupted", report.interrupted.to_string()),
         ("target", report.target.base_url.clone()),
         ("seed", report.seed.to_string()),
-        ("gate", report.gate.clone()),
+        ("gate", report.gate.to_string()),
         ("conformance", report.conformance.as_str().to_string()),
         ("answer", report.answer_line()),
         // The count the terminal and the other reports give; `failures` above counts only
@@ -33,112 +33,9 @@ pub fn render(report: &Report) -> String {
     }
     let mut skipped = 0;
     for rule in &report.rules {
-        // What CI dashboards render: a gated failure is red (<failure>); a failure the gate
-        // does not count (a recommended rule, a known failure) is a passing testcase with a
-        // warning in <system-out>, never <skipped>, which dashboards hide as "not run"; a rule
-        // that reached no verdict is <skipped> with the reason.
-        let warned = matches!(
-            rule.verdict,
-            VerdictKind::Failed | VerdictKind::KnownFailure
-        ) && !rule.gated;
-        let mut status = match rule.verdict {
-            VerdictKind::Passed => TestCaseStatus::success(),
-            _ if warned => TestCaseStatus::success(),
-            VerdictKind::Failed => TestCaseStatus::non_success(NonSuccessKind::Failure),
-            _ => {
-                skipped += 1;
-                TestCaseStatus::skipped()
-            }
-        };
-        if rule.verdict == VerdictKind::Failed && !warned {
-            status.set_type(format!(
-                "{}: {}",
-                rule.level.as_str(),
-                rule.citation.section
-            ));
-        }
-        let message = match (&rule.failure, &rule.reason) {
-            (Some(failure), _) => Some(
-                format!(
-                    "{}{}: {}",
-                    match (rule.gated, &rule.known_failure) {
-                        (true, _) => rule
-                            .expired_known_failure()
-                            .map(|note| format!("{note}: "))
-                            .unwrap_or_default(),
-                        (false, Some(known)) if rule.verdict == VerdictKind::KnownFailure => {
-                            format!("WARNING known failure, not gated ({}): ", known.reason)
-                        }
-                        (false, _) =>
-                            format!("WARNING {} rule failed, not gated: ", rule.level.as_str()),
-                    },
-                    rule.id,
-                    failure.message()
-                ) + &super::distinct::count_suffix(rule),
-            ),
-            (None, Some(reason)) => Some(format!("{}: {reason}", rule.verdict)),
-            (None, None) => None,
-        };
-        let mut description = None;
-        if let Some(failure) = &rule.failure {
-            let mut text = format!(
-                "{} ({}) cites {}: \"{}\"\n",
-                rule.title,
-                rule.level.as_str(),
-                rule.citation.section,
-                rule.citation.quote
-            );
-            if let Some(request) = &failure.request {
-                text.push_str(&format!(
-                    "\nrequest:\n{}\n",
-                    super::exchange::request_text(request)
-                ));
-            }
-            if let Some(response) = &failure.response {
-                text.push_str(&format!(
-                    "\nresponse:\n{}\n{}",
-                    super::exchange::response_text(response),
-                    if response.body_truncated {
-                        "[the body exceeded --body-cap and was cut]\n"
-                    } else {
-                        ""
-                    }
-                ));
-            }
-            if let Some(error) = &failure.transport_error {
-                text.push_str(&format!("\nno response: {error}\n"));
-            }
-            if let Some(curl) = &failure.curl {
-                text.push_str(&format!("\nreproduce: {curl}\n"));
-            }
-            for step in &failure.steps {
-                text.push_str(&format!("step {}: {}\n", step.what, step.curl));
-            }
-            text.push_str(&super::distinct::junit_lines(rule));
-            description = Some(text);
-        }
-        let mut system_out = None;
-        if warned {
-            system_out = Some(format!(
-                "{}\n{}",
-                message.clone().unwrap_or_default(),
-                description.take().unwrap_or_default()
-            ));
-        } else {
-            if let Some(message) = message {
-                status.set_message(message);
-            }
-            if let Some(description) = description {
-                status.set_description(description);
-            }
-        }
-        let mut case = TestCase::new(rule.id.clone(), status);
-        case.set_classname(rule.id.split('/').next().unwrap_or("rules").to_string());
-        case.set_time(Duration::from_millis(rule.duration_ms));
-        case.add_property(Property::new("level", rule.level.as_str()));
-        case.add_property(Property::new("verdict", rule.verdict.as_str()));
-        if let Some(out) = system_out {
-            case.set_system_out(out);
+        let case = test_case(rule);
+        if matches!(case.status, TestCaseStatus::Skipped { .. }) {
+            skipped += 1;
         }
         suite.add_test_case(case);
     }
@@ -156,4 +53,118 @@ pub fn render(report: &Report) -> String {
     junit
         .to_string()
         .unwrap_or_else(|e| format!("<!-- cannot serialize JUnit report: {e} -->\n"))
+}
+
+/// One rule as a testcase. What CI dashboards render: a gated failure is red (<failure>); a
+/// failure the gate does not count (a recommended rule, a known failure) is a passing
+/// testcase with a warning in <system-out>, never <skipped>, which dashboards hide as "not
+/// run"; a rule that reached no verdict is <skipped> with the reason.
+fn test_case(rule: &RuleReport) -> TestCase {
+    let warned = matches!(
+        rule.verdict,
+        VerdictKind::Failed | VerdictKind::KnownFailure
+    ) && !rule.gated;
+    let mut status = match rule.verdict {
+        VerdictKind::Passed => TestCaseStatus::success(),
+        _ if warned => TestCaseStatus::success(),
+        VerdictKind::Failed => TestCaseStatus::non_success(NonSuccessKind::Failure),
+        _ => TestCaseStatus::skipped(),
+    };
+    if rule.verdict == VerdictKind::Failed && !warned {
+        status.set_type(format!(
+            "{}: {}",
+            rule.level.as_str(),
+            rule.citation.section
+        ));
+    }
+    let message = match (&rule.failure, &rule.reason) {
+        (Some(failure), _) => Some(
+            format!(
+                "{}{}: {}",
+                match (rule.gated, &rule.known_failure) {
+                    (true, _) => rule
+                        .expired_known_failure()
+                        .map(|note| format!("{note}: "))
+                        .unwrap_or_default(),
+                    (false, Some(known)) if rule.verdict == VerdictKind::KnownFailure => {
+                        format!("WARNING known failure, not gated ({}): ", known.reason)
+                    }
+                    (false, _) =>
+                        format!("WARNING {} rule failed, not gated: ", rule.level.as_str()),
+                },
+                rule.id,
+                failure.message()
+            ) + &super::distinct::count_suffix(rule),
+        ),
+        (None, Some(reason)) => Some(format!("{}: {reason}", rule.verdict)),
+        (None, None) => None,
+    };
+    let mut description = rule
+        .failure
+        .as_ref()
+        .map(|failure| failure_text(rule, failure));
+    let mut system_out = None;
+    if warned {
+        system_out = Some(format!(
+            "{}\n{}",
+            message.clone().unwrap_or_default(),
+            description.take().unwrap_or_default()
+        ));
+    } else {
+        if let Some(message) = message {
+            status.set_message(message);
+        }
+        if let Some(description) = description {
+            status.set_description(description);
+        }
+    }
+    let mut case = TestCase::new(rule.id.clone(), status);
+    case.set_classname(rule.id.split('/').next().unwrap_or("rules").to_string());
+    case.set_time(Duration::from_millis(rule.duration_ms));
+    case.add_property(Property::new("level", rule.level.as_str()));
+    case.add_property(Property::new("verdict", rule.verdict.as_str()));
+    if let Some(out) = system_out {
+        case.set_system_out(out);
+    }
+    case
+}
+
+/// The body of a failure: the rule's citation, the request and the response, and what
+/// replays it.
+fn failure_text(rule: &RuleReport, failure: &FailureReport) -> String {
+    let mut text = format!(
+        "{} ({}) cites {}: \"{}\"\n",
+        rule.title,
+        rule.level.as_str(),
+        rule.citation.section,
+        rule.citation.quote
+    );
+    if let Some(request) = &failure.request {
+        text.push_str(&format!(
+            "\nrequest:\n{}\n",
+            super::exchange::request_text(request)
+        ));
+    }
+    if let Some(response) = &failure.response {
+        text.push_str(&format!(
+            "\nresponse:\n{}\n{}",
+            super::exchange::response_text(response),
+            if response.body_truncated {
+                "[the body exceeded --body-cap and was cut]\n"
+            } else {
+                ""
+            }
+        ));
+    }
+    if let Some(error) = &failure.transport_error {
+        text.push_str(&format!("\nno response: {error}\n"));
+    }
+    if let Some(curl) = &failure.curl {
+        text.push_str(&format!("\nreproduce: {curl}\n"));
+    }
+    for step in &failure.steps {
+        text.push_str(&format!("step {}: {}\n", step.what, step.curl));
+    }
+    text.push_str(&super::distinct::junit_lines(rule));
+    text
 }

@@ -2,7 +2,10 @@
 
 use std::fmt::Write;
 
-use super::Report;
+use super::coverage::{InputCoverage, counts};
+use super::model::{FailureReport, Report};
+use super::statements::{StatementCoverage, rules_list, summary};
+use crate::catalogue::Level;
 
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
@@ -10,7 +13,35 @@ fn cell(text: &str) -> String {
 
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
-    let t = &report.totals;
+    answer(&mut out, report);
+    run_notes(&mut out, report);
+    let _ = writeln!(out, "\n**{}**", report.totals.line());
+    let _ = writeln!(out, "\nRe-run: `{}`", report.rerun);
+    rules_table(&mut out, report);
+    out.push_str(&statements_section(&report.statements));
+    if let Some(note) = &report.redaction {
+        let _ = writeln!(out, "\n> Redaction: {note}");
+    }
+    how_to_reproduce(&mut out, report);
+    if report.created_pets.count > 0 {
+        let _ = writeln!(
+            out,
+            "\n{} pets were created, named with the prefix `{}`; their ids are in {}.",
+            report.created_pets.count,
+            report.run_prefix,
+            report
+                .created_pets
+                .file
+                .as_deref()
+                .unwrap_or("no file (no report directory)")
+        );
+    }
+    coverage_section(&mut out, &report.request_coverage);
+    out
+}
+
+/// The answer, and what was judged against what.
+fn answer(out: &mut String, report: &Report) {
     let _ = writeln!(
         out,
         "# {} {}: {}",
@@ -53,6 +84,11 @@ pub fn render(report: &Report) -> String {
         "\nContract text: `{}`, SHA-256 `{}`",
         report.contract.document, report.contract.sha256
     );
+}
+
+/// What the run met on the way: an interrupt, throttling, overload, a target that stopped
+/// answering, answers cut mid-body, faults injected into the reference.
+fn run_notes(out: &mut String, report: &Report) {
     if report.interrupted {
         let _ = writeln!(
             out,
@@ -96,8 +132,10 @@ pub fn render(report: &Report) -> String {
             report.target.faults.join(", ")
         );
     }
-    let _ = writeln!(out, "\n**{}**", t.line());
-    let _ = writeln!(out, "\nRe-run: `{}`", report.rerun);
+}
+
+/// Every rule, failures first: its verdict, level, id and title, and what was seen.
+fn rules_table(out: &mut String, report: &Report) {
     let _ = writeln!(out, "\n| verdict | level | rule | what was seen |");
     let _ = writeln!(out, "|---|---|---|---|");
     for rule in report.rules_failures_first() {
@@ -126,10 +164,10 @@ pub fn render(report: &Report) -> String {
             cell(&seen)
         );
     }
-    out.push_str(&super::statements::markdown_section(&report.statements));
-    if let Some(note) = &report.redaction {
-        let _ = writeln!(out, "\n> Redaction: {note}");
-    }
+}
+
+/// Each failure with the contract sentence it breaks and what replays it.
+fn how_to_reproduce(out: &mut String, report: &Report) {
     let failures: Vec<_> = report
         .rules
         .iter()
@@ -147,33 +185,18 @@ pub fn render(report: &Report) -> String {
                 "> {}: \"{}\"\n",
                 rule.citation.section, rule.citation.quote
             );
-            reproduce(&mut out, failure);
+            reproduce(out, failure);
             for (n, more) in rule.more_failures.iter().enumerate() {
                 let heading = super::distinct::heading(rule, n + 1, more);
                 let _ = writeln!(out, "#### {heading}\n\n{}\n", more.message());
-                reproduce(&mut out, more);
+                reproduce(out, more);
             }
         }
     }
-    if report.created_pets.count > 0 {
-        let _ = writeln!(
-            out,
-            "\n{} pets were created, named with the prefix `{}`; their ids are in {}.",
-            report.created_pets.count,
-            report.run_prefix,
-            report
-                .created_pets
-                .file
-                .as_deref()
-                .unwrap_or("no file (no report directory)")
-        );
-    }
-    super::coverage::markdown(&mut out, &report.request_coverage);
-    out
 }
 
 /// The minimal case and the curl lines (or the steps) that replay one failure.
-fn reproduce(out: &mut String, failure: &super::FailureReport) {
+fn reproduce(out: &mut String, failure: &FailureReport) {
     if let Some(example) = &failure.counterexample {
         let _ = writeln!(
             out,
@@ -193,5 +216,102 @@ fn reproduce(out: &mut String, failure: &super::FailureReport) {
         }
         let lines: Vec<&str> = failure.steps.iter().map(|s| s.curl.as_str()).collect();
         let _ = writeln!(out, "\n```sh\n{}\n```\n", lines.join("\n"));
+    }
+}
+
+/// The contract coverage matrix (empty when the report has none).
+fn statements_section(rows: &[StatementCoverage]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\n## Contract coverage\n\nEach statement of the contract, the rules that check it and their verdicts, or why it cannot be checked through this interface.\n\n| Section | Statement | Checked by | Verdicts |\n|---|---|---|---|\n",
+    );
+    for row in rows {
+        let rules = rules_list(row)
+            .iter()
+            .map(|r| format!("`{r}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            cell(&row.section),
+            cell(&row.text),
+            if rules.is_empty() {
+                "—".into()
+            } else {
+                cell(&rules)
+            },
+            cell(&summary(row))
+        ));
+    }
+    out
+}
+
+/// The request-coverage table.
+fn coverage_section(out: &mut String, rows: &[InputCoverage]) {
+    if rows.is_empty() {
+        return;
+    }
+    let (tried, failed, not_tried) = counts(rows);
+    let _ = writeln!(out, "\n## Request coverage\n");
+    let _ = writeln!(
+        out,
+        "Classes of input values of `cases/request-space.json`: {tried} tried and answered as they must be, {failed} failed, {not_tried} not tried.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| operation | input | class | level | must be | cases | failed | note |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | `{}` | {} | {} | {} | {} | {} |",
+            row.operation,
+            cell(&row.input),
+            row.class,
+            row.level.map_or("-", Level::as_str),
+            row.expect.as_deref().unwrap_or("-"),
+            row.cases,
+            row.failed,
+            cell(row.note.as_deref().unwrap_or(""))
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(class: &str, outcome: &str) -> InputCoverage {
+        InputCoverage {
+            operation: "createPet".into(),
+            input: "header Content-Type".into(),
+            class: class.into(),
+            outcome: outcome.into(),
+            level: Some(Level::Required),
+            expect: Some("accepted".into()),
+            rule: Some("inputs/create-pet/required".into()),
+            cases: 0,
+            failed: 0,
+            unanswered: 0,
+            note: Some("not sent: a | b".into()),
+        }
+    }
+
+    #[test]
+    fn the_coverage_table_has_a_row_per_class() {
+        let rows = [
+            row("charset-parameter", "not-tried"),
+            row("no-separator", "tried"),
+        ];
+        let mut md = String::new();
+        coverage_section(&mut md, &rows);
+        assert!(md.contains("| createPet | header Content-Type | `charset-parameter` | required | accepted | 0 | 0 | not sent: a \\| b |"), "{md}");
+        assert!(
+            md.contains("1 tried and answered as they must be, 0 failed, 1 not tried"),
+            "{md}"
+        );
     }
 }

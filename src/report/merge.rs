@@ -9,39 +9,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
-use super::{Conformance, READ_ONLY_SKIP, Report, RuleReport, Totals};
+use super::facts::TargetKind;
+use super::model::{Conformance, Merged, MergedShard, READ_ONLY_SKIP, Report, RuleReport, Totals};
 use crate::catalogue::partition::{Partition, ShardRecord};
-use crate::catalogue::{Catalogue, Level};
+use crate::catalogue::{Catalogue, Gate, Level};
 use crate::outcome::{Verdict, VerdictKind};
-
-/// What a merged report was put together from.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Merged {
-    /// The split, without a shard (`hash:*/3`).
-    pub split: String,
-    /// The shards given, in shard order.
-    pub shards: Vec<MergedShard>,
-    /// The shards not given (`hash:2/3`): their rules are skipped and the answer undetermined.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub missing: Vec<String>,
-    /// The rules of the missing shards, which no report judged.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_run: Vec<String>,
-}
-
-/// One shard's report as the merge read it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MergedShard {
-    /// `hash:1/3`.
-    pub shard: String,
-    /// The shard report's own digest (`integrity.sha256`): which report exactly was merged,
-    /// for an attestation over the merged files to name.
-    pub report_sha256: String,
-    pub duration_ms: u64,
-    pub rules: usize,
-}
 
 /// Why shards cannot be merged: exit code 2, one line.
 #[derive(Debug, thiserror::Error)]
@@ -56,7 +28,7 @@ pub struct Shard {
 
 /// What must be equal for reports to be shards of one run: the name and how to show a value.
 fn identity(report: &Report) -> [(&'static str, String); 8] {
-    let target = if report.target.kind == "external" {
+    let target = if report.target.kind == TargetKind::External {
         report.target.base_url.clone()
     } else {
         // Each shard starts its own reference, on its own port: the faults and variants
@@ -74,7 +46,7 @@ fn identity(report: &Report) -> [(&'static str, String); 8] {
         ("catalogue", report.contract.catalogue_sha256.clone()),
         ("target", target),
         ("suite version", report.suite.version.clone()),
-        ("gate", report.gate.clone()),
+        ("gate", report.gate.to_string()),
         (
             "cases per property rule",
             report.cases_per_property.to_string(),
@@ -106,6 +78,55 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
         .first()
         .ok_or_else(|| MergeError("merge: no shard reports given".into()))?;
     let split = record(first)?;
+    let by_shard = of_one_split(first, split, shards)?;
+    let missing: Vec<u32> = (1..=split.partition.of)
+        .filter(|k| !by_shard.contains_key(k))
+        .collect();
+    let catalogue = catalogue.filter(|c| c.sha256() == first.report.contract.catalogue_sha256);
+    let (rules, not_run) = merged_rules(split, &by_shard, &missing, catalogue)?;
+    let reports: Vec<&Report> = by_shard.values().map(|s| &s.report).collect();
+    let mut merged = first.report.clone();
+    merged.partition = None;
+    merged.integrity = Default::default();
+    add_up(&mut merged, &reports);
+    merged.rerun = without_partition(&merged.rerun);
+    let catalogue_size = first.report.totals.rules + first.report.totals.not_selected;
+    let (totals, conformance) = tally(
+        &rules,
+        merged.gate,
+        catalogue_size.saturating_sub(split.selected.len()),
+        !missing.is_empty() || merged.target.stopped_answering.is_some(),
+    );
+    merged.rules = rules;
+    merged.totals = totals;
+    merged.conformance = conformance;
+    merged.merged = Some(Merged {
+        split: split_name(&split.partition),
+        shards: by_shard
+            .values()
+            .map(|shard| MergedShard {
+                shard: record(shard).map(|r| r.name.clone()).unwrap_or_default(),
+                report_sha256: shard.report.integrity.sha256.clone(),
+                duration_ms: shard.report.duration_ms,
+                rules: shard.report.rules.len(),
+            })
+            .collect(),
+        missing: missing
+            .iter()
+            .map(|k| split.partition.with_shard(*k).to_string())
+            .collect(),
+        not_run,
+    });
+    Ok(merged)
+}
+
+/// The shards by their number, once each checked to be a shard of `first`'s run and split;
+/// a refusal names the two reports and what differs.
+fn of_one_split<'s>(
+    first: &Shard,
+    split: &ShardRecord,
+    shards: &'s [Shard],
+) -> Result<BTreeMap<u32, &'s Shard>, MergeError> {
     let mut by_shard: BTreeMap<u32, &Shard> = BTreeMap::new();
     for shard in shards {
         let this = record(shard)?;
@@ -145,15 +166,18 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
             )));
         }
     }
-    let missing: Vec<u32> = (1..=split.partition.of)
-        .filter(|k| !by_shard.contains_key(k))
-        .collect();
-    let missing_names: Vec<String> = missing
-        .iter()
-        .map(|k| split.partition.with_shard(*k).to_string())
-        .collect();
-    let catalogue = catalogue.filter(|c| c.sha256() == first.report.contract.catalogue_sha256);
+    Ok(by_shard)
+}
 
+/// Each selected rule's report, in the split's order: a dealt rule's from the shard that ran
+/// it, a response oracle's joined over every shard, a missing shard's rule skipped (and named
+/// in the second list).
+fn merged_rules(
+    split: &ShardRecord,
+    by_shard: &BTreeMap<u32, &Shard>,
+    missing: &[u32],
+    catalogue: Option<&Catalogue>,
+) -> Result<(Vec<RuleReport>, Vec<String>), MergeError> {
     // Every rule of every shard, by id, in shard order.
     let mut reported: BTreeMap<&str, Vec<&RuleReport>> = BTreeMap::new();
     for shard in by_shard.values() {
@@ -188,11 +212,12 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
             }
         }
     }
+    Ok((rules, not_run))
+}
 
-    let reports: Vec<&Report> = by_shard.values().map(|s| &s.report).collect();
-    let mut merged = first.report.clone();
-    merged.partition = None;
-    merged.integrity = Default::default();
+/// The whole run's times and counts from its shards': they run side by side, so the run
+/// takes as long as the longest; throttling, connections and created pets add up.
+fn add_up(merged: &mut Report, reports: &[&Report]) {
     merged.started_at = reports
         .iter()
         .map(|r| r.started_at.clone())
@@ -203,7 +228,6 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
         .map(|r| r.finished_at.clone())
         .max()
         .unwrap_or_default();
-    // The shards run side by side: the run takes as long as the longest.
     merged.duration_ms = reports.iter().map(|r| r.duration_ms).max().unwrap_or(0);
     merged.interrupted = reports.iter().any(|r| r.interrupted);
     merged.target.stopped_answering = reports
@@ -212,7 +236,7 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
     merged.throttling = Default::default();
     merged.connections = Default::default();
     merged.created_pets.count = 0;
-    for report in &reports {
+    for report in reports {
         let (t, c) = (&report.throttling, &report.connections);
         merged.throttling.waits += t.waits;
         merged.throttling.waited_ms += t.waited_ms;
@@ -230,49 +254,16 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
             merged.created_pets.file = report.created_pets.file.clone();
         }
     }
-    merged.rerun = without_partition(&merged.rerun);
-    let catalogue_size = first.report.totals.rules + first.report.totals.not_selected;
-    let (totals, conformance) = tally(
-        &rules,
-        &merged.gate,
-        catalogue_size.saturating_sub(split.selected.len()),
-        !missing.is_empty() || merged.target.stopped_answering.is_some(),
-    );
-    merged.rules = rules;
-    merged.totals = totals;
-    merged.conformance = conformance;
-    merged.merged = Some(Merged {
-        split: split_name(&split.partition),
-        shards: by_shard
-            .values()
-            .map(|shard| MergedShard {
-                shard: record(shard).map(|r| r.name.clone()).unwrap_or_default(),
-                report_sha256: shard.report.integrity.sha256.clone(),
-                duration_ms: shard.report.duration_ms,
-                rules: shard.report.rules.len(),
-            })
-            .collect(),
-        missing: missing_names,
-        not_run,
-    });
-    Ok(merged)
 }
 
 /// A response oracle's verdicts, one per shard, as one: over all the run's responses a
-/// statement is broken when any shard saw it broken, and has evidence when any shard had some.
+/// statement is broken when any shard saw it broken, and kept only when every shard's
+/// responses kept it, so the first verdict by [`RuleReport::rank`] any shard reached (one
+/// shard not run, or undecided, leaves the whole undecided).
 fn joined(reports: &[&RuleReport]) -> RuleReport {
-    let rank = |rule: &RuleReport| match (rule.verdict, rule.gated) {
-        (VerdictKind::Failed, true) => 0,
-        (VerdictKind::Failed, false) => 1,
-        (VerdictKind::KnownFailure, _) => 2,
-        (VerdictKind::Inconclusive, _) => 3,
-        (VerdictKind::NotDecidable, _) => 4,
-        (VerdictKind::Passed, _) => 5,
-        (VerdictKind::Skipped, _) => 6,
-    };
     let mut joined = reports
         .iter()
-        .min_by_key(|rule| rank(rule))
+        .min_by_key(|rule| rule.rank())
         .map(|rule| (*rule).clone())
         .unwrap_or_else(|| reports[0].clone());
     joined.cases_run = reports.iter().map(|r| r.cases_run).sum();
@@ -282,10 +273,10 @@ fn joined(reports: &[&RuleReport]) -> RuleReport {
     joined
 }
 
-/// The totals and the answer of the merged rules, as `run` tallies its own (runner::engine).
+/// The totals and the answer of the merged rules, as `run` tallies its own (runner/tally.rs).
 fn tally(
     rules: &[RuleReport],
-    gate: &str,
+    gate: Gate,
     not_selected: usize,
     undecided: bool,
 ) -> (Totals, Conformance) {
@@ -316,7 +307,7 @@ fn tally(
             }
             VerdictKind::NotDecidable => {
                 totals.not_decidable += 1;
-                required_undecided |= required && gate == "certify";
+                required_undecided |= gate.needs_decided(rule.level);
             }
         }
     }
@@ -342,20 +333,42 @@ fn without_partition(rerun: &str) -> String {
     kept.join(" ")
 }
 
-/// What a shard's report, or a merge missing shards, answers for, in one sentence; `None` for
-/// a whole run or a whole merge.
-pub fn split_note(report: &Report) -> Option<String> {
-    if let Some(shard) = &report.partition {
-        return Some(format!(
-            "Shard {} of a split run: the answer covers its {} rules (the response oracles over its own responses); `merge` the shards' reports for the whole run's.",
-            shard.name, report.totals.rules
-        ));
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn oracle(verdict: VerdictKind, gated: bool, cases_run: u32) -> RuleReport {
+        let catalogue = Catalogue::built_in().unwrap();
+        let mut rule = RuleReport::new(&catalogue.rules[0], &Verdict::Passed, false, 0, 0, "");
+        rule.verdict = verdict;
+        rule.gated = gated;
+        rule.cases_run = cases_run;
+        rule
     }
-    let merged = report.merged.as_ref().filter(|m| !m.missing.is_empty())?;
-    Some(format!(
-        "Partial run: shards {} of {} missing, their {} rules not run: the answer is undetermined.",
-        merged.missing.join(", "),
-        merged.split,
-        merged.not_run.len()
-    ))
+
+    #[test]
+    fn an_oracle_over_the_shards_is_the_first_verdict_any_reached() {
+        let verdict = |parts: &[RuleReport]| {
+            let parts: Vec<&RuleReport> = parts.iter().collect();
+            let joined = joined(&parts);
+            (joined.verdict, joined.gated, joined.cases_run)
+        };
+        let passed = oracle(VerdictKind::Passed, false, 2);
+        let skipped = oracle(VerdictKind::Skipped, false, 0);
+        let failed = oracle(VerdictKind::Failed, false, 1);
+        let gated = oracle(VerdictKind::Failed, true, 1);
+        assert_eq!(
+            verdict(&[passed.clone(), passed.clone()]),
+            (VerdictKind::Passed, false, 4)
+        );
+        // A shard that did not run the oracle leaves its responses unjudged: no pass.
+        assert_eq!(
+            verdict(&[passed.clone(), skipped]),
+            (VerdictKind::Skipped, false, 2)
+        );
+        assert_eq!(
+            verdict(&[passed, failed, gated]),
+            (VerdictKind::Failed, true, 4)
+        );
+    }
 }

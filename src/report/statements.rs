@@ -6,7 +6,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::RuleReport;
 use crate::catalogue::Rule;
 use crate::outcome::VerdictKind;
 
@@ -76,30 +75,6 @@ pub fn cites(rule: &Rule, statement: &Statement) -> bool {
         || statement.checked_by.contains(&rule.id)
 }
 
-/// The matrix for `catalogue`'s rules, with the verdicts of `reports` (a rule not run has
-/// none).
-pub fn matrix(catalogue: &[Rule], reports: &[RuleReport]) -> Vec<StatementCoverage> {
-    let Ok(statements) = statements() else {
-        return Vec::new();
-    };
-    statements
-        .into_iter()
-        .map(|statement| StatementCoverage {
-            rules: catalogue
-                .iter()
-                .filter(|rule| cites(rule, &statement))
-                .map(|rule| CheckedBy {
-                    rule: rule.id.clone(),
-                    verdict: reports.iter().find(|r| r.id == rule.id).map(|r| r.verdict),
-                })
-                .collect(),
-            section: statement.section,
-            text: statement.text,
-            not_testable: statement.not_testable,
-        })
-        .collect()
-}
-
 /// A row's verdicts in a few words: "3 passed, 1 failed", "not run", or why not testable.
 pub fn summary(row: &StatementCoverage) -> String {
     if row.rules.is_empty() {
@@ -128,16 +103,8 @@ pub fn summary(row: &StatementCoverage) -> String {
         .join(", ")
 }
 
-fn html_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
-}
-
 /// The rules of a row as a report lists them: `id (verdict)`.
-fn rules_list(row: &StatementCoverage) -> Vec<String> {
+pub fn rules_list(row: &StatementCoverage) -> Vec<String> {
     row.rules
         .iter()
         .map(|checked| match checked.verdict {
@@ -147,73 +114,13 @@ fn rules_list(row: &StatementCoverage) -> Vec<String> {
         .collect()
 }
 
-/// The matrix as a Markdown section (empty when the report has none).
-pub fn markdown_section(rows: &[StatementCoverage]) -> String {
-    if rows.is_empty() {
-        return String::new();
-    }
-    let cell = |text: &str| text.replace('|', "\\|").replace('\n', " ");
-    let mut out = String::from(
-        "\n## Contract coverage\n\nEach statement of the contract, the rules that check it and their verdicts, or why it cannot be checked through this interface.\n\n| Section | Statement | Checked by | Verdicts |\n|---|---|---|---|\n",
-    );
-    for row in rows {
-        let rules = rules_list(row)
-            .iter()
-            .map(|r| format!("`{r}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        out.push_str(&format!(
-            "| {} | {} | {} | {} |\n",
-            cell(&row.section),
-            cell(&row.text),
-            if rules.is_empty() {
-                "—".into()
-            } else {
-                cell(&rules)
-            },
-            cell(&summary(row))
-        ));
-    }
-    out
-}
-
-/// The matrix as an HTML section (empty when the report has none).
-pub fn html_section(rows: &[StatementCoverage]) -> String {
-    if rows.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from(
-        "<section id=\"coverage\">\n<h2>Contract coverage</h2>\n<table>\n<thead><tr><th>Section</th><th>Statement</th><th>Checked by</th><th>Verdicts</th></tr></thead>\n<tbody>\n",
-    );
-    for row in rows {
-        let rules = rules_list(row)
-            .iter()
-            .map(|r| format!("<code>{}</code>", html_escape(r)))
-            .collect::<Vec<_>>()
-            .join("<br>");
-        out.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            html_escape(&row.section),
-            html_escape(&row.text),
-            if rules.is_empty() {
-                "—".into()
-            } else {
-                rules
-            },
-            html_escape(&summary(row))
-        ));
-    }
-    out.push_str("</tbody>\n</table>\n</section>\n");
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::catalogue::Catalogue;
 
     #[test]
-    fn every_statement_has_rules_or_a_reason_and_is_the_contract_s_own() {
+    fn every_statement_is_the_contract_s_own_and_every_rule_cites_one() {
         let catalogue = Catalogue::built_in().unwrap();
         let statements = statements().unwrap();
         assert!(statements.len() > 50);
@@ -230,14 +137,6 @@ mod tests {
                     "checked_by names no rule: {id}"
                 );
             }
-        }
-        for row in matrix(&catalogue.rules, &[]) {
-            assert!(
-                !row.rules.is_empty() || row.not_testable.is_some(),
-                "{} / {:?}: no rule checks it and no reason says why not",
-                row.section,
-                row.text
-            );
         }
         // Every rule checks some statement: a citation that quotes no statement is a typo.
         for rule in &catalogue.rules {

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::attestation::{self, Configuration};
-use super::{REPORT_FILES, Report, canonical_digest};
+use super::json::canonical_digest;
+use super::model::Report;
+use super::writing::REPORT_FILES;
 use crate::catalogue::Catalogue;
 use crate::contract::{CONTRACT_SHA256, Contract};
 use crate::execution::files;

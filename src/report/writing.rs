@@ -3,10 +3,17 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{CREATED_PETS_FILE, REPORT_FILES, Report, attestation};
-use super::{render_html, render_json, render_junit, render_markdown};
+use super::attestation;
+use super::model::Report;
+use super::{html, json, junit, markdown};
 use crate::execution::Redactor;
 use crate::execution::files;
+
+/// Names of the files a run renders into the report directory.
+pub const REPORT_FILES: [&str; 4] = ["report.json", "junit.xml", "summary.md", "report.html"];
+
+/// The file every pet a run creates is streamed to, one JSON line each.
+pub const CREATED_PETS_FILE: &str = "created-pets.jsonl";
 
 #[derive(Debug, thiserror::Error)]
 #[error("report directory {dir}: {reason}")]
@@ -99,10 +106,10 @@ impl ReportDir {
             .and_then(|value| serde_json::from_value::<Report>(redactor.redact_json(&value)).ok());
         let report = redacted.as_ref().unwrap_or(report);
         let rendered = [
-            (REPORT_FILES[0], render_json(report)),
-            (REPORT_FILES[1], render_junit(report)),
-            (REPORT_FILES[2], render_markdown(report)),
-            (REPORT_FILES[3], render_html(report)),
+            (REPORT_FILES[0], json::render(report)),
+            (REPORT_FILES[1], junit::render(report)),
+            (REPORT_FILES[2], markdown::render(report)),
+            (REPORT_FILES[3], html::render(report)),
         ];
         let mut names = Vec::new();
         // Each file's SHA-256, for the attestation.

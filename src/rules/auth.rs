@@ -2,11 +2,13 @@
 
 use serde_json::json;
 
-use super::{Checked, RuleCtx, Verdict, expect};
 use crate::contract::Operation;
+use crate::engine::ctx::RuleCtx;
+use crate::engine::expect;
+use crate::engine::store_setup::{Marker, Watch};
 use crate::generation::request::NearMiss;
 use crate::generation::request::{Body, Credential, RequestSpec};
-use crate::rules::fixtures::{Marker, Watch};
+use crate::outcome::{Checked, Verdict};
 
 fn credential(name: &str) -> Result<Credential, Verdict> {
     Credential::parse(name).ok_or_else(|| Verdict::skipped(format!("unknown credential {name:?}")))

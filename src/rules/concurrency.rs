@@ -6,11 +6,13 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{Checked, RuleCtx, Verdict, expect, get_pet};
+use super::get_pet;
 use crate::contract::{PET_STATUSES, SchemaName};
+use crate::engine::ctx::RuleCtx;
+use crate::engine::expect;
+use crate::engine::store_setup::listing_room;
 use crate::generation::request::{Body, RequestSpec};
-use crate::outcome::Exchange;
-use crate::rules::fixtures::listing_room;
+use crate::outcome::{Checked, Exchange, Verdict};
 
 /// One round: `clients` createPet requests sent at the same moment, each answered 201 with a
 /// Pet; returns the pets with the exchanges that created them. Their statuses take turns,
@@ -85,7 +87,7 @@ pub fn distinct_ids(ctx: &RuleCtx, clients: u64, rounds: u64) -> Checked {
             let rounds: Vec<_> = (0..rounds)
                 .map(|round| {
                     scope.spawn(move || {
-                        super::lane_collect(|| create_and_fetch(ctx, clients, round))
+                        crate::engine::ctx::lane_collect(|| create_and_fetch(ctx, clients, round))
                     })
                 })
                 .collect();

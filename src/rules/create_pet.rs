@@ -5,14 +5,17 @@ use std::collections::BTreeSet;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use super::{Checked, RuleCtx, Verdict, auth::marker_category, expect, get_pet, property};
+use super::{auth::marker_category, get_pet};
 use crate::catalogue::Refusal;
 use crate::contract::SchemaName;
+use crate::engine::ctx::RuleCtx;
+use crate::engine::store_setup::{Marker, Watch};
+use crate::engine::{expect, property};
 use crate::generation::confusion::{self, Confusion};
 use crate::generation::parameters::Class;
 use crate::generation::request::{Body, RequestSpec};
 use crate::generation::{self, mutations};
-use crate::rules::fixtures::{Marker, Watch};
+use crate::outcome::{Checked, Verdict};
 
 /// Sends one NewPet and checks the 201 Pet echoes it; returns the Pet.
 fn create_and_echo(ctx: &RuleCtx, sent: &Value) -> Result<Value, Verdict> {

@@ -7,10 +7,12 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::json;
 
-use super::{Checked, RuleCtx, Verdict, expect, get_pet};
+use super::get_pet;
 use crate::contract::{Operation, SUNSET_UNIX};
+use crate::engine::ctx::RuleCtx;
+use crate::engine::expect;
 use crate::generation::request::{Body, RequestSpec};
-use crate::outcome::Exchange;
+use crate::outcome::{Checked, Exchange, Verdict};
 
 /// getPet's answers for the run's pet and an unknown id, both sent at once.
 fn get_pet_answers(ctx: &RuleCtx) -> Result<Vec<Exchange>, Verdict> {

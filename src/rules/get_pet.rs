@@ -1,8 +1,10 @@
 //! getPet: `GET /pets/{petId}` (deprecated).
 
-use super::{Checked, RuleCtx, Verdict, expect};
 use crate::contract::SchemaName;
+use crate::engine::ctx::RuleCtx;
+use crate::engine::expect;
 use crate::generation::request::RequestSpec;
+use crate::outcome::{Checked, Verdict};
 
 /// "200 | Pet | The animal exists."
 pub fn existing(ctx: &RuleCtx) -> Checked {

@@ -2,90 +2,18 @@
 //! class of an operation at a level, sent at once (one round trip), each judged as its class
 //! says. What each class got is tallied for the report's request-coverage table.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Checked, RuleCtx, Verdict, auth, expect, property, stored};
+use super::{auth, stored};
 use crate::contract::Operation;
-use crate::generation::request::Body;
-use crate::generation::space::{Class, Expect};
-use crate::outcome::{Exchange, VerdictKind};
-
-/// What the coverage pass found for one class of one input of one operation.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClassTally {
-    /// Cases that got a whole answer.
-    pub cases: u32,
-    /// Of those, the ones answered otherwise than the class says.
-    pub failed: u32,
-    /// Cases sent that got no whole answer (a transport cut, a stop of the run).
-    pub unanswered: u32,
-    /// Cases not sent because the run sends their header itself (`-H`).
-    pub withheld: u32,
-    /// The first failing case, in words.
-    pub first_failure: Option<String>,
-}
-
-/// Per (operation, input, class): what the coverage pass found.
-#[derive(Debug, Default)]
-pub struct Tally(Mutex<BTreeMap<(String, String, String), ClassTally>>);
-
-impl Tally {
-    fn count(
-        &self,
-        key: (String, String, String),
-        outcome: Outcome,
-        what: impl FnOnce() -> String,
-    ) {
-        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = map.entry(key).or_default();
-        match outcome {
-            Outcome::Passed => entry.cases += 1,
-            Outcome::Failed => {
-                entry.cases += 1;
-                entry.failed += 1;
-                if entry.first_failure.is_none() {
-                    entry.first_failure = Some(what());
-                }
-            }
-            Outcome::Unanswered => entry.unanswered += 1,
-            Outcome::Withheld => entry.withheld += 1,
-        }
-    }
-
-    /// What the pass found for a class, if the pass sent any of its cases.
-    pub fn get(&self, operation: Operation, input: &str, class: &str) -> Option<ClassTally> {
-        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(&(
-            operation_name(operation).to_string(),
-            input.to_string(),
-            class.to_string(),
-        ))
-        .cloned()
-    }
-}
-
-enum Outcome {
-    Passed,
-    Failed,
-    Unanswered,
-    Withheld,
-}
-
-/// The contract's name of an operation, as the case files write it.
-pub fn operation_name(operation: Operation) -> &'static str {
-    match operation {
-        Operation::ListPets => "listPets",
-        Operation::CreatePet => "createPet",
-        Operation::GetPet => "getPet",
-        Operation::ListStoreOrders => "listStoreOrders",
-        Operation::Any => "any",
-    }
-}
+use crate::engine::coverage::Outcome;
+use crate::engine::ctx::RuleCtx;
+use crate::engine::{expect, property};
+use crate::generation::request::{Body, RequestSpec};
+use crate::generation::space::{Case, Class, Expect, Input};
+use crate::outcome::{Checked, Exchange, Verdict, VerdictKind};
 
 /// One case of the request space as a property rule draws it: the input, the class and the
 /// case's index in it, and for createPet a generated valid NewPet to send instead of the
@@ -112,64 +40,109 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         return Err(Verdict::skipped(format!(
             "the request space has no {} class for {}",
             ctx.rule.level.as_str(),
-            operation_name(operation)
+            operation.name()
         )));
     }
-    let valid = auth::request_for(ctx, operation)?;
-    let mut coverage = Vec::new();
-    let mut pool = Vec::new();
-    for (input, class) in &classes {
-        for (n, case) in class.cases.iter().enumerate() {
-            let drawn = Drawn {
-                input: input.input.clone(),
-                class: class.class.clone(),
-                case: n,
-                pet: None,
-            };
-            if !stored::may_send(ctx, case) {
-                continue; // a categoryId the run was told the store does not take
-            }
-            if operation == Operation::CreatePet && !case.sends_body() {
-                pool.push(drawn.clone());
-            }
-            coverage.push(drawn);
-        }
+    let walk = Walk {
+        ctx,
+        operation,
+        valid: auth::request_for(ctx, operation)?,
+        classes,
+    };
+    let (coverage, pool) = walk.cases();
+    let describe = |drawn: &Drawn| walk.describe(drawn);
+    let case = |drawn: &Drawn| walk.case(drawn);
+    if pool.is_empty() {
+        return first_of(&coverage, &case, ctx);
     }
-    let find = |drawn: &Drawn| {
-        classes
+    let schema = &ctx.run.new_pet_schema;
+    let prefix = ctx.pet_name("");
+    let categories = ctx.run.categories.clone();
+    let pets = crate::generation::strategy(schema).map_err(|e| Verdict::skipped(e.to_string()))?;
+    let strategy = (proptest::sample::select(pool), pets).prop_map(move |(drawn, pet)| Drawn {
+        pet: Some(categories.apply(crate::generation::with_prefix(&pet, &prefix))),
+        ..drawn
+    });
+    property::check_all(ctx, coverage, strategy, describe, case)
+}
+
+/// One rule's walk over its operation's classes at its level.
+struct Walk<'a, 'r> {
+    ctx: &'a RuleCtx<'r>,
+    operation: Operation,
+    /// A valid request of the operation, which each case changes.
+    valid: RequestSpec,
+    classes: Vec<(&'a Input, &'a Class)>,
+}
+
+impl Walk<'_, '_> {
+    /// Every case the run may send, in the file's order, and (for createPet) the ones that
+    /// leave the body as it is, which are drawn again with generated NewPets.
+    fn cases(&self) -> (Vec<Drawn>, Vec<Drawn>) {
+        let mut coverage = Vec::new();
+        let mut pool = Vec::new();
+        for (input, class) in &self.classes {
+            for (n, case) in class.cases.iter().enumerate() {
+                let drawn = Drawn {
+                    input: input.input.clone(),
+                    class: class.class.clone(),
+                    case: n,
+                    pet: None,
+                };
+                if !stored::may_send(self.ctx, case) {
+                    continue; // a categoryId the run was told the store does not take
+                }
+                if self.operation == Operation::CreatePet && !case.sends_body() {
+                    pool.push(drawn.clone());
+                }
+                coverage.push(drawn);
+            }
+        }
+        (coverage, pool)
+    }
+
+    fn find(&self, drawn: &Drawn) -> Option<(&Input, &Class, &Case)> {
+        self.classes
             .iter()
             .find(|(input, class)| input.input == drawn.input && class.class == drawn.class)
             .and_then(|(input, class)| Some((*input, *class, class.cases.get(drawn.case)?)))
-    };
-    // Each case's place in the space, so that its marker category is its own.
-    let index = |drawn: &Drawn| {
-        classes
+    }
+
+    /// A case's place in the space, so that its marker category is its own.
+    fn index(&self, drawn: &Drawn) -> usize {
+        self.classes
             .iter()
             .take_while(|(input, class)| input.input != drawn.input || class.class != drawn.class)
             .map(|(_, class)| class.cases.len())
             .sum::<usize>()
             + drawn.case
-    };
-    let describe = |drawn: &Drawn| match (find(drawn), &drawn.pet) {
-        (Some((input, class, case)), pet) => {
-            let pet = pet.as_ref().map_or(String::new(), |pet| {
-                format!(" with {}", crate::generation::describe_pet(pet))
-            });
-            format!(
-                "class {} of {}: {}{pet}",
-                class.class,
-                input.input,
-                case.describe()
-            )
+    }
+
+    fn describe(&self, drawn: &Drawn) -> String {
+        match (self.find(drawn), &drawn.pet) {
+            (Some((input, class, case)), pet) => {
+                let pet = pet.as_ref().map_or(String::new(), |pet| {
+                    format!(" with {}", crate::generation::describe_pet(pet))
+                });
+                format!(
+                    "class {} of {}: {}{pet}",
+                    class.class,
+                    input.input,
+                    case.describe()
+                )
+            }
+            (None, _) => format!("{drawn:?} (no such case in the request space)"),
         }
-        (None, _) => format!("{drawn:?} (no such case in the request space)"),
-    };
-    let case = |drawn: &Drawn| -> Checked {
-        let Some((input, class, case)) = find(drawn) else {
+    }
+
+    /// Sends one case and judges it as its class says; every case is tallied.
+    fn case(&self, drawn: &Drawn) -> Checked {
+        let ctx = self.ctx;
+        let Some((input, class, case)) = self.find(drawn) else {
             return Ok(()); // a saved case the space no longer holds
         };
         let key = (
-            operation_name(operation).to_string(),
+            self.operation.name().to_string(),
             input.input.clone(),
             class.class.clone(),
         );
@@ -181,11 +154,11 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
                 .count(key, Outcome::Withheld, String::new);
             return Ok(());
         }
-        let mut valid = valid.clone();
+        let mut valid = self.valid.clone();
         if let Some(pet) = &drawn.pet {
             valid.body = Body::Json(pet.clone());
         }
-        let index = index(drawn);
+        let index = self.index(drawn);
         let name = ctx.pet_name(&format!("inputs-{index}-{}-{}", class.class, drawn.case));
         let fill = stored::fill(ctx, case, index, &name)?;
         let existing = match fill.existing_id {
@@ -194,14 +167,14 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         };
         let spec = case.apply_filled(&valid, &fill);
         let exchange = ctx.send(&spec);
-        let described = describe(drawn);
+        let described = self.describe(drawn);
         // A response may echo the key: the note is redacted as a verdict is.
         let what = || {
             let note = format!("{described}: {}", exchange.summary());
             ctx.run.client.redactor().redact(&note)
         };
         let accepted = exchange.status().is_some_and(|s| (200..300).contains(&s));
-        let judged = judge(ctx, operation, class.expect, &exchange).and_then(|()| {
+        let judged = judge(ctx, self.operation, class.expect, &exchange).and_then(|()| {
             if class.read_back && accepted && !unanswered(&exchange) {
                 stored::read_back(ctx, &spec, &exchange, existing.as_ref())
             } else {
@@ -232,19 +205,7 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
                 Err(verdict)
             }
         }
-    };
-    if pool.is_empty() {
-        return first_of(&coverage, &case, ctx);
     }
-    let schema = &ctx.run.new_pet_schema;
-    let prefix = ctx.pet_name("");
-    let categories = ctx.run.categories.clone();
-    let pets = crate::generation::strategy(schema).map_err(|e| Verdict::skipped(e.to_string()))?;
-    let strategy = (proptest::sample::select(pool), pets).prop_map(move |(drawn, pet)| Drawn {
-        pet: Some(categories.apply(crate::generation::with_prefix(&pet, &prefix))),
-        ..drawn
-    });
-    property::check_all(ctx, coverage, strategy, describe, case)
 }
 
 /// Whether a case would send a header the run already sends with `-H`.

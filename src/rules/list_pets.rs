@@ -2,7 +2,9 @@
 
 use serde_json::Value;
 
-use super::{Checked, RuleCtx, Verdict, expect, property};
+use crate::engine::ctx::RuleCtx;
+use crate::engine::{expect, property};
+use crate::outcome::{Checked, Verdict};
 use proptest::prelude::*;
 
 use crate::contract::{SchemaName, limit_parameter};

@@ -2,255 +2,28 @@
 //!
 //! A check is a plain function from a [`RuleCtx`] and its typed params to `Ok(())` (passed)
 //! or the verdict that stopped it. The catalogue (`cases/*.json`) names the check and its
-//! params, read into a [`Check`]; [`run`] dispatches on it and [`phase`] says when it runs.
+//! params, read into a [`Check`]; [`run`] dispatches on it, and `engine::schedule::phase`
+//! says when it runs. The run they stand on (its state, the recorder, the property runner,
+//! the store setup) is `engine/`.
 
 mod auth;
 mod concurrency;
 mod create_pet;
 mod deprecation;
-pub mod expect;
-pub mod fixtures;
 mod get_pet;
 pub mod inputs;
 mod list_pets;
 mod parameters;
-mod property;
 mod read_back;
 pub mod responses;
-pub mod run;
-mod schedule;
 mod sequences;
 mod sizes;
 mod stored;
-pub mod workers;
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU32, Ordering};
-
-use crate::catalogue::{Check, Rule};
-use crate::contract::Contract;
-use crate::execution::Priority;
-use crate::generation::request::RequestSpec;
-pub use crate::outcome::{Checked, Counterexample, Exchange, Failure, SequenceStep, Verdict};
-pub use run::Run;
-pub use schedule::{Phase, on_long_chain, phase, phase_for, starts_early};
-
-/// Everything a check may use: the run (client, contract, fixtures) and its own rule.
-pub struct RuleCtx<'r> {
-    pub run: &'r Run,
-    pub rule: &'r Rule,
-    /// Derived from the run seed and the rule id, so a subset of rules gets the same cases.
-    pub seed: u64,
-    cases_run: AtomicU32,
-    /// Requests this rule waited on one after another (a batch sent at once counts one).
-    round_trips: AtomicU32,
-    /// Whether this rule has said its first pass is over (it says so once).
-    first_pass_over: std::sync::atomic::AtomicBool,
-    /// Whether this rule's first requests were answered, or it ended (counted once, see
-    /// [`Run::quiet_unanswered`]).
-    answered: std::sync::atomic::AtomicBool,
-    /// Fixtures this rule is building now, for every rule that waits on them.
-    building: AtomicU32,
-}
-
-thread_local! {
-    /// Inside a worker of a property rule: the requests this worker waited on, which the
-    /// rule's chain counts only once, as the longest of its workers (see [`lane`]).
-    static LANE: Cell<Option<u32>> = const { Cell::new(None) };
-}
-
-/// Inside a worker, the round trips it has waited on so far (0 outside one).
-pub(crate) fn lane_so_far() -> u32 {
-    LANE.with(|lane| lane.get()).unwrap_or(0)
-}
-
-/// Runs `work` beside the rule's own chain (in a thread of its own); returns what `work`
-/// returns and the round trips it waited on, for the rule to count the longest of them.
-pub(crate) fn lane_collect<T>(work: impl FnOnce() -> T) -> (T, u32) {
-    let mut out = None;
-    let trips = lane(|| out = Some(work()));
-    (out.expect("the lane ran"), trips)
-}
-
-/// Runs `work` as one lane of a rule's concurrent cases; returns the round trips it waited on.
-pub(crate) fn lane(work: impl FnOnce()) -> u32 {
-    LANE.with(|lane| lane.set(Some(0)));
-    work();
-    LANE.with(|lane| lane.take()).unwrap_or(0)
-}
-
-impl<'r> RuleCtx<'r> {
-    pub fn new(run: &'r Run, rule: &'r Rule) -> RuleCtx<'r> {
-        RuleCtx {
-            run,
-            rule,
-            seed: run.rule_seed(&rule.id),
-            cases_run: AtomicU32::new(0),
-            round_trips: AtomicU32::new(0),
-            first_pass_over: std::sync::atomic::AtomicBool::new(false),
-            answered: std::sync::atomic::AtomicBool::new(false),
-            building: AtomicU32::new(0),
-        }
-    }
-
-    /// Builds a fixture of the run: its requests go first in flight, since every rule that
-    /// needs it waits on them.
-    pub(crate) fn building<T>(&self, build: impl FnOnce() -> T) -> T {
-        self.building.fetch_add(1, Ordering::Relaxed);
-        let built = build();
-        self.building.fetch_sub(1, Ordering::Relaxed);
-        built
-    }
-
-    pub fn contract(&self) -> &Contract {
-        &self.run.contract
-    }
-
-    /// Sends a request through the run's client; every response is also inspected for the
-    /// statements that hold on every response (see [`responses`]).
-    pub fn send(&self, spec: &RequestSpec) -> Exchange {
-        self.round_trip();
-        let exchange = self.run.send(&self.rule.id, spec, self.priority());
-        self.answered_once();
-        exchange
-    }
-
-    /// Sends every request at once (each as soon as the run's concurrency allows), each through
-    /// the recorder.
-    pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
-        self.round_trip();
-        let exchanges = self
-            .run
-            .send_all(&self.rule.id, specs, false, self.priority());
-        self.answered_once();
-        exchanges
-    }
-
-    /// Sends every request at the same moment, for a race: the requests wait until they can all
-    /// go together (within the concurrency level).
-    pub fn send_at_once(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
-        self.round_trip();
-        let exchanges = self
-            .run
-            .send_all(&self.rule.id, specs, true, Priority::Chain);
-        self.answered_once();
-        exchanges
-    }
-
-    /// Where this rule's requests stand in line for a place in flight: a fixture being built,
-    /// a quiet-store rule, or a rule on a long chain during its first pass, goes first (after
-    /// it, under a time budget, every rule is equal).
-    fn priority(&self) -> Priority {
-        let first = self.building.load(Ordering::Relaxed) > 0
-            || phase(&self.rule.check) == Phase::QuietStore
-            || (on_long_chain(&self.rule.check) && !self.first_pass_over.load(Ordering::Relaxed));
-        if first {
-            Priority::Chain
-        } else {
-            Priority::Plain
-        }
-    }
-
-    /// This rule's first requests were answered, or it ended: a quiet-store rule counts itself
-    /// out of [`Run::quiet_unanswered`] once.
-    pub fn answered_once(&self) {
-        if !self.answered.swap(true, Ordering::Relaxed)
-            && phase(&self.rule.check) == Phase::QuietStore
-        {
-            let _ = self.run.quiet_unanswered.fetch_update(
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-                |left| left.checked_sub(1),
-            );
-        }
-    }
-
-    /// A rule that only reads, run beside the quiet-store rules: waits until their first
-    /// requests (the creates whose storing they look for) are answered, so that the reads
-    /// take the places the creates leave, beside the listings that follow them; at most a
-    /// few seconds.
-    pub fn wait_for_quiet_creates(&self) {
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while self.run.quiet_unanswered.load(Ordering::Relaxed) > 0
-            && std::time::Instant::now() < until
-            && !self.run.stops.interrupted()
-        {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-    }
-
-    /// One more request waited on: on the rule's own chain, or on its lane's.
-    fn round_trip(&self) {
-        let in_lane = LANE.with(|lane| match lane.get() {
-            Some(count) => {
-                lane.set(Some(count + 1));
-                true
-            }
-            None => false,
-        });
-        if !in_lane {
-            self.add_round_trips(1);
-        }
-    }
-
-    /// Lengthens the rule's chain (by the longest lane of a concurrent batch of cases).
-    pub(crate) fn add_round_trips(&self, count: u32) {
-        self.round_trips.fetch_add(count, Ordering::Relaxed);
-    }
-
-    /// This rule's first pass is over: it finished, or, under a time budget, judged its first
-    /// batch of cases. Counted once.
-    pub fn end_first_pass(&self) {
-        if phase_for(self.rule, self.run.deadline.is_some()) != Phase::Last
-            && !self.first_pass_over.swap(true, Ordering::Relaxed)
-        {
-            let _ = self.run.first_pass_left.fetch_update(
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-                |left| left.checked_sub(1),
-            );
-        }
-    }
-
-    /// Under a time budget, before generating past its first batch: waits until every rule
-    /// has had its first pass (fixtures built, fixed rules judged), so that the budget's long
-    /// tail of generated cases does not crowd them out of the in-flight places. A rule of
-    /// the quiet-store phase does not wait: the main phase only starts after it.
-    pub fn wait_for_first_passes(&self) {
-        self.end_first_pass();
-        if phase_for(self.rule, self.run.deadline.is_some()) == Phase::QuietStore {
-            return;
-        }
-        while self.run.first_pass_left.load(Ordering::Relaxed) > 0
-            && !self.run.stops.interrupted()
-            && self
-                .run
-                .deadline
-                .is_none_or(|deadline| std::time::Instant::now() < deadline)
-        {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    }
-
-    /// Counts one case (one generated or fixed input) of this rule.
-    pub fn case_done(&self) {
-        self.cases_run.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// The rule's chain of dependent requests: what its run time is, in round trips.
-    pub fn round_trips(&self) -> u32 {
-        self.round_trips.load(Ordering::Relaxed)
-    }
-
-    pub fn cases_run(&self) -> u32 {
-        self.cases_run.load(Ordering::Relaxed).max(1)
-    }
-
-    /// A name for a pet this rule creates: the run prefix, the rule, and a tag.
-    pub fn pet_name(&self, tag: &str) -> String {
-        self.run.pet_name(tag)
-    }
-}
+use crate::catalogue::Check;
+use crate::engine::ctx::RuleCtx;
+use crate::engine::expect;
+use crate::outcome::{Checked, Exchange, Failure, Verdict};
 
 /// Runs the rule's check with its params.
 pub fn run(ctx: &RuleCtx) -> Checked {

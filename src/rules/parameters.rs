@@ -7,11 +7,13 @@
 use proptest::prelude::*;
 use proptest::strategy::Union;
 
-use super::{Checked, RuleCtx, Verdict, expect, property};
 use crate::contract::Operation;
 use crate::contract::openapi::{OperationModel, ParameterIn};
+use crate::engine::ctx::RuleCtx;
+use crate::engine::{expect, property};
 use crate::generation::parameters::{self, Class, ParameterValue};
 use crate::generation::request::RequestSpec;
+use crate::outcome::{Checked, Verdict};
 
 /// One generated case: a parameter's name and its value.
 type Case = (String, ParameterValue);

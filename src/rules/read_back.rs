@@ -9,9 +9,9 @@
 //! 401 or 404. This rule runs last, so a store that a poisoned pet breaks does not take the
 //! other rules' reads down with it.
 
-use super::{Checked, RuleCtx, Verdict};
+use crate::engine::ctx::RuleCtx;
 use crate::generation::request::{Body, RequestSpec};
-use crate::outcome::Exchange;
+use crate::outcome::{Checked, Exchange, Verdict};
 
 fn server_error(exchange: &Exchange, what: &str, expected: &str) -> Option<Verdict> {
     let status = exchange.status()?;
@@ -60,7 +60,7 @@ pub fn lone_surrogate(ctx: &RuleCtx) -> Checked {
             RequestSpec::get("/pets").query("limit", "100"),
             RequestSpec::get("/pets"),
         ];
-        if let Some(id) = created.json().and_then(super::expect::pet_id) {
+        if let Some(id) = created.json().and_then(crate::engine::expect::pet_id) {
             reads.push(RequestSpec::get(format!("/pets/{id}")));
         }
         for exchange in ctx.send_all(&reads) {

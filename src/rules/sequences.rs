@@ -8,11 +8,13 @@ use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Checked, RuleCtx, SequenceStep, Verdict, expect, get_pet, property};
+use super::get_pet;
 use crate::contract::{PET_STATUSES, SchemaName};
+use crate::engine::ctx::RuleCtx;
+use crate::engine::{expect, property};
 use crate::generation;
 use crate::generation::request::{Body, RequestSpec};
-use crate::outcome::Exchange;
+use crate::outcome::{Checked, Exchange, SequenceStep, Verdict};
 
 /// One step of a sequence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

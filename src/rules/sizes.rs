@@ -9,10 +9,11 @@
 
 use serde_json::{Value, json};
 
-use super::{Checked, Failure, RuleCtx, Verdict, expect};
 use crate::contract::SchemaName;
+use crate::engine::ctx::RuleCtx;
+use crate::engine::expect;
 use crate::generation::request::{Body, RequestSpec};
-use crate::outcome::Exchange;
+use crate::outcome::{Checked, Exchange, Failure, Verdict};
 
 /// Characters a ladder name repeats: a cut, a dropped or a shifted byte shows as a change.
 const FILLER: &str = "abcdefghijklmnopqrstuvwxyz0123456789";

@@ -7,13 +7,16 @@
 use serde_json::{Map, Value};
 
 use super::auth::marker_category;
-use super::{Checked, RuleCtx, Verdict, expect, get_pet};
+use super::get_pet;
 use crate::catalogue::Level;
 use crate::contract::{Operation, SchemaName};
+use crate::engine::ctx::RuleCtx;
+use crate::engine::expect;
+use crate::engine::store_setup::{Marker, Watch};
 use crate::generation::request::{Body, RequestSpec};
 use crate::generation::space::{Case, Class, Expect, Fill, Input};
 use crate::outcome::Exchange;
-use crate::rules::fixtures::{Marker, Watch};
+use crate::outcome::{Checked, Verdict};
 
 /// An id no pet is likely to have: past 2^60, below the ids of stores that count from 2^62,
 /// and drawn from the rule's seed (a store of random ids gives it one time in 2^63).

@@ -5,8 +5,12 @@
 //! it); a second quits at once, withdrawing the previous run's report if this one has not been
 //! written yet.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
-use std::sync::{Mutex, Once};
+use std::sync::{Arc, Mutex, Once, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::engine::run::Run;
 
 /// Exit code of a run stopped by SIGINT, as shells report a death by SIGINT (128 + 2).
 pub const SIGINT_EXIT_CODE: u8 = 130;
@@ -161,5 +165,92 @@ impl Drop for Registration {
         let mut hooks = HOOKS.lock().unwrap_or_else(|e| e.into_inner());
         hooks.stop.retain(|(id, _)| *id != self.id);
         hooks.quit.retain(|(id, _)| *id != self.id);
+    }
+}
+
+/// Where a run is in writing its reports, for a second signal: withdraw the previous run's,
+/// or let this run's finish.
+const NOT_COMMITTED: u8 = 0;
+const COMMITTING: u8 = 1;
+const COMMITTED: u8 = 2;
+
+/// A run's part in the signals, from before anything is sent: the first stops new requests
+/// (the trials see it, the recorder refuses to send) and cuts the ones in flight, the
+/// preflight included; the reports are then written, marked interrupted. The second quits at
+/// once, and withdraws the previous run's reports from the directory (this run has none yet),
+/// so that no report there looks like this run's.
+pub(super) struct RunInterrupts {
+    cancelled: tokio::sync::watch::Receiver<bool>,
+    run: Arc<OnceLock<Arc<Run>>>,
+    commit: Arc<AtomicU8>,
+    _registration: Registration,
+}
+
+impl RunInterrupts {
+    /// Listens for the run whose reports go to `report_dir` (none: nothing to withdraw).
+    pub(super) fn listen(report_dir: Option<PathBuf>) -> RunInterrupts {
+        let (cancel, cancelled) = tokio::sync::watch::channel(false);
+        let run: Arc<OnceLock<Arc<Run>>> = Arc::default();
+        let commit = Arc::new(AtomicU8::new(NOT_COMMITTED));
+        install();
+        let stopped = Arc::clone(&run);
+        let writing = Arc::clone(&commit);
+        let registration = register(
+            Box::new(move || {
+                let _ = cancel.send(true);
+                if let Some(run) = stopped.get() {
+                    run.stops.interrupted.store(true, Ordering::SeqCst);
+                }
+            }),
+            Box::new(move || {
+                let Some(dir) = &report_dir else {
+                    return;
+                };
+                match writing.load(Ordering::SeqCst) {
+                    NOT_COMMITTED => crate::report::withdraw(dir),
+                    // Renaming this run's reports into place takes milliseconds: let it
+                    // finish, so that the set is this run's whole.
+                    _ => {
+                        let waiting = Instant::now();
+                        while writing.load(Ordering::SeqCst) == COMMITTING
+                            && waiting.elapsed() < Duration::from_secs(5)
+                        {
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
+                    }
+                }
+            }),
+        );
+        RunInterrupts {
+            cancelled,
+            run,
+            commit,
+            _registration: registration,
+        }
+    }
+
+    /// What cancels the client's requests in flight on the first signal.
+    pub(super) fn cancelled(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.cancelled.clone()
+    }
+
+    /// From now on the first signal stops `run`. The listener sets the flag once the run is in
+    /// the slot; a signal that came before is seen here (both sides write, then read the
+    /// other's, with a full fence between).
+    pub(super) fn reach(&self, run: &Arc<Run>) {
+        let _ = self.run.set(Arc::clone(run));
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if signalled().is_some() {
+            run.stops.interrupted.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// The reports are being renamed into place: a second signal lets that finish.
+    pub(super) fn committing(&self) {
+        self.commit.store(COMMITTING, Ordering::SeqCst);
+    }
+
+    pub(super) fn committed(&self) {
+        self.commit.store(COMMITTED, Ordering::SeqCst);
     }
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::rules::Run;
+use crate::engine::run::Run;
 
 /// The bar, and the thread that refreshes what it shows while a long rule runs.
 pub struct Progress {

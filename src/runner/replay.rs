@@ -4,17 +4,17 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::report::Report;
+use crate::report::{Report, TargetKind};
 
 use super::error::RunError;
-use crate::execution::{Client, ClientSettings};
+use crate::execution::{BaseUrl, Client, ClientSettings};
 use crate::generation::request::{Body, Credential, RequestSpec};
 use crate::outcome::Exchange;
 use crate::reference::{Fault, Variant};
 
 /// Where to send the replayed request; `None` takes the report's own target.
 pub struct ReplayTarget {
-    pub base_url: Option<String>,
+    pub base_url: Option<BaseUrl>,
     pub api_key: String,
     /// The same TLS, header and proxy settings as `run` (`--ca-cert`, `-H`, `--proxy`, ...).
     pub settings: ClientSettings,
@@ -131,14 +131,11 @@ pub fn replay(
     let report: Report = serde_json::from_str(&text)
         .map_err(|e| RunError::Config(format!("{}: not a report: {e}", report_path.display())))?;
     let spec = recorded_request(&report, rule_id)?;
-    let runtime = super::runtime()?;
+    let runtime = super::runtime::runtime()?;
     let (base_url, api_key, _server) = match target.base_url {
-        Some(base_url) => {
-            super::engine::check_base_url(&base_url)?;
-            (base_url, target.api_key, None)
-        }
+        Some(base_url) => (base_url.as_str().to_string(), target.api_key, None),
         // The key goes only where the current configuration says: a report may name any host.
-        None if report.target.kind == "external" => {
+        None if report.target.kind == TargetKind::External => {
             return Err(RunError::Config(format!(
                 "the report's target is {}; the key is sent only to the target you configure: pass --base-url (or set PETSTORE_BASE_URL) to replay there",
                 report.target.base_url
@@ -157,7 +154,7 @@ pub fn replay(
                 .iter()
                 .filter_map(|name| Variant::parse(name))
                 .collect();
-            let (server, api_key) = super::engine::start_reference(
+            let (server, api_key) = super::target::start_reference(
                 &runtime,
                 faults,
                 variants,
@@ -171,7 +168,7 @@ pub fn replay(
             "no API key in the environment variable".into(),
         ));
     }
-    super::engine::check_api_key(&api_key, "the API key variable")?;
+    super::target::check_api_key(&api_key, "the API key variable")?;
     let client = Client::new(
         &base_url,
         &api_key,

@@ -1,194 +1,102 @@
-//! The "Re-run" line of a report: one command that sends and judges what this run did. Every
-//! option that changes what is sent or judged is on it (the seed, the cases, the budget, the
-//! gate, the filters, the known failures, the store's categories, the limits an answer is
-//! judged under, the target and how it is reached); options that change only where the files
-//! go or how fast requests overlap are left out. Values are quoted for a POSIX shell.
+//! The "Re-run" line of a report: one command that sends and judges what this run did. It
+//! walks the run's options (`options.rs`) in the order declared: each option that changes
+//! what is sent or judged is on it unless it is the default; options that change only where
+//! the files go or how fast requests overlap are left out; the target and the regressions
+//! file are spelled as the run resolved them. Values are quoted for a POSIX shell.
 
-use super::settings::{DEFAULT_CASES, RunConfig, Target, UNBOUNDED_CASES};
-use crate::execution::{ClientSettings, ProxySetting};
-
-/// `value` as one word of a POSIX shell command.
-pub fn shell_word(value: &str) -> String {
-    let plain = !value.is_empty()
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,@%+".contains(c));
-    if plain {
-        value.to_string()
-    } else {
-        format!("'{}'", value.replace('\'', "'\\''"))
-    }
-}
+pub use super::options::shell_word;
+use super::options::{OnRerun, RunOptions};
+use super::settings::{KeySource, RunConfig, Target};
 
 pub fn command(config: &RunConfig) -> String {
+    let defaults: Vec<Option<String>> = RunOptions::default()
+        .fields()
+        .iter()
+        .map(|field| field.value.toml())
+        .collect();
+    let flags = RunOptions::flags();
     let mut words: Vec<String> = Vec::new();
-    let mut option = |name: &str, value: Option<String>| {
-        words.push(name.to_string());
-        if let Some(value) = value {
-            words.push(shell_word(&value));
+    let mut positional: Vec<String> = Vec::new();
+    for (field, default) in config.options.fields().iter().zip(defaults) {
+        match field.on_rerun {
+            OnRerun::Left => {}
+            OnRerun::Resolved => words.extend(resolved(config, field.name)),
+            OnRerun::Repeated if field.value.toml() == default => {}
+            OnRerun::Repeated => match flags.get(field.name) {
+                Some(Some(flag)) => words.extend(field.value.words(flag)),
+                // A positional (the filter) goes last, without a flag.
+                Some(None) => positional.extend(
+                    field
+                        .value
+                        .words("")
+                        .into_iter()
+                        .filter(|word| !word.is_empty()),
+                ),
+                // A profile's own (its list of known failures) says where it came from.
+                None => words.extend(field.value.words("")),
+            },
         }
+    }
+    words.extend(positional);
+    // The key is read from the variable it came from; a file is named, the key never.
+    let prefix = match (&config.target, &config.key_source) {
+        (Target::External { .. }, KeySource::Variable(name)) => format!("{name}=... "),
+        _ => String::new(),
     };
-    let prefix = match &config.target {
-        Target::Reference { faults, variants } => {
-            for fault in faults {
-                option("--reference-fault", Some(fault.name().to_string()));
-            }
-            for variant in variants {
-                option("--reference-variant", Some(variant.name().to_string()));
-            }
-            if !config.reference_latency.is_zero() {
-                option(
-                    "--reference-latency",
-                    Some(humantime::format_duration(config.reference_latency).to_string()),
-                );
-            }
-            String::new()
-        }
-        Target::External { base_url, .. } => {
-            option("--base-url", Some(base_url.clone()));
-            match &config.api_key_source {
-                // The file is named; the key is not.
-                Some(_) => String::new(),
-                None => format!("{}=... ", config.api_key_env),
-            }
-        }
-    };
-    if let Some(source) = &config.api_key_source
-        && let Some(path) = source.strip_prefix("--api-key-file ")
-    {
-        option("--api-key-file", Some(path.to_string()));
-    } else if config.api_key_env != "PETSTORE_API_KEY" {
-        option("--api-key-env", Some(config.api_key_env.clone()));
-    }
-    option("--seed", Some(config.seed.to_string()));
-    // Under a budget with no --cases, the budget decides: no case count to repeat.
-    let budget_decides = config.time_budget.is_some() && config.cases == UNBOUNDED_CASES;
-    if config.cases != DEFAULT_CASES && !budget_decides {
-        option("--cases", Some(config.cases.to_string()));
-    }
-    if let Some(budget) = config.time_budget {
-        option(
-            "--time-budget",
-            Some(humantime::format_duration(budget).to_string()),
-        );
-    }
-    if config.gate != super::Gate::Required {
-        option("--gate", Some(config.gate.as_str().to_string()));
-    }
-    if config.read_only {
-        option("--read-only", None);
-    }
-    if !config.category_ids.is_empty() {
-        let ids: Vec<String> = config.category_ids.iter().map(i64::to_string).collect();
-        option("--category-ids", Some(ids.join(",")));
-    }
-    if let Some(path) = &config.known_failures {
-        option("--known-failures", Some(path.display().to_string()));
-    }
-    if !config.known_failures_listed.is_empty() {
-        // Listed in a profile: the line cannot carry them; say where they came from.
-        option("--known-failures", Some("<the profile's list>".into()));
-    }
-    match &config.regressions {
-        None => option("--no-regressions", None),
-        Some(path) if path.as_path() != std::path::Path::new(super::regressions::DEFAULT_FILE) => {
-            option("--regressions", Some(path.display().to_string()))
-        }
-        Some(_) => {}
-    }
-    if let Some(dir) = &config.schemas {
-        option("--schemas", Some(dir.display().to_string()));
-    }
-    if let Some(dir) = &config.cases_dir {
-        option("--cases-dir", Some(dir.display().to_string()));
-    }
-    if config.max_transport_failures != crate::rules::run::DEFAULT_MAX_TRANSPORT_FAILURES {
-        option(
-            "--max-transport-failures",
-            Some(config.max_transport_failures.to_string()),
-        );
-    }
-    if let Some(partition) = config.partition {
-        option("--partition", Some(partition.to_string()));
-    }
-    client_options(&config.client, &mut option);
-    let libtest = &config.libtest;
-    for skip in &libtest.skip {
-        option("--skip", Some(skip.clone()));
-    }
-    if libtest.exact {
-        option("--exact", None);
-    }
-    if let Some(filter) = &libtest.filter {
-        words.push(shell_word(filter));
-    }
     format!("{prefix}petstore-conformance run {}", words.join(" "))
 }
 
-/// The client's settings that change what is sent or how an answer is judged.
-fn client_options(client: &ClientSettings, option: &mut impl FnMut(&str, Option<String>)) {
-    let defaults = ClientSettings::default();
-    if client.timeout != defaults.timeout {
-        option(
-            "--timeout",
-            Some(humantime::format_duration(client.timeout).to_string()),
-        );
-    }
-    if client.body_cap != defaults.body_cap {
-        option("--body-cap", Some(client.body_cap.to_string()));
-    }
-    if client.insecure {
-        option("--insecure", None);
-    }
-    if client.http2_prior_knowledge {
-        option("--http2-prior-knowledge", None);
-    }
-    if let Some(rate) = client.rate {
-        option("--rate", Some(rate.to_string()));
-    }
-    if client.max_throttle_wait != defaults.max_throttle_wait {
-        option(
-            "--max-throttle-wait",
-            Some(humantime::format_duration(client.max_throttle_wait).to_string()),
-        );
-    }
-    for (name, value) in &client.extra_headers {
-        if crate::execution::looks_like_credential(name, value) {
-            // A credential's value is never on the line: it is read from a variable of its
-            // own, in double quotes so that the shell expands it (the option and its value go
-            // as one word written here; a header name holds no quote or `$`).
-            let variable = crate::outcome::header_variable(name);
-            option(&format!("--header \"{name}: ${{{variable}}}\""), None);
-        } else {
-            option("--header", Some(format!("{name}: {value}")));
+/// The words of an option the run resolved: the target it reached (the reference's faults
+/// and variants, or the base URL), and where counterexamples went (none, or another file
+/// than the default).
+fn resolved(config: &RunConfig, name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut option = |flag: &str, value: String| {
+        words.push(flag.to_string());
+        words.push(shell_word(&value));
+    };
+    match (name, &config.target) {
+        ("reference_faults", Target::Reference { faults, .. }) => {
+            for fault in faults {
+                option("--reference-fault", fault.name().to_string());
+            }
         }
+        ("reference_variants", Target::Reference { variants, .. }) => {
+            for variant in variants {
+                option("--reference-variant", variant.name().to_string());
+            }
+        }
+        ("base_url", Target::External { base_url, .. }) => {
+            option("--base-url", base_url.to_string());
+        }
+        ("regressions", _) => match &config.regressions {
+            None => words.push("--no-regressions".into()),
+            Some(path)
+                if path.as_path() != std::path::Path::new(super::regressions::DEFAULT_FILE) =>
+            {
+                option("--regressions", path.display().to_string())
+            }
+            Some(_) => {}
+        },
+        _ => {}
     }
-    if let ProxySetting::Explicit(url) = &client.proxy {
-        option("--proxy", Some(url.clone()));
-    }
+    words
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn words_with_spaces_or_quotes_are_quoted_for_a_shell() {
-        assert_eq!(shell_word("list-pets/limit"), "list-pets/limit");
-        assert_eq!(shell_word("X-Tenant: a b"), "'X-Tenant: a b'");
-        assert_eq!(shell_word("it's"), "'it'\\''s'");
-        assert_eq!(shell_word(""), "''");
-    }
+    use crate::catalogue::Gate;
+    use crate::runner::options::Seconds;
 
     #[test]
     fn a_run_under_a_budget_does_not_repeat_the_unbounded_case_count() {
         let mut config = RunConfig::reference(7);
-        config.time_budget = Some(std::time::Duration::from_secs(20));
-        config.cases = UNBOUNDED_CASES;
-        config.gate = super::super::Gate::All;
-        config.category_ids = vec![1, 2];
-        config.libtest.filter = Some("list-pets/limit".into());
-        config.libtest.skip = vec!["deprecation".into()];
+        config.options.time_budget = Some(Seconds(20));
+        config.options.gate = Gate::All;
+        config.options.category_ids = vec![1, 2];
+        config.options.filter = Some("list-pets/limit".into());
+        config.options.skip = vec!["deprecation".into()];
         let line = command(&config);
         assert_eq!(
             line,
@@ -197,11 +105,29 @@ mod tests {
     }
 
     #[test]
+    fn an_option_declared_once_is_on_the_line_the_client_and_a_profile() {
+        let mut config = RunConfig::reference(7);
+        let line = command(&config);
+        assert!(!line.contains("--connect-timeout"), "the default: {line}");
+        assert_eq!(
+            config.client_settings().connect_timeout,
+            std::time::Duration::from_secs(5)
+        );
+        config.options = toml::from_str("connect_timeout = \"20s\"").unwrap();
+        config.options.seed = Some(7);
+        assert!(command(&config).contains("--connect-timeout 20s"));
+        assert_eq!(
+            config.client_settings().connect_timeout,
+            std::time::Duration::from_secs(20)
+        );
+    }
+
+    #[test]
     fn a_secret_header_is_read_from_its_own_variable_on_the_line() {
         let mut config = RunConfig::reference(7);
-        config.client.extra_headers = vec![
-            ("X-Gateway-Token".into(), "gw-secret-value-123".into()),
-            ("X-Tenant".into(), "acme".into()),
+        config.options.headers = vec![
+            "X-Gateway-Token: gw-secret-value-123".parse().unwrap(),
+            "X-Tenant: acme".parse().unwrap(),
         ];
         let line = command(&config);
         assert!(
@@ -210,5 +136,33 @@ mod tests {
         );
         assert!(line.contains("--header 'X-Tenant: acme'"), "{line}");
         assert!(!line.contains("gw-secret-value-123"), "{line}");
+    }
+
+    #[test]
+    fn the_target_and_where_the_files_go_are_spelled_as_the_run_resolved_them() {
+        let mut config = RunConfig::reference(3);
+        config.target = Target::External {
+            base_url: "https://staging.example/v1".parse().unwrap(),
+            api_key: "a-key-not-on-the-line".into(),
+        };
+        config.key_source = KeySource::Variable("STAGING_KEY".into());
+        config.options.api_key_env = "STAGING_KEY".into();
+        config.options.report_dir = Some("elsewhere".into());
+        config.options.concurrency = 4;
+        config.regressions = Some("saved.json".into());
+        let line = command(&config);
+        assert_eq!(
+            line,
+            "STAGING_KEY=... petstore-conformance run --base-url https://staging.example/v1 --api-key-env STAGING_KEY --seed 3 --regressions saved.json"
+        );
+        config.key_source = KeySource::File("key.txt".into());
+        config.options.api_key_file = Some("key.txt".into());
+        let line = command(&config);
+        assert!(
+            line.starts_with("petstore-conformance run --base-url"),
+            "{line}"
+        );
+        assert!(line.contains("--api-key-file key.txt"), "{line}");
+        assert!(!line.contains("a-key-not-on-the-line"), "{line}");
     }
 }

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use libtest_mimic::Arguments;
 
-use crate::execution::ClientSettings;
+use super::options::{RunOptions, Seconds};
+use crate::execution::{BaseUrl, ClientSettings, ProxySetting};
 use crate::reference::{Fault, Variant};
-use crate::report::Report;
-use crate::rules::run::DEFAULT_MAX_TRANSPORT_FAILURES;
+use crate::report::{Cases, Report};
 
 /// What the run is pointed at.
 #[derive(Debug, Clone)]
@@ -22,102 +22,174 @@ pub enum Target {
         variants: BTreeSet<Variant>,
     },
     /// Any implementation; `base_url` includes `/v1`.
-    External { base_url: String, api_key: String },
+    External { base_url: BaseUrl, api_key: String },
+}
+
+/// Where the API key came from, as a refusal names it and the Re-run line repeats it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// The environment variable of this name (`--api-key-env`; `PETSTORE_API_KEY` unless
+    /// another is named).
+    Variable(String),
+    /// The file `--api-key-file` names.
+    File(PathBuf),
+}
+
+impl KeySource {
+    /// As a refusal of the key names it.
+    pub fn described(&self) -> String {
+        match self {
+            KeySource::Variable(name) => format!("the environment variable {name}"),
+            KeySource::File(path) => format!("--api-key-file {}", path.display()),
+        }
+    }
+}
+
+impl std::fmt::Display for KeySource {
+    /// As a check of the key's text names it, before the reason.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeySource::Variable(name) => f.write_str(name),
+            KeySource::File(path) => write!(f, "--api-key-file {}", path.display()),
+        }
+    }
 }
 
 pub use crate::catalogue::Gate;
 
+/// What a run is asked: its options as given, and what the command line resolved from them
+/// before the run (the target and its key, the files the options name, the regressions file,
+/// libtest's own settings and the terminal's).
 #[derive(Debug, Clone)]
 pub struct RunConfig {
+    /// Every option as the command line, the environment and a profile gave it (the seed
+    /// resolved): what the engine reads, and what the Re-run line repeats.
+    pub options: RunOptions,
+    /// The target the options name: the reference with its faults and variants, or the base
+    /// URL, parsed, with the key read from its variable or file.
     pub target: Target,
-    /// Name of the environment variable the key came from, for curl lines.
-    pub api_key_env: String,
-    /// Where the key came from, as a refusal names it (`--api-key-file PATH`); `None`: the
-    /// environment variable `api_key_env`.
-    pub api_key_source: Option<String>,
-    pub seed: u64,
-    pub cases: u32,
-    pub report_dir: Option<PathBuf>,
-    pub schemas: Option<PathBuf>,
-    pub cases_dir: Option<PathBuf>,
-    pub gate: Gate,
-    pub client: ClientSettings,
-    pub libtest: Arguments,
-    /// Where counterexamples are saved and replayed from; `None`: neither.
+    /// Where the key came from.
+    pub key_source: KeySource,
+    /// Where counterexamples are saved and replayed from (`--regressions`, else the default
+    /// file when ./cases exists); `None`: neither.
     pub regressions: Option<PathBuf>,
-    /// Generated cases stop when this much time has passed since the start.
-    pub time_budget: Option<Duration>,
-    /// Every request sent, one JSON line each (key redacted), for comparing runs.
-    pub request_log: Option<PathBuf>,
-    /// Every exchange as HTTP Archive 1.2 (`--har`), redacted.
-    pub har: Option<PathBuf>,
-    /// Only rules that create nothing run; fixtures use what the store already holds.
-    pub read_only: bool,
-    /// The category ids the target accepts; empty: any.
-    pub category_ids: Vec<i64>,
-    /// Consecutive transport failures after which the run stops sending.
-    pub max_transport_failures: u32,
+    /// PEM roots of `--ca-cert`, read before anything is sent.
+    pub ca_certificates: Vec<Vec<u8>>,
+    /// The client certificate chain and key of `--client-cert` and `--client-key`.
+    pub client_identity: Option<(Vec<u8>, Vec<u8>)>,
+    /// Signs the reports: `attestation.intoto.json` beside them (`--sign-key`).
+    pub sign_key: Option<Arc<crate::report::attestation::SigningKey>>,
+    /// libtest's own settings: `--list`, where its lines go, their colour. Which rules run is
+    /// the options' filter, `--skip`, `--exact` and `--test-threads`; a selection a caller set
+    /// here too (a test picking one rule) narrows it further.
+    pub libtest: Arguments,
     /// Say the seed on stderr once the configuration is known good (the command line does).
     pub announce: bool,
     /// A progress bar on stderr instead of libtest's lines (a terminal, without --no-progress).
     pub progress: bool,
     /// Colour on stderr (`--color`, `NO_COLOR` and whether stderr is a terminal, decided once).
     pub color: bool,
-    /// Latency the built-in reference adds to every answer.
-    pub reference_latency: Duration,
-    /// A TOML list of known failures (`known_failures = [{ rule, reason, link, expires }]`).
-    pub known_failures: Option<PathBuf>,
-    /// Known failures listed in a configuration profile, besides the file's.
-    pub known_failures_listed: Vec<crate::report::KnownFailure>,
-    /// The product under test, as the user names it, recorded in the report.
-    pub product: Option<String>,
-    pub product_version: Option<String>,
-    /// This run is one shard of a split run (`--partition hash:K/N`): it runs its part of the
-    /// selected rules, and the response oracles over its own responses.
-    pub partition: Option<crate::catalogue::partition::Partition>,
-    /// Signs the reports: `attestation.intoto.json` beside them (`--sign-key`).
-    pub sign_key: Option<Arc<crate::report::attestation::SigningKey>>,
-    /// A key shorter than [`MIN_KEY_LENGTH`] was allowed (`--allow-short-key`): the reports
-    /// say their evidence may be over-redacted.
-    pub short_key_allowed: bool,
 }
 
 impl RunConfig {
-    /// A run against the built-in reference server with the defaults of the command line.
+    /// A run against the built-in reference server with the defaults of the command line,
+    /// writing no reports.
     pub fn reference(seed: u64) -> RunConfig {
+        let options = RunOptions {
+            seed: Some(seed),
+            report_dir: None,
+            ..RunOptions::default()
+        };
         RunConfig {
+            key_source: KeySource::Variable(options.api_key_env.clone()),
+            options,
             target: Target::Reference {
                 faults: BTreeSet::new(),
                 variants: BTreeSet::new(),
             },
-            api_key_env: "PETSTORE_API_KEY".into(),
-            api_key_source: None,
-            seed,
-            cases: DEFAULT_CASES,
-            report_dir: None,
-            schemas: None,
-            cases_dir: None,
-            gate: Gate::Required,
-            client: ClientSettings::default(),
-            libtest: Arguments::default(),
             regressions: None,
-            time_budget: None,
-            request_log: None,
-            har: None,
-            read_only: false,
-            category_ids: Vec::new(),
-            max_transport_failures: DEFAULT_MAX_TRANSPORT_FAILURES,
+            ca_certificates: Vec::new(),
+            client_identity: None,
+            sign_key: None,
+            libtest: Arguments::default(),
             announce: false,
             progress: false,
             color: false,
-            reference_latency: Duration::ZERO,
-            known_failures: None,
-            known_failures_listed: Vec::new(),
-            product: None,
-            product_version: None,
-            partition: None,
-            sign_key: None,
-            short_key_allowed: false,
+        }
+    }
+
+    /// The run's seed (the command line draws one when none is given).
+    pub fn seed(&self) -> u64 {
+        self.options.seed.unwrap_or_default()
+    }
+
+    /// Generated cases per property rule: `--cases`, else until the deadline under a time
+    /// budget, else [`DEFAULT_CASES`].
+    pub fn cases(&self) -> Cases {
+        match (self.options.cases, self.options.time_budget) {
+            (Some(cases), _) => Cases::Count(cases),
+            (None, Some(_)) => Cases::UntilDeadline,
+            (None, None) => Cases::Count(DEFAULT_CASES),
+        }
+    }
+
+    /// Generated cases stop when this much time has passed since the start.
+    pub fn time_budget(&self) -> Option<Duration> {
+        self.options.time_budget.map(Seconds::duration)
+    }
+
+    /// What the client is asked: the options' limits, headers and proxy, with the files they
+    /// name. A remote target is reached through the environment's proxy unless `--proxy`
+    /// names one; a loopback one never is (a CI runner's registry proxy is not in the way).
+    pub fn client_settings(&self) -> ClientSettings {
+        let options = &self.options;
+        let proxy = match (&options.proxy, &self.target) {
+            (Some(url), _) => ProxySetting::Explicit(url.clone()),
+            (None, Target::External { base_url, .. }) if !base_url.is_loopback() => {
+                ProxySetting::Environment
+            }
+            _ => ProxySetting::Direct,
+        };
+        ClientSettings {
+            timeout: options.timeout.duration(),
+            connect_timeout: options.connect_timeout.duration(),
+            body_cap: options.body_cap,
+            ca_certificates: self.ca_certificates.clone(),
+            insecure: options.insecure,
+            http2_prior_knowledge: options.http2_prior_knowledge,
+            rate: options.rate,
+            max_throttle_wait: options.max_throttle_wait.duration(),
+            concurrency: options.concurrency,
+            extra_headers: options
+                .headers
+                .iter()
+                .map(|header| (header.name.clone(), header.value.clone()))
+                .collect(),
+            client_identity: self.client_identity.clone(),
+            proxy,
+        }
+    }
+
+    /// libtest's arguments: its own settings, and the options' selection of rules (with any
+    /// a caller set on [`RunConfig::libtest`]).
+    pub fn libtest_args(&self) -> Arguments {
+        let (options, own) = (&self.options, &self.libtest);
+        Arguments {
+            filter: options
+                .filter
+                .clone()
+                .filter(|f| !f.is_empty())
+                .or_else(|| own.filter.clone()),
+            skip: options
+                .skip
+                .iter()
+                .filter(|s| !s.is_empty())
+                .chain(&own.skip)
+                .cloned()
+                .collect(),
+            exact: options.exact || own.exact,
+            test_threads: options.test_threads.or(own.test_threads),
+            ..own.clone()
         }
     }
 }
@@ -148,15 +220,15 @@ const BOUND_REQUESTS_PER_CASE: f64 = 16.0;
 /// tenth of the timeout is judged whole within it (176 s by default; the reference takes a
 /// fraction of a second); one slower than that is cut, and the rules it cut are inconclusive.
 pub fn default_bound(config: &RunConfig) -> Duration {
-    let client = &config.client;
-    let waits = client
-        .timeout
-        .saturating_add(client.max_throttle_wait)
+    let options = &config.options;
+    let timeout = options.timeout.duration();
+    let cases = config.cases().limit();
+    let waits = timeout
+        .saturating_add(options.max_throttle_wait.duration())
         .saturating_mul(2);
-    let chain =
-        (client.timeout / 10).saturating_mul(BOUND_ROUND_TRIPS.saturating_add(config.cases));
-    let requests = BOUND_REQUESTS + BOUND_REQUESTS_PER_CASE * f64::from(config.cases);
-    let paced = client
+    let chain = (timeout / 10).saturating_mul(BOUND_ROUND_TRIPS.saturating_add(cases));
+    let requests = BOUND_REQUESTS + BOUND_REQUESTS_PER_CASE * f64::from(cases);
+    let paced = options
         .rate
         .filter(|rate| *rate > 0.0)
         .map_or(Duration::ZERO, |rate| {
@@ -168,7 +240,7 @@ pub fn default_bound(config: &RunConfig) -> Duration {
 /// The bound of a run as its reasons name it: `--time-budget`, or the default bound and where
 /// it comes from.
 pub(super) fn bound(config: &RunConfig) -> (Duration, String) {
-    match config.time_budget {
+    match config.time_budget() {
         Some(budget) => (budget, crate::execution::client::TIME_BUDGET.to_string()),
         None => {
             let bound = default_bound(config);
@@ -186,7 +258,6 @@ pub(super) fn bound(config: &RunConfig) -> (Duration, String) {
 /// Generated cases per property rule by default: enough to find the shallow mistakes, small
 /// enough that the whole suite against the reference takes about a second.
 pub const DEFAULT_CASES: u32 = 32;
-pub use crate::report::UNBOUNDED_CASES;
 
 /// Trials run at once by default: rules wait on the network (or on a fixture another rule is
 /// building), not on the CPU; the requests in flight are capped by `--concurrency` anyway. As
@@ -211,15 +282,15 @@ mod tests {
         let mut config = RunConfig::reference(1);
         // The README quotes it: 2 x (10 s + 30 s) + (64 + 32) round trips of 1 s.
         assert_eq!(default_bound(&config), Duration::from_secs(176));
-        config.client.timeout = Duration::from_secs(1);
-        config.client.max_throttle_wait = Duration::ZERO;
-        config.cases = 0;
+        config.options.timeout = Seconds(1);
+        config.options.max_throttle_wait = Seconds(0);
+        config.options.cases = Some(0);
         assert_eq!(default_bound(&config), Duration::from_millis(8400));
         // Its requests at --rate: 1000 at 10 a second.
-        config.client.rate = Some(10.0);
+        config.options.rate = Some(10.0);
         assert_eq!(default_bound(&config), Duration::from_millis(108_400));
         // A budget is the bound, whatever the work.
-        config.time_budget = Some(Duration::from_secs(5));
+        config.options.time_budget = Some(Seconds(5));
         assert_eq!(bound(&config).0, Duration::from_secs(5));
         assert_eq!(bound(&config).1, crate::execution::client::TIME_BUDGET);
     }

@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 
 use libtest_mimic::{Arguments, Trial};
 
-use super::RunError;
+use super::error::RunError;
 use crate::catalogue::Catalogue;
 use crate::catalogue::partition::{Partition, ShardRecord};
+use crate::engine::schedule::{self, Phase};
 use crate::execution::{Redactor, files};
 use crate::report::merge::{self, Shard};
 use crate::report::{CREATED_PETS_FILE, REPORT_FILES, Report, ReportDir};
-use crate::rules::{self, Phase};
 
 /// The split as this shard sees it: the rules the user's filter selects (the whole run's),
 /// the oracles every shard runs, and this shard's part of the rest.
@@ -32,7 +32,7 @@ pub fn record(args: &Arguments, catalogue: &Catalogue, partition: Partition) -> 
         // They judge every response of the run: each shard judges its own.
         every_shard: selected
             .iter()
-            .filter(|rule| rules::phase(&rule.check) == Phase::Last)
+            .filter(|rule| schedule::phase(&rule.check) == Phase::Last)
             .map(|rule| rule.id.clone())
             .collect(),
     }

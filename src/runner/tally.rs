@@ -1,5 +1,5 @@
-//! Stages 5 and 6: verdicts tallied into rule reports and the run's answer; counterexamples
-//! found on a real target kept for the next run.
+//! The tally stage: verdicts tallied into rule reports and the run's answer; and, as the
+//! report is written, counterexamples found on a real target kept for the next run.
 
 pub use super::error::RunError;
 use super::known::KnownFailures;
@@ -8,11 +8,20 @@ use super::settings::{RunConfig, Target};
 use super::trials::Results;
 use crate::catalogue::{Catalogue, Level};
 use crate::execution::Redactor;
+use crate::outcome::Verdict;
 use crate::outcome::VerdictKind;
 use crate::report::{Conformance, Report, RuleReport, Totals};
-use crate::rules::Verdict;
 
-/// Stage 5: verdicts tallied into rule reports and the run's answer. A failure on the list of
+/// What the tally found: each selected rule's report, the counts, and the answer.
+pub(super) struct Tallied {
+    pub(super) rules: Vec<RuleReport>,
+    pub(super) totals: Totals,
+    pub(super) conformance: Conformance,
+    /// Why the run stopped sending, when the target stopped answering (redacted).
+    pub(super) stopped_answering: Option<String>,
+}
+
+/// Verdicts tallied into rule reports and the run's answer. A failure on the list of
 /// known failures (not expired) is a `known-failure`, not gated; a listed rule that passes
 /// says it can come off the list; an expired entry gates again and says so. The answer is the
 /// selected rules': a rule the user left out (a filter, --read-only) did not "reach no
@@ -23,12 +32,12 @@ pub(super) fn tally(
     catalogue: &Catalogue,
     results: Results,
     known: &KnownFailures,
-    target_stopped: bool,
-) -> (Vec<RuleReport>, Totals, Conformance) {
+    stopped_answering: Option<String>,
+) -> Tallied {
     let today = super::known::today();
     let mut totals = Totals::default();
     let mut reports = Vec::new();
-    let mut required_undecided = target_stopped;
+    let mut required_undecided = stopped_answering.is_some();
     let mut required_known = false;
     for (rule, result) in catalogue.rules.iter().zip(results) {
         let Some(result) = result else {
@@ -38,7 +47,7 @@ pub(super) fn tally(
         let entry = known.get(&rule.id);
         let failed = matches!(result.verdict, Verdict::Failed(_));
         let excused = failed && entry.is_some_and(|entry| !entry.expired(&today));
-        let gated_failure = failed && !excused && config.gate.gates(rule.level);
+        let gated_failure = failed && !excused && config.options.gate.gates(rule.level);
         totals.rules += 1;
         match (&result.verdict, rule.level) {
             _ if excused => {
@@ -59,7 +68,7 @@ pub(super) fn tally(
             // Reported under the verdict; only certification needs every rule decided.
             (Verdict::NotDecidable { .. }, level) => {
                 totals.not_decidable += 1;
-                required_undecided |= config.gate.needs_decided(level);
+                required_undecided |= config.options.gate.needs_decided(level);
             }
         }
         let mut report = RuleReport::new(
@@ -68,7 +77,7 @@ pub(super) fn tally(
             gated_failure,
             result.cases_run,
             result.duration_ms,
-            &config.api_key_env,
+            &config.options.api_key_env,
         );
         report.round_trips = result.round_trips;
         report.transport_cuts = result.transport_cuts;
@@ -90,10 +99,15 @@ pub(super) fn tally(
         required_undecided,
         required_known,
     );
-    (reports, totals, conformance)
+    Tallied {
+        rules: reports,
+        totals,
+        conformance,
+        stopped_answering,
+    }
 }
 
-/// Stage 6: counterexamples found on a real target are kept for the next run; a reference
+/// Counterexamples found on a real target are kept for the next run; a reference
 /// with injected faults is a demonstration, not a target to remember.
 pub(super) fn save_regressions(
     config: &RunConfig,

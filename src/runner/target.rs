@@ -1,5 +1,6 @@
-//! Stages 1 and 2: load the contract, the catalogue and saved counterexamples; start the
-//! built-in reference or check the external target's address and key; the preflight request.
+//! What the configure, connect and preflight stages do: load the contract, the catalogue and
+//! saved counterexamples; start the built-in reference or check the external target's address
+//! and key; the preflight requests.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -8,45 +9,18 @@ use serde_json::Value;
 
 pub use super::error::RunError;
 use super::regressions::{self};
-use super::settings::{RunConfig, Target};
+use super::settings::{KeySource, RunConfig, Target};
 use crate::catalogue::Catalogue;
 use crate::contract::{Contract, SchemaName};
-use crate::execution::Client;
+use crate::execution::{BaseUrl, Client};
 use crate::generation::Schemas;
 use crate::generation::request::RequestSpec;
 use crate::reference::{Fault, ReferenceConfig, ReferenceServer, Variant, WireShape};
 use crate::seed::random_seed;
 
-pub fn check_base_url(base_url: &str) -> Result<(), RunError> {
-    // Refused URLs are named without their userinfo and query values (a key may sit there).
-    let shown = crate::execution::redact::url_for_display(base_url);
-    let url = reqwest::Url::parse(base_url).map_err(|e| {
-        RunError::Config(format!(
-            "--base-url {shown:?}: not a URL ({e}); give the whole base address, e.g. https://staging.example/v1"
-        ))
-    })?;
-    if !url.username().is_empty() || url.password().is_some() {
-        // They would go out as a second Authorization header and be written everywhere.
-        return Err(RunError::Config(
-            "--base-url: credentials in the URL are refused; give the key in PETSTORE_API_KEY (or --api-key-env, --api-key-file)".into(),
-        ));
-    }
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(RunError::Config(format!(
-            "--base-url {shown:?}: the scheme must be http or https"
-        )));
-    }
-    if url.query().is_some() || url.fragment().is_some() {
-        return Err(RunError::Config(format!(
-            "--base-url {shown:?}: a base address has no query string or fragment (paths are appended to it)"
-        )));
-    }
-    if !url.path().trim_end_matches('/').ends_with("/v1") {
-        return Err(RunError::Config(format!(
-            "--base-url {shown:?}: the base address must end in the version segment /v1 (the contract's {{base_url}})"
-        )));
-    }
-    Ok(())
+/// A base URL given as text, checked (see [`BaseUrl::parse`]).
+pub fn check_base_url(base_url: &str) -> Result<BaseUrl, RunError> {
+    BaseUrl::parse(base_url).map_err(RunError::Config)
 }
 
 /// A key that would not survive as a header value, or would break every line it is redacted
@@ -87,12 +61,12 @@ pub(super) struct Loaded {
     pub(super) space: crate::generation::space::RequestSpace,
 }
 
-/// Stage 1: the contract, the catalogue and the saved counterexamples; every error names its
-/// file.
+/// The contract, the catalogue and the saved counterexamples; every error names its file.
 pub(super) fn load(config: &RunConfig) -> Result<Loaded, RunError> {
-    let contract = Contract::load(config.schemas.as_deref())?;
-    let catalogue = Catalogue::load(config.cases_dir.as_deref())?;
-    let space = crate::generation::space::RequestSpace::load(config.cases_dir.as_deref())
+    let options = &config.options;
+    let contract = Contract::load(options.schemas.as_deref())?;
+    let catalogue = Catalogue::load(options.cases_dir.as_deref())?;
+    let space = crate::generation::space::RequestSpace::load(options.cases_dir.as_deref())
         .map_err(|e| RunError::Config(e.to_string()))?;
     let new_pet_schema = Schemas::new(&contract).flatten(&contract, SchemaName::NewPet)?;
     for note in crate::generation::check_caps(&new_pet_schema, "NewPet")? {
@@ -121,7 +95,7 @@ pub(super) struct Started {
     pub(super) _server: Option<ReferenceServer>,
 }
 
-/// Stage 2: starts the built-in reference, or checks the external target's address and key.
+/// Starts the built-in reference, or checks the external target's address and key.
 pub(super) fn start_target(
     config: &RunConfig,
     runtime: &tokio::runtime::Runtime,
@@ -132,7 +106,7 @@ pub(super) fn start_target(
                 runtime,
                 faults.clone(),
                 variants.clone(),
-                config.reference_latency,
+                config.options.reference_latency.unwrap_or_default(),
             )?;
             Ok(Started {
                 base_url: server.base_url.clone(),
@@ -143,16 +117,19 @@ pub(super) fn start_target(
             })
         }
         Target::External { base_url, api_key } => {
-            check_base_url(base_url)?;
             if api_key.is_empty() {
-                return Err(RunError::Config(format!(
-                    "no API key: set the environment variable {} (or choose another with --api-key-env)",
-                    config.api_key_env
-                )));
+                return Err(RunError::Config(match &config.key_source {
+                    KeySource::Variable(name) => format!(
+                        "no API key: set the environment variable {name} (or choose another with --api-key-env)"
+                    ),
+                    KeySource::File(path) => {
+                        format!("no API key: --api-key-file {} is empty", path.display())
+                    }
+                }));
             }
-            check_api_key(api_key, &config.api_key_env)?;
+            check_api_key(api_key, &config.key_source.to_string())?;
             Ok(Started {
-                base_url: base_url.clone(),
+                base_url: base_url.as_str().to_string(),
                 api_key: api_key.clone(),
                 faults: Vec::new(),
                 variants: Vec::new(),
@@ -187,7 +164,7 @@ pub fn start_reference(
     Ok((server, api_key))
 }
 
-/// Stage 2b: the store as it is before the run changes it, in one round trip: its first page
+/// The store as it is before the run changes it, in one round trip: its first page
 /// (`GET /pets?limit=100`, authenticated: the key's check) and each status's first page, which
 /// the quiet-store rules need and would otherwise ask for in round trips of their own. No
 /// answer at all to the first is "could not be reached" (exit 2), unless the budget or an
@@ -201,7 +178,7 @@ pub(super) fn preflight(
     halt: &crate::execution::Halt,
     base_url: &str,
 ) -> Result<Vec<(RequestSpec, crate::outcome::Exchange)>, RunError> {
-    let specs = crate::rules::fixtures::snapshot_requests();
+    let specs = crate::engine::store_setup::snapshot_requests();
     let answers: Vec<(RequestSpec, crate::outcome::Exchange)> =
         specs.iter().cloned().zip(client.send_all(&specs)).collect();
     let preflight = &answers[0].1;
@@ -236,10 +213,7 @@ pub(super) fn preflight(
     }
     let status =
         |exchange: &crate::outcome::Exchange| exchange.response.as_ref().map_or(0, |r| r.status);
-    let source = match &config.api_key_source {
-        Some(source) => source.clone(),
-        None => format!("the environment variable {}", config.api_key_env),
-    };
+    let source = config.key_source.described();
     Err(RunError::KeyRefused(format!(
         "the target {base_url} refused the key from {source} (GET /pets?limit=100 answered {}, GET /pets/1 answered {}): check the key; no rule was run",
         status(preflight),

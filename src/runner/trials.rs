@@ -1,4 +1,4 @@
-//! Stage 4: the selected rules as libtest-mimic trials, phase by phase (a quiet store first,
+//! The judge stage: the selected rules as libtest-mimic trials, phase by phase (a quiet store first,
 //! the rules that must run last last), each trial's verdict kept for the tally.
 
 use std::sync::atomic::Ordering;
@@ -12,8 +12,12 @@ use super::known::KnownFailures;
 use super::progress::Progress;
 use super::settings::{DEFAULT_TEST_THREADS, RunConfig};
 use crate::catalogue::{Catalogue, Rule};
+use crate::engine::ctx::RuleCtx;
+use crate::engine::run::Run;
+use crate::engine::schedule::{self, Phase};
+use crate::outcome::Verdict;
 use crate::report::READ_ONLY_SKIP;
-use crate::rules::{self, Phase, RuleCtx, Run, Verdict};
+use crate::rules;
 
 /// Makes trials of a phase wait until every selected trial of an earlier phase is done. Trials
 /// are queued in phase order, so a waiting trial only ever waits on trials already started.
@@ -64,7 +68,15 @@ pub(super) struct RuleResult {
 /// What the trials hand back: one slot per catalogue rule, `None` when not selected.
 pub(super) type Results = Vec<Option<RuleResult>>;
 
-/// Stage 4: the selected rules as libtest-mimic trials, phase by phase; `None` under `--list`.
+/// What every trial of a run shares: the run, the phase gate, the results, the progress bar.
+struct Shared {
+    run: Arc<Run>,
+    gate: Arc<PhaseGate>,
+    results: Arc<Mutex<Results>>,
+    progress: Arc<std::sync::OnceLock<Progress>>,
+}
+
+/// The selected rules as libtest-mimic trials, phase by phase; `None` under `--list`.
 pub(super) fn run_trials(
     config: &RunConfig,
     catalogue: &Catalogue,
@@ -73,135 +85,43 @@ pub(super) fn run_trials(
     shard: Option<&crate::catalogue::partition::ShardRecord>,
 ) -> Result<Option<Results>, RunError> {
     let today = super::known::today();
-    let mut args = config.libtest.clone();
+    let mut args = config.libtest_args();
     if args.test_threads.is_none() {
         args.test_threads = Some(DEFAULT_TEST_THREADS);
     }
-    let mut ordered: Vec<(usize, &Rule, Phase)> = catalogue
-        .rules
-        .iter()
-        .enumerate()
-        .map(|(index, rule)| {
-            let phase = rules::phase_for(rule, run.deadline.is_some());
-            (index, rule, phase)
-        })
-        .collect();
-    // Within a phase: the quiet-store rules before the reads beside them, long chains first.
-    ordered.sort_by_key(|(index, rule, phase)| {
-        (
-            *phase,
-            beside_quiet(rule, *phase),
-            !rules::starts_early(&rule.check),
-            *index,
-        )
-    });
-
-    let gate = Arc::new(PhaseGate {
-        remaining: Mutex::new([0; 3]),
-        changed: Condvar::new(),
-    });
-    let results: Arc<Mutex<Results>> = Arc::new(Mutex::new(
-        (0..catalogue.rules.len()).map(|_| None).collect(),
-    ));
-    let progress: Arc<std::sync::OnceLock<Progress>> = Arc::default();
+    let shared = Shared {
+        run: Arc::clone(run),
+        gate: Arc::new(PhaseGate {
+            remaining: Mutex::new([0; 3]),
+            changed: Condvar::new(),
+        }),
+        results: Arc::new(Mutex::new(
+            (0..catalogue.rules.len()).map(|_| None).collect(),
+        )),
+        progress: Arc::default(),
+    };
     let mut trials = Vec::new();
     let mut remaining = [0usize; 3];
     let mut quiet_unanswered = 0;
-    for (index, rule, phase) in ordered {
+    for (index, rule, phase) in in_order(catalogue, run) {
         // Another shard's rule is not this run's: not selected, as a filter leaves it.
         if shard.is_some_and(|shard| !super::shards::takes(shard, &rule.id)) {
             continue;
         }
-        let run = Arc::clone(run);
-        let gate_for_trial = Arc::clone(&gate);
-        let results = Arc::clone(&results);
-        let progress = Arc::clone(&progress);
-        let rule_owned = rule.clone();
-        let gates = config.gate.gates(rule.level);
-        // A failure on the known list shows as such, not as a failure, while it lasts.
-        let excuse = known
-            .get(&rule.id)
-            .filter(|entry| !entry.expired(&today))
-            .map(|entry| format!("known failure ({})", entry.reason));
-        // One that ran out gates again, and its failure says why it is back.
-        let expired = known
-            .get(&rule.id)
-            .filter(|entry| entry.expired(&today))
-            .map(|entry| entry.expired_note());
-        let trial = Trial::ignorable_test(rule.id.clone(), move || {
-            gate_for_trial.wait_for_earlier(phase);
-            let ctx = RuleCtx::new(&run, &rule_owned);
-            if beside_quiet(&rule_owned, phase) {
-                ctx.wait_for_quiet_creates();
-            }
-            let started = Instant::now();
-            let deselected = run.read_only && rule_owned.writes;
-            let verdict = if run.stops.interrupted() {
-                Verdict::skipped("interrupted: not run")
-            } else if deselected {
-                Verdict::skipped(READ_ONLY_SKIP)
-            } else {
-                match rules::evaluate(&ctx) {
-                    // Evidence gathered before the interrupt still stands; anything else the
-                    // interrupt may have cut short.
-                    verdict @ Verdict::Failed(_) => verdict,
-                    _ if run.stops.interrupted() => {
-                        Verdict::skipped("interrupted: stopped while running")
-                    }
-                    // A rule the budget cut short says so, whatever its last request showed.
-                    Verdict::Inconclusive { reason }
-                        if !reason.contains("time budget")
-                            && run
-                                .stops
-                                .hard_deadline()
-                                .is_some_and(|end| Instant::now() >= end) =>
-                    {
-                        Verdict::inconclusive(format!(
-                            "cut short by {} ({reason})",
-                            run.stops.bound()
-                        ))
-                    }
-                    verdict => verdict,
-                }
-            };
-            ctx.end_first_pass();
-            ctx.answered_once();
-            let outcome = libtest_outcome(&verdict, gates, excuse.as_deref(), expired.as_deref());
-            let result = RuleResult {
-                deselected,
-                cases_run: ctx.cases_run(),
-                round_trips: ctx.round_trips(),
-                transport_cuts: run.observations.cuts_of(&rule_owned.id),
-                duration_ms: started.elapsed().as_millis() as u64,
-                verdict,
-            };
-            if let Some(progress) = progress.get() {
-                let message = failure_message(&result.verdict, expired.as_deref());
-                progress.rule_done(match &result.verdict {
-                    Verdict::Failed(_) => Some(super::progress::FailureLine {
-                        rule: &rule_owned.id,
-                        level: rule_owned.level.as_str(),
-                        gated: gates,
-                        known: excuse.is_some(),
-                        message: &message,
-                    }),
-                    _ => None,
-                });
-            }
-            results.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(result);
-            gate_for_trial.finished(phase);
-            outcome
-        })
-        .with_kind(rule.level.as_str());
+        let trial = trial(&shared, (index, rule, phase), config, known, &today);
         if !args.is_filtered_out(&trial) && !args.is_ignored(&trial) {
             remaining[phase_index(phase)] += 1;
-            if rules::phase(&rule.check) == Phase::QuietStore {
+            if schedule::phase(&rule.check) == Phase::QuietStore {
                 quiet_unanswered += 1;
             }
         }
         trials.push(trial);
     }
-    *gate.remaining.lock().unwrap_or_else(|e| e.into_inner()) = remaining;
+    *shared
+        .gate
+        .remaining
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = remaining;
     run.quiet_unanswered
         .store(quiet_unanswered, Ordering::Relaxed);
     run.first_pass_left.store(
@@ -219,7 +139,147 @@ pub(super) fn run_trials(
             args.skip
         )));
     }
-    // On a terminal, a bar instead of libtest's lines (which go to a file, then away).
+    let rules = remaining.iter().sum::<usize>() as u64;
+    run_libtest(config, args, trials, &shared, rules);
+    if config.libtest.list {
+        return Ok(None);
+    }
+    Ok(Some(std::mem::take(
+        &mut *shared.results.lock().unwrap_or_else(|e| e.into_inner()),
+    )))
+}
+
+/// The rules in the order they are queued: by phase; within a phase, the quiet-store rules
+/// before the reads beside them, long chains first, then catalogue order.
+fn in_order<'c>(catalogue: &'c Catalogue, run: &Run) -> Vec<(usize, &'c Rule, Phase)> {
+    let mut ordered: Vec<(usize, &Rule, Phase)> = catalogue
+        .rules
+        .iter()
+        .enumerate()
+        .map(|(index, rule)| {
+            let phase = schedule::phase_for(rule, run.deadline.is_some());
+            (index, rule, phase)
+        })
+        .collect();
+    ordered.sort_by_key(|(index, rule, phase)| {
+        (
+            *phase,
+            beside_quiet(rule, *phase),
+            !schedule::starts_early(&rule.check),
+            *index,
+        )
+    });
+    ordered
+}
+
+/// One rule as a trial: it waits for the earlier phases, is judged, and leaves its result in
+/// its slot (and its line on the progress bar).
+fn trial(
+    shared: &Shared,
+    (index, rule, phase): (usize, &Rule, Phase),
+    config: &RunConfig,
+    known: &KnownFailures,
+    today: &str,
+) -> Trial {
+    let run = Arc::clone(&shared.run);
+    let gate = Arc::clone(&shared.gate);
+    let results = Arc::clone(&shared.results);
+    let progress = Arc::clone(&shared.progress);
+    let rule_owned = rule.clone();
+    let gates = config.options.gate.gates(rule.level);
+    // A failure on the known list shows as such, not as a failure, while it lasts.
+    let excuse = known
+        .get(&rule.id)
+        .filter(|entry| !entry.expired(today))
+        .map(|entry| format!("known failure ({})", entry.reason));
+    // One that ran out gates again, and its failure says why it is back.
+    let expired = known
+        .get(&rule.id)
+        .filter(|entry| entry.expired(today))
+        .map(|entry| entry.expired_note());
+    Trial::ignorable_test(rule.id.clone(), move || {
+        gate.wait_for_earlier(phase);
+        let result = judge_rule(&run, &rule_owned, phase);
+        let outcome = libtest_outcome(
+            &result.verdict,
+            gates,
+            excuse.as_deref(),
+            expired.as_deref(),
+        );
+        if let Some(progress) = progress.get() {
+            let message = failure_message(&result.verdict, expired.as_deref());
+            progress.rule_done(match &result.verdict {
+                Verdict::Failed(_) => Some(super::progress::FailureLine {
+                    rule: &rule_owned.id,
+                    level: rule_owned.level.as_str(),
+                    gated: gates,
+                    known: excuse.is_some(),
+                    message: &message,
+                }),
+                _ => None,
+            });
+        }
+        results.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(result);
+        gate.finished(phase);
+        outcome
+    })
+    .with_kind(rule.level.as_str())
+}
+
+/// One rule judged: skipped when the run was interrupted or the rule writes under
+/// `--read-only`; an interrupt or the run's bound that cut it short says so.
+fn judge_rule(run: &Run, rule: &Rule, phase: Phase) -> RuleResult {
+    let ctx = RuleCtx::new(run, rule);
+    if beside_quiet(rule, phase) {
+        ctx.wait_for_quiet_creates();
+    }
+    let started = Instant::now();
+    let deselected = run.read_only && rule.writes;
+    let verdict = if run.stops.interrupted() {
+        Verdict::skipped("interrupted: not run")
+    } else if deselected {
+        Verdict::skipped(READ_ONLY_SKIP)
+    } else {
+        match rules::evaluate(&ctx) {
+            // Evidence gathered before the interrupt still stands; anything else the
+            // interrupt may have cut short.
+            verdict @ Verdict::Failed(_) => verdict,
+            _ if run.stops.interrupted() => Verdict::skipped("interrupted: stopped while running"),
+            // A rule the budget cut short says so, whatever its last request showed.
+            Verdict::Inconclusive { reason }
+                if !reason.contains("time budget")
+                    && run
+                        .stops
+                        .hard_deadline()
+                        .is_some_and(|end| Instant::now() >= end) =>
+            {
+                Verdict::inconclusive(format!("cut short by {} ({reason})", run.stops.bound()))
+            }
+            verdict => verdict,
+        }
+    };
+    ctx.end_first_pass();
+    ctx.answered_once();
+    RuleResult {
+        deselected,
+        cases_run: ctx.cases_run(),
+        round_trips: ctx.round_trips(),
+        transport_cuts: run.observations.cuts_of(&rule.id),
+        duration_ms: started.elapsed().as_millis() as u64,
+        verdict,
+    }
+}
+
+/// libtest runs the trials: on a terminal under a progress bar (libtest's lines go to a file,
+/// then away), off one through a relay (a reader that goes away costs the lines, not the run).
+fn run_libtest(
+    config: &RunConfig,
+    mut args: libtest_mimic::Arguments,
+    trials: Vec<Trial>,
+    shared: &Shared,
+    rules: u64,
+) {
+    let run = &shared.run;
     let mut libtest_log = None;
     if config.progress && !args.list && args.logfile.is_none() {
         // libtest opens the log itself, following links: inside a new directory only this
@@ -229,10 +289,10 @@ pub(super) fn run_trials(
             args.logfile = Some(log.display().to_string());
             libtest_log = Some(dir);
         }
-        let rules = remaining.iter().sum::<usize>() as u64;
-        let _ = progress.set(Progress::start(rules, run, config.color));
+        let _ = shared
+            .progress
+            .set(Progress::start(rules, run, config.color));
     }
-    // Off a terminal, through a relay: a reader that goes away costs the lines, not the run.
     let relay = match args.logfile {
         None => super::relay::Relay::start(),
         Some(_) => None,
@@ -244,7 +304,7 @@ pub(super) fn run_trials(
     if let Some((relay, _)) = relay {
         relay.finish();
     }
-    if let Some(progress) = progress.get() {
+    if let Some(progress) = shared.progress.get() {
         if !run.stops.interrupted() {
             progress.complete();
         }
@@ -253,17 +313,11 @@ pub(super) fn run_trials(
     if let Some(dir) = libtest_log {
         let _ = std::fs::remove_dir_all(dir);
     }
-    if args.list {
-        return Ok(None);
-    }
-    Ok(Some(std::mem::take(
-        &mut *results.lock().unwrap_or_else(|e| e.into_inner()),
-    )))
 }
 
 /// A main-phase rule that runs beside the quiet-store rules (it only reads).
 fn beside_quiet(rule: &Rule, phase: Phase) -> bool {
-    phase == Phase::QuietStore && rules::phase(&rule.check) != Phase::QuietStore
+    phase == Phase::QuietStore && schedule::phase(&rule.check) != Phase::QuietStore
 }
 
 /// The verdict as libtest shows it: a failure that the gate does not count is shown as

@@ -65,7 +65,7 @@ pub fn store_conforms(seed: u64) -> Result<(), Failed> {
     let mut config = RunConfig::reference(seed);
     config.libtest = super::quiet_args();
     config.target = Target::External {
-        base_url: server.base_url.clone(),
+        base_url: server.base_url.parse()?,
         api_key: reference.api_key.clone(),
     };
     let outcome = super::execute(config)?;

@@ -2,9 +2,9 @@
 
 use std::fmt::Write;
 
-use super::escape;
+use super::escape::escape;
 use crate::outcome::VerdictKind;
-use crate::report::{Report, RuleReport};
+use crate::report::model::{Report, RuleReport};
 
 pub(super) fn is_failure(rule: &RuleReport) -> bool {
     matches!(

@@ -10,44 +10,21 @@
 
 use std::fmt::Write;
 
-use super::{FailureReport, Report, RuleReport};
+use super::model::{FailureReport, Report, RuleReport};
 use crate::outcome::{CasePhase, VerdictKind};
 
-/// The verdicts in the order the filters list them (the order rules are listed in).
 mod assets;
+mod escape;
+mod header;
 mod index;
+mod tables;
 use assets::{SCRIPT, STYLE};
+use escape::escape;
+use header::header;
 use index::{anchor, failed_index, is_failure};
 
-const VERDICTS: [VerdictKind; 6] = [
-    VerdictKind::Failed,
-    VerdictKind::KnownFailure,
-    VerdictKind::Inconclusive,
-    VerdictKind::NotDecidable,
-    VerdictKind::Skipped,
-    VerdictKind::Passed,
-];
-
-/// `text` safe in HTML text and in a double- or single-quoted attribute value. Bidirectional
-/// controls are written as their code point: a generated name or a target's body holding
-/// U+202E would otherwise show the rest of its line reversed.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if super::terminal::is_bidi_control(c) => {
-                let _ = write!(out, "[U+{:04X}]", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// The verdicts in the order the filters list them (the order rules are listed in).
+const VERDICTS: [VerdictKind; 6] = VerdictKind::RANKED;
 
 /// The CSP source that admits exactly `text` as an inline script or style.
 fn csp_hash(text: &str) -> String {
@@ -141,176 +118,13 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "</section>");
     }
     let _ = writeln!(out, "</main>");
-    out.push_str(&super::statements::html_section(&report.statements));
-    super::coverage::html(&mut out, &report.request_coverage, escape);
+    out.push_str(&tables::statements_section(&report.statements));
+    tables::coverage_section(&mut out, &report.request_coverage);
     if let Some(note) = &report.redaction {
         let _ = writeln!(out, "<p id=\"redaction\">Redaction: {}</p>", escape(note));
     }
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     out
-}
-
-fn header(out: &mut String, report: &Report, conformance: &str, conformance_name: &str) {
-    let t = &report.totals;
-    let _ = writeln!(out, "<header>");
-    let _ = writeln!(
-        out,
-        "<h1><span id=\"verdict\" class=\"conformance\" data-conformance=\"{}\">{}</span></h1>",
-        escape(conformance_name),
-        escape(&conformance.to_uppercase())
-    );
-    let _ = writeln!(
-        out,
-        "<p id=\"answer\">The answer: {}.</p>",
-        escape(&report.answer_line())
-    );
-    if let Some(note) = report.partial_note() {
-        let _ = writeln!(
-            out,
-            "<p class=\"notice\" id=\"partial\"><strong>{}</strong></p>",
-            escape(&note)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "<p>{} {} against the {} {}</p>",
-        escape(&report.suite.name),
-        escape(&report.suite.version),
-        escape(&report.contract.title),
-        escape(&report.contract.version)
-    );
-    let mut rows: Vec<(&str, String)> = Vec::new();
-    let product = match (&report.target.product, &report.target.product_version) {
-        (Some(product), Some(version)) => format!("{} {}", escape(product), escape(version)),
-        (Some(product), None) => escape(product),
-        (None, Some(version)) => format!("(unnamed) {}", escape(version)),
-        (None, None) => "not named (<code>--product</code>, <code>--product-version</code>)".into(),
-    };
-    rows.push((
-        "Product under test",
-        format!("<span id=\"product\">{product}</span>"),
-    ));
-    let mut target = format!(
-        "<code id=\"target\">{}</code> ({})",
-        escape(&report.target.base_url),
-        escape(&report.target.kind)
-    );
-    if let Some(server) = &report.target.server {
-        let _ = write!(target, ", <code>Server: {}</code>", escape(server));
-    }
-    let _ = write!(target, ", {}", escape(&report.target.http_version));
-    if !report.target.tls_verification {
-        target.push_str(", <strong>TLS certificate not verified (--insecure)</strong>");
-    }
-    rows.push(("Target", target));
-    if !report.target.faults.is_empty() {
-        rows.push((
-            "Faults injected into the reference",
-            escape(&report.target.faults.join(", ")),
-        ));
-    }
-    if !report.target.variants.is_empty() {
-        rows.push((
-            "Reference variants",
-            escape(&report.target.variants.join(", ")),
-        ));
-    }
-    rows.push(("Seed", format!("<code id=\"seed\">{}</code>", report.seed)));
-    rows.push((
-        "Gate",
-        format!(
-            "<code>{}</code> · {}",
-            escape(&report.gate),
-            super::citation::cases_per_property(report.cases_per_property)
-        ),
-    ));
-    rows.push((
-        "Suite",
-        format!(
-            "{} {}",
-            escape(&report.suite.name),
-            escape(&report.suite.version)
-        ),
-    ));
-    rows.push((
-        "Contract",
-        format!(
-            "{} {}, <code>{}</code>, SHA-256 <code id=\"contract-sha256\">{}</code>",
-            escape(&report.contract.title),
-            escape(&report.contract.version),
-            escape(&report.contract.document),
-            escape(&report.contract.sha256)
-        ),
-    ));
-    if !report.contract.catalogue_sha256.is_empty() {
-        rows.push((
-            "Rule catalogue",
-            format!(
-                "<code>{}</code>, SHA-256 <code>{}</code>",
-                escape(&report.contract.cases),
-                escape(&report.contract.catalogue_sha256)
-            ),
-        ));
-    }
-    rows.push((
-        "Run",
-        format!(
-            "{} to {} ({} ms)",
-            escape(&report.started_at),
-            escape(&report.finished_at),
-            report.duration_ms
-        ),
-    ));
-    rows.push(("Re-run", format!("<code>{}</code>", escape(&report.rerun))));
-    let _ = writeln!(out, "<dl class=\"run\">");
-    for (name, value) in rows {
-        let _ = writeln!(out, "<dt>{name}</dt><dd>{value}</dd>");
-    }
-    let _ = writeln!(out, "</dl>");
-    if report.interrupted {
-        let _ = writeln!(
-            out,
-            "<p class=\"notice\"><strong>Interrupted</strong> (SIGINT or SIGTERM): the rules not run are skipped.</p>"
-        );
-    }
-    if let Some(reason) = &report.target.stopped_answering {
-        let _ = writeln!(
-            out,
-            "<p class=\"notice\"><strong>The target stopped answering</strong>: {}.</p>",
-            escape(reason)
-        );
-    }
-    if report.connections.backoffs > 0 {
-        let _ = writeln!(
-            out,
-            "<p class=\"notice\">The target showed overload: {}.</p>",
-            escape(&report.connections.describe())
-        );
-    }
-    if report.throttling.waits > 0 || report.throttling.gave_up > 0 {
-        let _ = writeln!(
-            out,
-            "<p class=\"notice\">The target throttled: {} waits ({} ms in all), {} requests given up on (their rules inconclusive).</p>",
-            report.throttling.waits, report.throttling.waited_ms, report.throttling.gave_up
-        );
-    }
-    let _ = writeln!(out, "<p id=\"totals\">{}</p>", escape(&t.line()));
-    if report.created_pets.count > 0 {
-        let _ = writeln!(
-            out,
-            "<p>{} pets were created, named with the prefix <code>{}</code>; their ids are in {}.</p>",
-            report.created_pets.count,
-            escape(&report.run_prefix),
-            escape(
-                report
-                    .created_pets
-                    .file
-                    .as_deref()
-                    .unwrap_or("no file (no report directory)")
-            )
-        );
-    }
-    let _ = writeln!(out, "</header>");
 }
 
 /// One toggle per verdict and per level that the report holds, all on: hidden until the script

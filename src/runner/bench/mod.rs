@@ -16,10 +16,12 @@
 //! 5. Three shards of the default run (`--partition hash:K/3`) at once against the single run
 //!    (`bench/shards.rs`).
 
+mod scratch;
 mod shards;
 
+use scratch::scratch;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -27,7 +29,7 @@ use serde::Serialize;
 use crate::execution::{Client, ClientSettings};
 use crate::generation::request::{Body, RequestSpec};
 use crate::reference::{ReferenceConfig, ReferenceServer};
-use crate::runner::engine::{self, RunConfig};
+use crate::runner::{RunConfig, stages};
 
 #[derive(Debug, Serialize)]
 pub struct SuiteFigure {
@@ -104,16 +106,9 @@ pub struct Bench {
     pub shards: shards::Shards,
 }
 
-pub(crate) fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pc-bench-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::create_dir_all(&dir);
-    dir
-}
-
 fn quiet(config: &mut RunConfig, dir: &Path) {
     config.libtest.logfile = Some(dir.join("libtest.log").display().to_string());
-    config.request_log = Some(dir.join("requests.jsonl"));
+    config.options.request_log = Some(dir.join("requests.jsonl"));
 }
 
 fn lines(path: &Path) -> usize {
@@ -147,10 +142,10 @@ fn suites() -> Result<Vec<SuiteFigure>, String> {
 pub fn suite_at(latency: Duration) -> Result<SuiteFigure, String> {
     let dir = scratch(&format!("suite-{}", latency.as_millis()));
     let mut config = RunConfig::reference(1);
-    config.reference_latency = latency;
+    config.options.reference_latency = Some(latency);
     quiet(&mut config, &dir);
     let started = Instant::now();
-    let outcome = engine::execute(config).map_err(|e| e.to_string())?;
+    let outcome = stages::execute(config).map_err(|e| e.to_string())?;
     let wall = started.elapsed();
     let report = outcome.report.ok_or("no report")?;
     let critical = report
@@ -261,12 +256,12 @@ fn raw_ceiling(span: Duration, mix: &[RequestSpec], dir: &Path) -> Result<(f64, 
 pub fn throughput(budget: Duration) -> Result<Throughput, String> {
     let dir = scratch("throughput");
     let mut config = RunConfig::reference(2);
-    config.time_budget = Some(budget);
-    config.cases = 1_000_000;
+    // No --cases: the budget bounds the run.
+    config.options.time_budget = Some(super::options::Seconds(budget.as_secs()));
     quiet(&mut config, &dir);
     let cpu = cpu_time();
     let started = Instant::now();
-    engine::execute(config).map_err(|e| e.to_string())?;
+    stages::execute(config).map_err(|e| e.to_string())?;
     let elapsed = started.elapsed().as_secs_f64();
     let cpu = cpu_time().saturating_sub(cpu);
     let log = std::fs::read_to_string(dir.join("requests.jsonl")).unwrap_or_default();

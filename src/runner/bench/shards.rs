@@ -51,7 +51,7 @@ fn read_report(dir: &Path) -> Result<crate::report::Report, String> {
 /// The single run, then its three shards at once, each its own process (as three runners).
 pub fn shards(latency: Duration) -> Result<Shards, String> {
     use crate::report::merge::{Shard, merge};
-    let dir = super::scratch("shards");
+    let dir = super::scratch::scratch("shards");
     let started = Instant::now();
     run_process(latency, &dir.join("single"), None)?
         .status()

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::fixtures::Fixtures;
-use super::responses::Observations;
+use super::oracles::Observations;
+use super::store_setup::Fixtures;
 use crate::contract::{Contract, Operation};
 use crate::execution::{Client, Halt, Priority};
 use crate::generation::request::RequestSpec;
@@ -183,17 +183,17 @@ pub struct Run {
     pub(crate) sent: AtomicU64,
     /// Rules (before the last phase) still on their first pass; under a time budget, the
     /// generation past a rule's first batch waits for none to be left (see
-    /// [`super::RuleCtx::end_first_pass`]).
+    /// `RuleCtx::end_first_pass`).
     pub first_pass_left: std::sync::atomic::AtomicUsize,
     /// Quiet-store rules whose first requests are not answered yet: the reads that run beside
     /// them wait for none to be left, so that the creates have the first places (see
-    /// [`super::phase_for`]).
+    /// [`super::schedule::phase_for`]).
     pub quiet_unanswered: std::sync::atomic::AtomicUsize,
     /// The request space the coverage pass walks, and what it found per class.
     pub space: crate::generation::space::RequestSpace,
-    pub input_tally: super::inputs::Tally,
+    pub input_tally: super::coverage::Tally,
     /// Helper threads of property rules, at most `concurrency` across the run.
-    pub worker_slots: super::workers::WorkerSlots,
+    pub worker_slots: super::slots::WorkerSlots,
 }
 
 impl Run {

@@ -2,9 +2,9 @@
 
 use serde_json::Value;
 
-use super::{Checked, RuleCtx, Verdict};
+use super::ctx::RuleCtx;
 use crate::contract::SchemaName;
-use crate::outcome::{Exchange, NoJson, RecordedResponse};
+use crate::outcome::{Checked, Exchange, NoJson, RecordedResponse, Verdict};
 
 /// The response, or an inconclusive verdict when the target sent none, or one the transport
 /// cut short: a transport failure is not evidence about the contract.
