@@ -10,10 +10,10 @@
 use std::collections::BTreeMap;
 
 use super::facts::TargetKind;
-use super::model::{Conformance, Merged, MergedShard, READ_ONLY_SKIP, Report, RuleReport, Totals};
+use super::model::{Merged, MergedShard, Report, RuleReport, Totals};
+use crate::catalogue::Catalogue;
 use crate::catalogue::partition::{Partition, ShardRecord};
-use crate::catalogue::{Catalogue, Gate, Level};
-use crate::outcome::{Verdict, VerdictKind};
+use crate::outcome::Verdict;
 
 /// Why shards cannot be merged: exit code 2, one line.
 #[derive(Debug, thiserror::Error)]
@@ -91,7 +91,7 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
     add_up(&mut merged, &reports);
     merged.rerun = without_partition(&merged.rerun);
     let catalogue_size = first.report.totals.rules + first.report.totals.not_selected;
-    let (totals, conformance) = tally(
+    let (totals, conformance) = Totals::tally(
         &rules,
         merged.gate,
         catalogue_size.saturating_sub(split.selected.len()),
@@ -273,52 +273,6 @@ fn joined(reports: &[&RuleReport]) -> RuleReport {
     joined
 }
 
-/// The totals and the answer of the merged rules, as `run` tallies its own (runner/tally.rs).
-fn tally(
-    rules: &[RuleReport],
-    gate: Gate,
-    not_selected: usize,
-    undecided: bool,
-) -> (Totals, Conformance) {
-    let mut totals = Totals {
-        rules: rules.len(),
-        not_selected,
-        ..Totals::default()
-    };
-    let mut required_undecided = undecided;
-    let mut required_known = false;
-    for rule in rules {
-        let required = rule.level == Level::Required;
-        match rule.verdict {
-            VerdictKind::Passed => totals.passed += 1,
-            VerdictKind::Failed if required => totals.failed_required += 1,
-            VerdictKind::Failed => totals.failed_recommended += 1,
-            VerdictKind::KnownFailure => {
-                totals.known_failures += 1;
-                required_known |= required;
-            }
-            VerdictKind::Inconclusive => {
-                totals.inconclusive += 1;
-                required_undecided |= required;
-            }
-            VerdictKind::Skipped => {
-                totals.skipped += 1;
-                required_undecided |= required && rule.reason.as_deref() != Some(READ_ONLY_SKIP);
-            }
-            VerdictKind::NotDecidable => {
-                totals.not_decidable += 1;
-                required_undecided |= gate.needs_decided(rule.level);
-            }
-        }
-    }
-    let conformance = Conformance::of(
-        rules.iter().any(|r| r.gated),
-        required_undecided,
-        required_known,
-    );
-    (totals, conformance)
-}
-
 /// A shard's re-run line without its `--partition`: the whole run's.
 fn without_partition(rerun: &str) -> String {
     let mut words = rerun.split(' ').peekable();
@@ -336,6 +290,7 @@ fn without_partition(rerun: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::VerdictKind;
 
     fn oracle(verdict: VerdictKind, gated: bool, cases_run: u32) -> RuleReport {
         let catalogue = Catalogue::built_in().unwrap();

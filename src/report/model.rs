@@ -191,6 +191,56 @@ impl Totals {
         self.failed_required + self.failed_recommended
     }
 
+    /// The counts and the answer of the rules reported, for `run` and `merge` alike:
+    /// `not_selected` rules were left out by a filter; `undecided` is true when the run's
+    /// answer is undetermined whatever the rules say (the target stopped answering, a shard is
+    /// missing). A rule skipped by `--read-only` was left out by the user, not undecided.
+    pub fn tally(
+        rules: &[RuleReport],
+        gate: Gate,
+        not_selected: usize,
+        undecided: bool,
+    ) -> (Totals, Conformance) {
+        let mut totals = Totals {
+            rules: rules.len(),
+            not_selected,
+            ..Totals::default()
+        };
+        let mut required_undecided = undecided;
+        let mut required_known = false;
+        for rule in rules {
+            let required = rule.level == Level::Required;
+            match rule.verdict {
+                VerdictKind::Passed => totals.passed += 1,
+                VerdictKind::Failed if required => totals.failed_required += 1,
+                VerdictKind::Failed => totals.failed_recommended += 1,
+                VerdictKind::KnownFailure => {
+                    totals.known_failures += 1;
+                    required_known |= required;
+                }
+                VerdictKind::Inconclusive => {
+                    totals.inconclusive += 1;
+                    required_undecided |= required;
+                }
+                VerdictKind::Skipped => {
+                    totals.skipped += 1;
+                    required_undecided |=
+                        required && rule.reason.as_deref() != Some(READ_ONLY_SKIP);
+                }
+                VerdictKind::NotDecidable => {
+                    totals.not_decidable += 1;
+                    required_undecided |= gate.needs_decided(rule.level);
+                }
+            }
+        }
+        let conformance = Conformance::of(
+            rules.iter().any(|r| r.gated),
+            required_undecided,
+            required_known,
+        );
+        (totals, conformance)
+    }
+
     /// "102 rules: 90 passed, 12 failed (10 required, 2 recommended), 0 inconclusive, 0
     /// skipped", and the counts that are not zero of what is neither.
     pub fn line(&self) -> String {

@@ -6,7 +6,7 @@ use super::known::KnownFailures;
 use super::regressions::{self, Regression};
 use super::settings::{RunConfig, Target};
 use super::trials::Results;
-use crate::catalogue::{Catalogue, Level};
+use crate::catalogue::Catalogue;
 use crate::execution::Redactor;
 use crate::outcome::Verdict;
 use crate::outcome::VerdictKind;
@@ -35,42 +35,17 @@ pub(super) fn tally(
     stopped_answering: Option<String>,
 ) -> Tallied {
     let today = super::known::today();
-    let mut totals = Totals::default();
+    let mut not_selected = 0;
     let mut reports = Vec::new();
-    let mut required_undecided = stopped_answering.is_some();
-    let mut required_known = false;
     for (rule, result) in catalogue.rules.iter().zip(results) {
         let Some(result) = result else {
-            totals.not_selected += 1;
+            not_selected += 1;
             continue;
         };
         let entry = known.get(&rule.id);
         let failed = matches!(result.verdict, Verdict::Failed(_));
         let excused = failed && entry.is_some_and(|entry| !entry.expired(&today));
         let gated_failure = failed && !excused && config.options.gate.gates(rule.level);
-        totals.rules += 1;
-        match (&result.verdict, rule.level) {
-            _ if excused => {
-                totals.known_failures += 1;
-                required_known |= rule.level == Level::Required;
-            }
-            (Verdict::Passed, _) => totals.passed += 1,
-            (Verdict::Failed(_), Level::Required) => totals.failed_required += 1,
-            (Verdict::Failed(_), Level::Recommended) => totals.failed_recommended += 1,
-            (Verdict::Inconclusive { .. }, level) => {
-                totals.inconclusive += 1;
-                required_undecided |= level == Level::Required;
-            }
-            (Verdict::Skipped { .. }, level) => {
-                totals.skipped += 1;
-                required_undecided |= level == Level::Required && !result.deselected;
-            }
-            // Reported under the verdict; only certification needs every rule decided.
-            (Verdict::NotDecidable { .. }, level) => {
-                totals.not_decidable += 1;
-                required_undecided |= config.options.gate.needs_decided(level);
-            }
-        }
         let mut report = RuleReport::new(
             rule,
             &result.verdict,
@@ -94,10 +69,11 @@ pub(super) fn tally(
         }
         reports.push(report);
     }
-    let conformance = Conformance::of(
-        reports.iter().any(|r| r.gated),
-        required_undecided,
-        required_known,
+    let (totals, conformance) = Totals::tally(
+        &reports,
+        config.options.gate,
+        not_selected,
+        stopped_answering.is_some(),
     );
     Tallied {
         rules: reports,

@@ -56,8 +56,6 @@ impl PhaseGate {
 
 pub(super) struct RuleResult {
     pub(super) verdict: Verdict,
-    /// Left out by the user's choice (--read-only), not for want of evidence.
-    pub(super) deselected: bool,
     pub(super) cases_run: u32,
     pub(super) round_trips: u32,
     /// Answers to this rule's requests the transport cut mid-body (not judged).
@@ -234,10 +232,9 @@ fn judge_rule(run: &Run, rule: &Rule, phase: Phase) -> RuleResult {
         ctx.wait_for_quiet_creates();
     }
     let started = Instant::now();
-    let deselected = run.read_only && rule.writes;
     let verdict = if run.stops.interrupted() {
         Verdict::skipped("interrupted: not run")
-    } else if deselected {
+    } else if run.read_only && rule.writes {
         Verdict::skipped(READ_ONLY_SKIP)
     } else {
         match rules::evaluate(&ctx) {
@@ -261,7 +258,6 @@ fn judge_rule(run: &Run, rule: &Rule, phase: Phase) -> RuleResult {
     ctx.end_first_pass();
     ctx.answered_once();
     RuleResult {
-        deselected,
         cases_run: ctx.cases_run(),
         round_trips: ctx.round_trips(),
         transport_cuts: run.observations.cuts_of(&rule.id),
