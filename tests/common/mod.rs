@@ -7,6 +7,7 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
+pub mod process;
 pub mod servers;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_petstore-conformance");

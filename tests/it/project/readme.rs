@@ -12,7 +12,7 @@ use std::process::Command;
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::reference::{FAULTS, VARIANTS};
 
-mod common;
+use crate::common;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-mod common;
+use crate::common;
 
 use common::BIN;
 

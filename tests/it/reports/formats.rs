@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-mod common;
+use crate::common;
 
 use common::BIN;
 

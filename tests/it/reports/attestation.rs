@@ -11,7 +11,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use ring::signature::{ED25519, Ed25519KeyPair, KeyPair, UnparsedPublicKey};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 use common::BIN;
 

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-mod common;
+use crate::common;
 
 use common::BIN;
 

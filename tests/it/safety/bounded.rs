@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 use common::servers::{self, json_head};
 use common::{BIN, serve_reference, temp_dir};
@@ -216,6 +216,12 @@ fn wait_measured(child: &std::process::Child) -> (Option<i32>, u64) {
 
 #[test]
 fn a_named_file_that_is_no_regular_file_or_too_large_is_refused_at_once() {
+    if !common::process::alone(
+        module_path!(),
+        "a_named_file_that_is_no_regular_file_or_too_large_is_refused_at_once",
+    ) {
+        return;
+    }
     let dir = temp_dir("bounded", "files");
     let fifo = dir.join("fifo");
     let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();

@@ -9,7 +9,7 @@ use petstore_conformance::report::{
     Report, render_html, render_json, render_junit, render_markdown,
 };
 
-mod common;
+use crate::common;
 
 fn snapshots() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots")

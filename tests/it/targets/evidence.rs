@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 use common::BIN;
 use common::servers::{Message, read_message};

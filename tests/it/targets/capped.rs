@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 use common::BIN;
 

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use yaml_rust2::YamlLoader;
 
-mod common;
+use crate::common;
 
 use common::BIN;
 

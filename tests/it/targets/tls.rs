@@ -11,7 +11,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
-mod common;
+use crate::common;
 
 use common::BIN;
 const KEY: &str = "tls-test-key";

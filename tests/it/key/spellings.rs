@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 use common::{BIN, Server, serve_reference};
 use petstore_conformance::report::{CREATED_PETS_FILE, REPORT_FILES};

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 
 use common::BIN;
 use petstore_conformance::runner::bench::vm_hwm_kb;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 
 use common::BIN;
 const KEY: &str = "hostile-test-key-5e1f";

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::Command;
 
-mod common;
+use crate::common;
 
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::catalogue::partition::Partition;

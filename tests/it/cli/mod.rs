@@ -1,0 +1,5 @@
+//! The binary as a user drives it.
+
+mod exits;
+mod shards;
+mod terminal;

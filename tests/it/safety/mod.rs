@@ -1,0 +1,4 @@
+//! Runs that are safe to start and to stop.
+
+mod bounded;
+mod memory;
