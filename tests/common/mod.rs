@@ -3,7 +3,6 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
-use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
@@ -81,10 +80,4 @@ pub fn assert_valid_report(report: &serde_json::Value) {
         "report.json against report.schema.json:\n{}",
         errors.join("\n")
     );
-}
-
-/// Reads one request from a test server's connection (head and Content-Length body); returns
-/// its head, `None` when the client closed it.
-pub fn read_request_head(reader: &mut BufReader<TcpStream>) -> Option<String> {
-    servers::read_message(reader).map(|request| request.head)
 }

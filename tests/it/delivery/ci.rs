@@ -10,7 +10,7 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::common;
 
-use common::BIN;
+use common::{BIN, servers};
 
 fn ci_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("ci")
@@ -341,66 +341,35 @@ struct Registry {
 const JOB_TOKEN: &str = "test-job-token";
 
 fn registry() -> Registry {
-    use std::io::{BufRead, BufReader, Read, Write};
     use std::sync::atomic::Ordering;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/api/v4", listener.local_addr().unwrap());
     let refuse = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let refusing = std::sync::Arc::clone(&refuse);
-    std::thread::spawn(move || {
-        let mut files: std::collections::HashMap<String, Vec<u8>> = Default::default();
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream);
-            let mut head = Vec::new();
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                head.push(line.trim_end().to_string());
+    let files: std::sync::Mutex<std::collections::HashMap<String, Vec<u8>>> = Default::default();
+    let server = servers::listen().requests(move |request, _, stream| {
+        let path = request.target().to_string();
+        let (status, answer) = if request.header("job-token") != Some(JOB_TOKEN) {
+            ("401 Unauthorized", Vec::new())
+        } else if request.method() == "PUT" {
+            files.lock().unwrap().insert(path, request.body.clone());
+            ("201 Created", b"{\"message\":\"201 Created\"}".to_vec())
+        } else if refusing.load(Ordering::SeqCst) {
+            ("403 Forbidden", b"{\"message\":\"403 Forbidden\"}".to_vec())
+        } else {
+            match files.lock().unwrap().get(&path) {
+                Some(file) => ("200 OK", file.clone()),
+                None => (
+                    "404 Not Found",
+                    b"{\"message\":\"404 Package Not Found\"}".to_vec(),
+                ),
             }
-            let Some(request) = head.first() else {
-                continue;
-            };
-            let mut words = request.split(' ');
-            let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-            let header = |name: &str| {
-                head.iter().find_map(|line| {
-                    let (n, v) = line.split_once(':')?;
-                    n.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
-                })
-            };
-            let mut stream = reader.get_ref().try_clone().unwrap();
-            if header("expect").is_some() {
-                let _ = stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
-            }
-            let length: usize = header("content-length")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
-            let (status, answer) = if header("job-token").as_deref() != Some(JOB_TOKEN) {
-                (401, Vec::new())
-            } else if method == "PUT" {
-                files.insert(path.to_string(), body);
-                (201, b"{\"message\":\"201 Created\"}".to_vec())
-            } else if refusing.load(Ordering::SeqCst) {
-                (403, b"{\"message\":\"403 Forbidden\"}".to_vec())
-            } else {
-                match files.get(path) {
-                    Some(file) => (200, file.clone()),
-                    None => (404, b"{\"message\":\"404 Package Not Found\"}".to_vec()),
-                }
-            };
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                answer.len()
-            );
-            let _ = stream.write_all(&answer);
-        }
+        };
+        servers::respond(stream, status, &[("Connection", "close")], &answer);
+        false
     });
-    Registry { url, refuse }
+    Registry {
+        url: format!("http://{}/api/v4", server.addr()),
+        refuse,
+    }
 }
 
 /// The GitLab nightly job as written: its variables (expanded as GitLab expands them), its

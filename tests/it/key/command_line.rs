@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 
 use crate::common;
 
-use common::{BIN, serve_reference};
+use common::{BIN, serve_reference, servers};
 
 const KEY: &str = "Leaky-Key-9c41e7b2";
 
@@ -288,69 +288,48 @@ fn assert_absent_decoded(key: &str, written: &[(String, Vec<u8>)]) {
 
 /// A target that answers every request 500, echoing the key it was sent in the spellings a
 /// renderer of HTML or Markdown, or a reader of `\u` escapes, turns back into the key.
-fn echoing_target() -> u16 {
-    use std::io::{BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        for stream in listener.incoming().flatten() {
-            let count = std::sync::Arc::clone(&count);
-            std::thread::spawn(move || {
-                let Ok(mut writer) = stream.try_clone() else {
-                    return;
-                };
-                let mut reader = BufReader::new(stream);
-                while let Some(head) = common::read_request_head(&mut reader) {
-                    let key = head
-                        .lines()
-                        .find_map(|line| {
-                            let lower = line.to_ascii_lowercase();
-                            lower
-                                .starts_with("authorization: bearer ")
-                                .then(|| line["authorization: bearer ".len()..].trim().to_string())
-                        })
-                        .unwrap_or_default();
-                    let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    let reversed: String = key.chars().rev().collect();
-                    let forms = [
-                        spelled(&key, |_, c| format!("&#{};", c as u32)),
-                        spelled(&key, |_, c| format!("&#x{:X};", c as u32)),
-                        spelled(&key, |_, c| format!("&#{:06}", c as u32)),
-                        spelled(&key, |_, c| format!("&#x{:06x};", c as u32)),
-                        spelled(&key, |i, c| match i % 3 {
-                            0 => format!("&#{};", c as u32),
-                            1 => format!("\\u{:04X}", c as u32),
-                            _ => c.to_string(),
-                        }),
-                        spelled(&key, |_, c| format!("\\u{:04x}", c as u32)),
-                        reversed.clone(),
-                        spelled(&reversed, |_, c| format!("&#x{:x};", c as u32)),
-                    ];
-                    let form = &forms[n % forms.len()];
-                    // In a JSON body (outside any string: no JSON parser decodes it, a reader
-                    // does), in a text body, and in a header.
-                    let (content_type, body) = if n.is_multiple_of(2) {
-                        (
-                            "application/json",
-                            format!("{{\"code\":500,\"seen\":1}} {form}"),
-                        )
-                    } else {
-                        ("text/plain", format!("seen: {form}"))
-                    };
-                    let header_form = forms[(n + 1) % forms.len()].replace(['\r', '\n'], "");
-                    let answer = format!(
-                        "HTTP/1.1 500 Internal Server Error\r\nContent-Type: {content_type}\r\nX-Seen: {header_form}\r\nContent-Length: {}\r\n\r\n{body}",
-                        body.len()
-                    );
-                    if writer.write_all(answer.as_bytes()).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    port
+fn echoing_target() -> String {
+    servers::raw(|request, n, stream| {
+        let key = request
+            .header("authorization")
+            .and_then(|value| {
+                let (scheme, key) = value.split_at_checked("bearer ".len())?;
+                scheme
+                    .eq_ignore_ascii_case("bearer ")
+                    .then(|| key.trim().to_string())
+            })
+            .unwrap_or_default();
+        let n = n - 1;
+        let reversed: String = key.chars().rev().collect();
+        let forms = [
+            spelled(&key, |_, c| format!("&#{};", c as u32)),
+            spelled(&key, |_, c| format!("&#x{:X};", c as u32)),
+            spelled(&key, |_, c| format!("&#{:06}", c as u32)),
+            spelled(&key, |_, c| format!("&#x{:06x};", c as u32)),
+            spelled(&key, |i, c| match i % 3 {
+                0 => format!("&#{};", c as u32),
+                1 => format!("\\u{:04X}", c as u32),
+                _ => c.to_string(),
+            }),
+            spelled(&key, |_, c| format!("\\u{:04x}", c as u32)),
+            reversed.clone(),
+            spelled(&reversed, |_, c| format!("&#x{:x};", c as u32)),
+        ];
+        let form = &forms[n % forms.len()];
+        // In a JSON body (outside any string: no JSON parser decodes it, a reader does), in a
+        // text body, and in a header.
+        let (content_type, body) = if n.is_multiple_of(2) {
+            (
+                "application/json",
+                format!("{{\"code\":500,\"seen\":1}} {form}"),
+            )
+        } else {
+            ("text/plain", format!("seen: {form}"))
+        };
+        let header_form = forms[(n + 1) % forms.len()].replace(['\r', '\n'], "");
+        let headers = [("Content-Type", content_type), ("X-Seen", header_form.as_str())];
+        servers::respond(stream, "500 Internal Server Error", &headers, body.as_bytes())
+    })
 }
 
 /// Every file under `dir`, with its name.
@@ -405,8 +384,7 @@ fn a_key_echoed_as_character_references_escapes_or_reversed_is_in_no_byte_writte
     let key = random_key();
     let dir = temp_dir("decoded-spellings");
     let reports = dir.join("reports");
-    let port = echoing_target();
-    let url = format!("http://127.0.0.1:{port}/v1");
+    let url = echoing_target();
     let output = run_logged(&url, &key, &dir, &reports);
     assert_eq!(
         output.status.code(),
@@ -572,34 +550,25 @@ fn a_missing_key_is_not_set_and_each_header_secret_has_its_own_variable() {
 fn channel_echo_target(key: &str, accepts: &'static str) -> String {
     let key = key.to_string();
     let ids = std::sync::atomic::AtomicI64::new(1);
-    common::servers::raw(move |request, _, stream| {
-        use std::io::Write;
-        let head = request.head.trim_end().to_string();
-        let lines: Vec<&str> = head.lines().collect();
-        let request_line = lines.first().copied().unwrap_or("");
-        let header = |name: &str| {
-            lines.iter().find_map(|line| {
-                let (field, value) = line.split_once(':')?;
-                field
-                    .eq_ignore_ascii_case(name)
-                    .then(|| value.trim().to_string())
-            })
-        };
-        let encoded: String = form_encoded(&key);
+    servers::raw(move |request, _, stream| {
+        let request_line = request.first_line();
         let taken = match accepts {
-            "query" => request_line.contains(&format!("api_key={encoded} ")),
+            "query" => request_line.contains(&format!("api_key={} ", form_encoded(&key))),
             "" => false,
-            name => header(name).is_some_and(|value| value.ends_with(key.as_str())),
+            name => request
+                .header(name)
+                .is_some_and(|value| value.ends_with(key.as_str())),
         };
-        let bearer = header("authorization").as_deref() == Some(format!("Bearer {key}").as_str());
+        let bearer = request.header("authorization") == Some(format!("Bearer {key}").as_str());
+        let lines: Vec<&str> = request.head.trim_end().lines().collect();
         let echo = lines.join(" | ").replace(['\r', '\n'], "");
-        let (status, body) = match (bearer || taken, request_line.split(' ').next()) {
+        let (status, body) = match (bearer || taken, request.method()) {
             (false, _) => (
                 "401 Unauthorized",
                 serde_json::json!({"code": "unauthorized", "message": format!("seen: {echo}"), "status": 401})
                     .to_string(),
             ),
-            (true, Some("POST")) => {
+            (true, "POST") => {
                 let mut pet: serde_json::Value =
                     serde_json::from_slice(&request.body).unwrap_or_default();
                 pet["id"] = ids.fetch_add(1, std::sync::atomic::Ordering::SeqCst).into();
@@ -611,11 +580,7 @@ fn channel_echo_target(key: &str, accepts: &'static str) -> String {
             ),
             (true, _) => ("200 OK", "[]".to_string()),
         };
-        let answer = format!(
-            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nX-Echo: {echo}\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        stream.write_all(answer.as_bytes()).is_ok()
+        servers::respond_json(stream, status, &[("X-Echo", echo.as_str())], &body)
     })
 }
 

@@ -2,8 +2,7 @@
 //! safely, bounded runs against a target that stops answering, interrupts that leave whole
 //! reports, concurrent runs into one directory, and memory that does not grow with the budget.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -14,7 +13,7 @@ use serde_json::Value;
 
 use crate::common;
 
-use common::{BIN, Server, serve_reference};
+use common::{BIN, Server, serve_reference, servers};
 use petstore_conformance::report::{CREATED_PETS_FILE, REPORT_FILES};
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -190,136 +189,6 @@ fn failed_rules(report: &Value) -> Vec<String> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A tiny HTTP/1.1 server on 127.0.0.1:0.
-
-struct Request {
-    method: String,
-    /// The request target less its query.
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Request {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// Reads one request (head and Content-Length body).
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).ok()? == 0 {
-        return None;
-    }
-    let mut parts = request_line.split_whitespace();
-    let method = parts.next()?.to_string();
-    let target = parts.next()?.to_string();
-    let path = target.split('?').next().unwrap_or("").to_string();
-    let mut headers = Vec::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        if line == "\r\n" || line == "\n" {
-            break;
-        }
-        let line = line.trim_end_matches(['\r', '\n']);
-        let (name, value) = line.split_once(':')?;
-        // A header value keeps its inner spaces; only the optional whitespace around it goes.
-        let value = value.strip_prefix(' ').unwrap_or(value);
-        headers.push((name.to_string(), value.to_string()));
-    }
-    let length = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .map_or(0, |(_, v)| v.trim().parse::<usize>().unwrap_or(0));
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some(Request {
-        method,
-        path,
-        headers,
-        body,
-    })
-}
-
-fn reason_phrase(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        201 => "Created",
-        401 => "Unauthorized",
-        404 => "Not Found",
-        _ => "Whatever",
-    }
-}
-
-fn write_response(
-    stream: &mut TcpStream,
-    status: u16,
-    headers: &[(&str, String)],
-    body: &[u8],
-) -> bool {
-    let mut head = format!("HTTP/1.1 {status} {}\r\n", reason_phrase(status));
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
-    stream
-        .write_all(head.as_bytes())
-        .and_then(|_| stream.write_all(body))
-        .is_ok()
-}
-
-fn json_response(
-    stream: &mut TcpStream,
-    status: u16,
-    extra: &[(&str, String)],
-    body: &str,
-) -> bool {
-    let mut headers = vec![("Content-Type", "application/json".to_string())];
-    headers.extend(extra.iter().cloned());
-    write_response(stream, status, &headers, body.as_bytes())
-}
-
-/// What a handler does with the connection after a request.
-enum Next {
-    KeepAlive,
-    Close,
-}
-
-/// Serves every connection on its own thread; `handler` answers each request (or not).
-fn serve<F>(handler: F) -> u16
-where
-    F: Fn(&Request, &mut TcpStream) -> Next + Send + Sync + 'static,
-{
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let handler = Arc::new(handler);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let handler = Arc::clone(&handler);
-            std::thread::spawn(move || {
-                let Ok(mut writer) = stream.try_clone() else {
-                    return;
-                };
-                let mut reader = BufReader::new(stream);
-                while let Some(request) = read_request(&mut reader) {
-                    if let Next::Close = handler(&request, &mut writer) {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    port
-}
-
-// ---------------------------------------------------------------------------------------------
 // 1. The key in every spelling a target or a renderer may give it.
 
 /// A JSON string literal of `text`, quotes included.
@@ -441,12 +310,11 @@ fn files_in(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 /// A target that echoes the Authorization header back in every escaping it can think of.
-fn echoing_target(key: &str) -> u16 {
+fn echoing_target(key: &str) -> String {
     let key = key.to_string();
-    let counter = AtomicUsize::new(0);
     let ids = AtomicUsize::new(1);
-    serve(move |request, stream| {
-        let n = counter.fetch_add(1, Ordering::SeqCst);
+    servers::raw(move |request, n, stream| {
+        let n = n - 1;
         let seen = request.header("authorization").unwrap_or("").to_string();
         let right = seen == format!("Bearer {key}");
         // Every other response escapes `/` as `\/`; the rest spell every non-alphanumeric
@@ -456,20 +324,17 @@ fn echoing_target(key: &str) -> u16 {
             1 => unicode_literal(text, false),
             _ => unicode_literal(text, true),
         };
-        let echo = ("X-Seen-Authorization", seen.clone());
+        let echo = ("X-Seen-Authorization", seen.as_str());
         if !right {
             let body = format!(
                 r#"{{"code":"unauthorized","message":{},"status":401}}"#,
                 literal(&format!("bad credential: {seen}"))
             );
-            let challenge = ("WWW-Authenticate", "Bearer".to_string());
-            json_response(stream, 401, &[echo, challenge], &body);
-            return Next::KeepAlive;
+            let challenge = ("WWW-Authenticate", "Bearer");
+            return servers::respond_json(stream, "401 Unauthorized", &[echo, challenge], &body);
         }
-        match (request.method.as_str(), request.path.as_str()) {
-            ("GET", "/v1/pets") => {
-                json_response(stream, 200, &[echo], "[]");
-            }
+        match (request.method(), request.path()) {
+            ("GET", "/v1/pets") => servers::respond_json(stream, "200 OK", &[echo], "[]"),
             ("POST", "/v1/pets") => {
                 let parsed = serde_json::from_slice::<Value>(&request.body);
                 let Ok(Value::Object(mut pet)) = parsed else {
@@ -477,8 +342,7 @@ fn echoing_target(key: &str) -> u16 {
                         r#"{{"code":"bad-request","message":{},"status":400}}"#,
                         literal(&format!("not a pet, {key}"))
                     );
-                    json_response(stream, 400, &[echo], &body);
-                    return Next::KeepAlive;
+                    return servers::respond_json(stream, "400 Bad Request", &[echo], &body);
                 };
                 let id = ids.fetch_add(1, Ordering::SeqCst);
                 pet.insert("id".into(), Value::from(id as i64));
@@ -487,18 +351,18 @@ fn echoing_target(key: &str) -> u16 {
                 if n.is_multiple_of(2) {
                     body = body.replace('/', "\\/");
                 }
-                let location = ("Location", format!("/v1/pets/{id}"));
-                json_response(stream, 201, &[echo, location], &body);
+                let location = format!("/v1/pets/{id}");
+                let headers = [echo, ("Location", location.as_str())];
+                servers::respond_json(stream, "201 Created", &headers, &body)
             }
             _ => {
                 let body = format!(
                     r#"{{"code":"not-found","message":{},"status":404}}"#,
                     literal(&format!("nothing here for {key}"))
                 );
-                json_response(stream, 404, &[echo], &body);
+                servers::respond_json(stream, "404 Not Found", &[echo], &body)
             }
         }
-        Next::KeepAlive
     })
 }
 
@@ -516,11 +380,10 @@ fn the_key_survives_no_escaping_target() {
         .map(|(n, key)| {
             let key = key.to_string();
             std::thread::spawn(move || {
-                let port = echoing_target(&key);
+                let url = echoing_target(&key);
                 let dir = temp_dir(&format!("escaping-{n}"));
                 let report_dir = dir.join("reports");
                 let log = dir.join("requests.jsonl");
-                let url = format!("http://127.0.0.1:{port}/v1");
                 let finished = run_to_end(
                     &mut run_command(
                         &[
@@ -595,14 +458,10 @@ fn a_key_straddling_the_body_cap_leaves_no_prefix() {
     let head = format!("{{\"pad\":\"{}\",\"echo\":\"", "a".repeat(1000));
     assert_eq!(head.len(), 1018);
     let body = format!("{head}{key}\",\"tail\":\"{}\"}}", "b".repeat(200));
-    let port = serve(move |_request, stream| {
-        json_response(stream, 200, &[], &body);
-        Next::KeepAlive
-    });
+    let url = servers::raw(move |_, _, stream| servers::respond_json(stream, "200 OK", &[], &body));
     let dir = temp_dir("body-cap");
     let report_dir = dir.join("reports");
     let log = dir.join("requests.jsonl");
-    let url = format!("http://127.0.0.1:{port}/v1");
     let finished = run_to_end(
         &mut run_command(
             &[
@@ -683,26 +542,13 @@ fn assert_refused(finished: &Finished, what: &str) -> String {
     problems[0].to_string()
 }
 
-/// A port where anything that connects is counted.
-fn counting_listener() -> (u16, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let visits = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&visits);
-    std::thread::spawn(move || {
-        for _ in listener.incoming() {
-            counter.fetch_add(1, Ordering::SeqCst);
-        }
-    });
-    (port, visits)
-}
-
 const LIMIT: Duration = Duration::from_secs(30);
 
 #[test]
 fn credentials_in_the_base_url_are_refused() {
     let dir = temp_dir("credentials");
-    let (port, visits) = counting_listener();
+    let counting = servers::counting();
+    let port = counting.port();
     for url in [
         format!("http://user:s3cretpass@127.0.0.1:{port}/v1"),
         format!("http://s3cretuser@127.0.0.1:{port}/v1"),
@@ -719,14 +565,15 @@ fn credentials_in_the_base_url_are_refused() {
             "{url}: the credential is echoed: {line}"
         );
     }
-    assert_eq!(visits.load(Ordering::SeqCst), 0, "a refused run connected");
+    assert_eq!(counting.accepted(), 0, "a refused run connected");
     let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn a_base_url_with_a_query_or_fragment_is_refused() {
     let dir = temp_dir("query");
-    let (port, visits) = counting_listener();
+    let counting = servers::counting();
+    let port = counting.port();
     for suffix in ["?token=abc", "?", "#fragment", "#", "/?a=1"] {
         let url = format!("http://127.0.0.1:{port}/v1{suffix}");
         let finished = run_to_end(
@@ -736,14 +583,15 @@ fn a_base_url_with_a_query_or_fragment_is_refused() {
         let line = assert_refused(&finished, &url);
         assert!(line.contains("query string or fragment"), "{url}: {line}");
     }
-    assert_eq!(visits.load(Ordering::SeqCst), 0, "a refused run connected");
+    assert_eq!(counting.accepted(), 0, "a refused run connected");
     let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn a_key_with_a_newline_is_refused() {
     let dir = temp_dir("newline");
-    let (port, visits) = counting_listener();
+    let counting = servers::counting();
+    let port = counting.port();
     let url = format!("http://127.0.0.1:{port}/v1");
     for key in [
         "first-half-AAAA\nsecond-half-BBBB",
@@ -792,7 +640,7 @@ fn a_key_with_a_newline_is_refused() {
     );
     let line = assert_refused(&finished, "--api-key-file");
     assert!(line.contains("--api-key-file"), "{line}");
-    assert_eq!(visits.load(Ordering::SeqCst), 0, "a refused run connected");
+    assert_eq!(counting.accepted(), 0, "a refused run connected");
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -1033,19 +881,17 @@ fn a_target_that_stops_answering_gets_no_failed_verdict() {
     for resets in [false, true] {
         let requests = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&requests);
-        let port = serve(move |_request, stream| {
+        let url = servers::raw(move |_, _, stream| {
             if counter.fetch_add(1, Ordering::SeqCst) == 0 {
-                json_response(stream, 200, &[], "[]");
-                return Next::KeepAlive;
+                return servers::respond_json(stream, "200 OK", &[], "[]");
             }
             if !resets {
                 // Holds the connection and never answers.
                 std::thread::sleep(Duration::from_secs(60));
             }
-            Next::Close
+            false
         });
         let dir = temp_dir(&format!("stops-answering-{resets}"));
-        let url = format!("http://127.0.0.1:{port}/v1");
         let finished = run_to_end(
             &mut run_command(
                 &["--base-url", &url, "--timeout", "1", "--gate", "all"],
@@ -1137,16 +983,14 @@ fn a_stalling_target_ends_within_the_budget() {
     // rules it cut say so ("time budget"), not that the target stopped answering.
     let requests = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&requests);
-    let port = serve(move |_request, stream| {
+    let url = servers::raw(move |_, _, stream| {
         if counter.fetch_add(1, Ordering::SeqCst) == 0 {
-            json_response(stream, 200, &[], "[]");
-            return Next::KeepAlive;
+            return servers::respond_json(stream, "200 OK", &[], "[]");
         }
         std::thread::sleep(Duration::from_secs(60));
-        Next::Close
+        false
     });
     let dir = temp_dir("stall-budget");
-    let url = format!("http://127.0.0.1:{port}/v1");
     let budget = 3;
     let finished = run_to_end(
         &mut run_command(
@@ -1272,14 +1116,12 @@ fn concurrent_runs_into_one_report_dir() {
 // 7. SIGINT and SIGTERM.
 
 /// A target that answers the preflight at once and every later request after 3 s.
-fn slow_target() -> u16 {
-    let first = AtomicUsize::new(0);
-    serve(move |_request, stream| {
-        if first.fetch_add(1, Ordering::SeqCst) > 0 {
+fn slow_target() -> String {
+    servers::raw(|_, n, stream| {
+        if n > 1 {
             std::thread::sleep(Duration::from_secs(3));
         }
-        json_response(stream, 200, &[], "[]");
-        Next::KeepAlive
+        servers::respond_json(stream, "200 OK", &[], "[]")
     })
 }
 
@@ -1295,7 +1137,7 @@ fn interrupt_a_run(signal: &str) {
         let log = dir.join("requests.jsonl");
         let log_arg = log.to_str().unwrap();
         let url = if slow {
-            format!("http://127.0.0.1:{}/v1", slow_target())
+            slow_target()
         } else {
             String::new()
         };
@@ -1417,16 +1259,9 @@ fn sigterm_writes_an_interrupted_report() {
 /// previous run's; never the previous report left looking current.
 #[cfg(unix)]
 fn interrupt_the_preflight(signal: &str, code: i32, twice: bool) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&accepted);
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for stream in listener.incoming().flatten() {
-            counter.fetch_add(1, Ordering::SeqCst);
-            held.push(stream); // read nothing, answer nothing
-        }
+    // Reads the request and answers nothing, until the client lets go.
+    let silent = servers::listen().connections(|mut stream| {
+        let _ = std::io::copy(&mut stream, &mut std::io::sink());
     });
     let dir = temp_dir(&format!("preflight-signal-{signal}-{twice}"));
     std::fs::create_dir_all(&dir).unwrap();
@@ -1436,14 +1271,14 @@ fn interrupt_the_preflight(signal: &str, code: i32, twice: bool) {
     )
     .unwrap();
     std::fs::write(dir.join("summary.md"), "# previous run: conforms\n").unwrap();
-    let url = format!("http://127.0.0.1:{port}/v1");
+    let url = silent.base_url();
     let mut run = Running::start(&mut run_command(
         &["--base-url", &url, "--timeout", "60", "--seed", "99"],
         Some("preflight-key-1234"),
         &dir,
     ));
     let waiting = Instant::now();
-    while accepted.load(Ordering::SeqCst) == 0 {
+    while silent.accepted() == 0 {
         assert!(
             waiting.elapsed() < Duration::from_secs(20),
             "the preflight never connected"
@@ -1747,17 +1582,14 @@ fn a_target_echoing_the_key_in_any_encoding_leaks_nothing() {
             format!("{head}{}\"}}", every_char_escaped(key, false))
         },
     ];
-    let counter = Arc::new(AtomicUsize::new(0));
-    let port = serve(move |_request, stream| {
-        let n = counter.fetch_add(1, Ordering::SeqCst);
-        // 500 to everything: every rule fails and shows the body it got.
-        json_response(stream, 500, &[], &bodies[n % bodies.len()]);
-        Next::KeepAlive
+    // 500 to everything: every rule fails and shows the body it got.
+    let url = servers::raw(move |_, n, stream| {
+        let body = &bodies[(n - 1) % bodies.len()];
+        servers::respond_json(stream, "500 Internal Server Error", &[], body)
     });
     let dir = temp_dir("echoed-encodings");
     let report_dir = dir.join("reports");
     let log = dir.join("requests.jsonl");
-    let url = format!("http://127.0.0.1:{port}/v1");
     let finished = run_to_end(
         &mut run_command(
             &[

@@ -3,71 +3,36 @@
 //! RSS (VmHWM, read from /proc while it runs) stays under 256 MB. Before the bound these took
 //! 18.7 GB and 2.6 GB.
 
-use std::io::{BufReader, Write};
-use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common;
 
-use common::BIN;
+use common::{BIN, servers};
 use petstore_conformance::runner::bench::vm_hwm_kb;
 const KEY: &str = "memory-test-key-77a1";
 const LIMIT_KB: u64 = 256 * 1024;
 
-/// Reads one request; returns its method and path.
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, String)> {
-    let head = common::read_request_head(reader)?;
-    let mut words = head.split(' ');
-    let method = words.next().unwrap_or("GET").to_string();
-    Some((method, words.next().unwrap_or("/").to_string()))
-}
-
 /// A status and a JSON body.
 type Answer = (u16, Arc<Vec<u8>>);
 
-/// Serves `answer(method, path)` (application/json) to every request on an ephemeral port.
-fn serve(answer: impl Fn(&str, &str) -> Answer + Send + Sync + 'static) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let answer = Arc::new(answer);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let answer = Arc::clone(&answer);
-            std::thread::spawn(move || {
-                let Ok(mut writer) = stream.try_clone() else {
-                    return;
-                };
-                // Head and body go out in two writes: without this, Nagle's algorithm and a
-                // delayed ACK cost each answer 40 ms.
-                let _ = writer.set_nodelay(true);
-                let mut reader = BufReader::new(stream);
-                while let Some((method, path)) = read_request(&mut reader) {
-                    let (status, body) = answer(&method, &path);
-                    let head = format!(
-                        "HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-                        body.len()
-                    );
-                    if writer.write_all(head.as_bytes()).is_err()
-                        || writer.write_all(&body).is_err()
-                    {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    port
+/// Serves `answer(method, target)` (application/json) to every request; its base URL.
+fn serve(answer: impl Fn(&str, &str) -> Answer + Send + Sync + 'static) -> String {
+    servers::raw(move |request, _, stream| {
+        let (status, body) = answer(request.method(), request.target());
+        let status = format!("{status} OK");
+        servers::respond(stream, &status, &[("Content-Type", "application/json")], &body)
+    })
 }
 
-/// Runs the suite against `port` and returns the run's peak RSS in kB and its exit code.
-fn peak_rss_against(port: u16, name: &str) -> (u64, Option<i32>) {
+/// Runs the suite against `base_url` and returns the run's peak RSS in kB and its exit code.
+fn peak_rss_against(base_url: &str, name: &str) -> (u64, Option<i32>) {
     let dir = common::temp_dir("memory", name);
     let started = Instant::now();
     let mut child = Command::new(BIN)
         .args(["run", "--no-regressions", "--no-progress", "--cases", "4"])
-        .args(["--base-url", &format!("http://127.0.0.1:{port}/v1")])
+        .args(["--base-url", base_url])
         .args(["--time-budget", "40"])
         .arg("--report-dir")
         .arg(&dir)
@@ -112,8 +77,8 @@ fn a_megabyte_of_tiny_items_to_every_request_stays_under_256_mb() {
     }
     body.push(b']');
     let body = Arc::new(body);
-    let port = serve(move |_, _| (200, Arc::clone(&body)));
-    let (peak, code) = peak_rss_against(port, "tiny-items");
+    let url = serve(move |_, _| (200, Arc::clone(&body)));
+    let (peak, code) = peak_rss_against(&url, "tiny-items");
     assert!(peak > 0, "no VmHWM read");
     assert!(peak < LIMIT_KB, "peak RSS {} MB", peak / 1024);
     assert_eq!(
@@ -133,11 +98,11 @@ fn a_17000_pet_listing_to_every_request_on_pets_stays_under_256_mb() {
     let pet = Arc::new(br#"{"id":1,"name":"pet-1","categoryId":1,"status":"sold"}"#.to_vec());
     // Every request on /pets gets the whole listing, whatever its limit, creates included (a
     // create answered with a listing made 378 MB before the bound); getPet gets a pet.
-    let port = serve(move |_, path| {
+    let url = serve(move |_, path| {
         let pets_path = path.split('?').next().is_some_and(|p| p.ends_with("/pets"));
         (200, Arc::clone(if pets_path { &listing } else { &pet }))
     });
-    let (peak, code) = peak_rss_against(port, "listing");
+    let (peak, code) = peak_rss_against(&url, "listing");
     assert!(peak > 0, "no VmHWM read");
     assert!(peak < LIMIT_KB, "peak RSS {} MB", peak / 1024);
     assert_eq!(code, Some(1), "a listing that ignores limit fails");

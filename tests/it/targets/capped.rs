@@ -5,95 +5,39 @@
 //! connections than `--concurrency` allows.
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{Shutdown, TcpStream};
 use std::process::Command;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::common;
 
 use common::BIN;
+use common::servers::{self, Server};
 
 const KEY: &str = "capped-test-key";
 
-/// A proxy to `upstream` (host:port) that accepts a connection only while fewer than `cap` are
-/// open; counts the most open at once and the connections accepted.
-struct CappedProxy {
-    port: u16,
-    most_open: Arc<AtomicUsize>,
-    accepted: Arc<AtomicUsize>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Drop for CappedProxy {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
-impl CappedProxy {
-    fn start(upstream: String, cap: usize) -> CappedProxy {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let open = Arc::new(AtomicUsize::new(0));
-        let most_open = Arc::new(AtomicUsize::new(0));
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (most, count, halt) = (
-            Arc::clone(&most_open),
-            Arc::clone(&accepted),
-            Arc::clone(&stop),
-        );
-        std::thread::spawn(move || {
-            while !halt.load(Ordering::Relaxed) {
-                if open.load(Ordering::Relaxed) >= cap {
-                    // Full: what connects now waits in the backlog, as on a capped server.
-                    std::thread::sleep(Duration::from_millis(1));
-                    continue;
-                }
-                let client = match listener.accept() {
-                    Ok((client, _)) => client,
-                    Err(_) => {
-                        std::thread::sleep(Duration::from_millis(1));
-                        continue;
-                    }
-                };
-                client.set_nonblocking(false).unwrap();
-                let Ok(server) = TcpStream::connect(&upstream) else {
-                    continue;
-                };
-                let now = open.fetch_add(1, Ordering::Relaxed) + 1;
-                most.fetch_max(now, Ordering::Relaxed);
-                count.fetch_add(1, Ordering::Relaxed);
-                let open = Arc::clone(&open);
-                std::thread::spawn(move || {
-                    let (client_in, server_out) =
-                        (client.try_clone().unwrap(), server.try_clone().unwrap());
-                    let upward = std::thread::spawn(move || pipe(client_in, server_out));
-                    pipe(server, client);
-                    // Closed as soon as one side closed (the other is shut down with it): a
-                    // server that closes after an answer frees its place before the client's
-                    // next connect, as it does on a real server.
-                    open.fetch_sub(1, Ordering::Relaxed);
-                    let _ = upward.join();
-                });
-            }
-        });
-        CappedProxy {
-            port,
-            most_open,
-            accepted,
-            stop,
-        }
-    }
-
-    fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}/v1", self.port)
-    }
+/// A proxy to the reference at `upstream` (its base URL) that accepts a connection only while
+/// fewer than `cap` are open (the rest wait in its backlog), each piped to a connection of its
+/// own to the reference. Closed as soon as either side closes (the other is shut down with
+/// it): a server that closes after an answer frees its place before the client's next
+/// connect, as it does on a real server.
+fn capped_proxy(upstream: &str, cap: usize) -> Server {
+    let upstream = servers::authority(upstream);
+    servers::listen().at_most(cap).connections(move |client| {
+        let Ok(server) = TcpStream::connect(&upstream) else {
+            return;
+        };
+        let client = client.tcp();
+        let (Ok(client_in), Ok(client_out), Ok(server_out)) =
+            (client.try_clone(), client.try_clone(), server.try_clone())
+        else {
+            return;
+        };
+        let upward = std::thread::spawn(move || pipe(client_in, server_out));
+        pipe(server, client_out);
+        let _ = upward.join();
+    })
 }
 
 /// Copies `from` to `to` until either side closes, then closes both ways.
@@ -162,12 +106,6 @@ fn not_passed(report: &Value) -> Vec<String> {
         .collect()
 }
 
-fn upstream(url: &str) -> String {
-    url.trim_start_matches("http://")
-        .trim_end_matches("/v1")
-        .to_string()
-}
-
 /// Capped at 16 and at 100 open connections, the conforming reference conforms, twice alike.
 #[test]
 fn a_server_capping_its_connections_conforms_with_the_same_verdicts_twice() {
@@ -176,7 +114,7 @@ fn a_server_capping_its_connections_conforms_with_the_same_verdicts_twice() {
         for round in ["a", "b"] {
             // A fresh store each time: the same seed against the same state.
             let (_server, url) = common::serve_reference(KEY, &[]);
-            let proxy = CappedProxy::start(upstream(&url), cap);
+            let proxy = capped_proxy(&url, cap);
             let (code, report) = run(&proxy.base_url(), &format!("cap{cap}-{round}"), &[]);
             assert_eq!(code, 0, "cap {cap}: {:?}", not_passed(&report));
             assert!(
@@ -184,7 +122,7 @@ fn a_server_capping_its_connections_conforms_with_the_same_verdicts_twice() {
                 "cap {cap}: {:?}",
                 not_passed(&report)
             );
-            assert!(proxy.most_open.load(Ordering::Relaxed) <= cap);
+            assert!(proxy.most_open() <= cap);
             runs.push(report);
         }
         let (first, second) = (&runs[0], &runs[1]);
@@ -209,7 +147,7 @@ fn connections_never_exceed_the_concurrency_allowed() {
     let (_server, url) = common::serve_reference(KEY, &[]);
     for concurrency in [4, 96] {
         // Uncapped: every connection the harness opens is accepted and counted.
-        let proxy = CappedProxy::start(upstream(&url), usize::MAX);
+        let proxy = capped_proxy(&url, usize::MAX);
         let log = std::env::temp_dir().join(format!(
             "pc-capped-requests-{concurrency}-{}.jsonl",
             std::process::id()
@@ -225,13 +163,13 @@ fn connections_never_exceed_the_concurrency_allowed() {
             ],
         );
         assert_eq!(code, 0, "{:?}", not_passed(&report));
-        let most_open = proxy.most_open.load(Ordering::Relaxed);
+        let most_open = proxy.most_open();
         assert!(
             most_open <= concurrency,
             "--concurrency {concurrency}: {most_open} connections open at once ({})",
             report["connections"]
         );
-        let accepted = proxy.accepted.load(Ordering::Relaxed) as u64;
+        let accepted = proxy.accepted() as u64;
         let sent = std::fs::read_to_string(&log).unwrap().lines().count() as u64;
         let _ = std::fs::remove_file(&log);
         assert!(

@@ -7,8 +7,7 @@
 //! The same proxy, altering one answer instead, shows a failure that does not happen again: a
 //! failure all the same, marked intermittent, since the answer was complete.
 
-use std::io::{BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +17,7 @@ use serde_json::Value;
 use crate::common;
 
 use common::BIN;
-use common::servers::{Message, read_message};
+use common::servers;
 
 const KEY: &str = "evidence-test-key-77c1";
 
@@ -35,102 +34,49 @@ enum Spoil {
 }
 
 /// A proxy to `upstream` that spoils the answer to the first request `choose` picks; every
-/// other exchange passes whole. A cut is half the body, then a reset.
+/// other exchange passes whole. Whether it has spoiled one yet.
 fn spoiling_proxy(upstream: String, choose: Choose, spoil: Spoil) -> (String, Arc<AtomicBool>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let upstream_addr = upstream
-        .strip_prefix("http://")
-        .and_then(|rest| rest.split('/').next())
-        .unwrap()
-        .to_string();
-    let cut = Arc::new(AtomicBool::new(false));
-    let done = Arc::clone(&cut);
-    std::thread::spawn(move || {
-        for client in listener.incoming().flatten() {
-            let upstream_addr = upstream_addr.clone();
-            let done = Arc::clone(&done);
-            std::thread::spawn(move || {
-                let Ok(mut writer) = client.try_clone() else {
-                    return;
-                };
-                let mut reader = BufReader::new(client);
-                while let Some(Message { head, body }) = read_message(&mut reader) {
-                    // One upstream connection per request: the proxy never has to tell where
-                    // one keep-alive answer ends but by its Content-Length.
-                    let Ok(mut server) = TcpStream::connect(&upstream_addr) else {
-                        return;
-                    };
-                    if server.write_all(head.as_bytes()).is_err()
-                        || server.write_all(&body).is_err()
-                    {
-                        return;
-                    }
-                    let mut answers = BufReader::new(server);
-                    let Some(Message {
-                        head: answer_head,
-                        body: answer_body,
-                    }) = read_message(&mut answers)
-                    else {
-                        return;
-                    };
-                    let spoil_this = answer_body.len() >= 3
-                        && choose(&head, &body)
-                        && !done.swap(true, Ordering::SeqCst);
-                    match spoil {
-                        Spoil::Cut if spoil_this => {
-                            let _ = writer.write_all(answer_head.as_bytes());
-                            let _ = writer.write_all(&answer_body[..answer_body.len() / 2]);
-                            let _ = writer.flush();
-                            reset(writer);
-                            return;
-                        }
-                        Spoil::FirstPetSold if spoil_this => {
-                            let mut pets: Value = serde_json::from_slice(&answer_body).unwrap();
-                            pets[0]["status"] = Value::from("sold");
-                            let altered = serde_json::to_vec(&pets).unwrap();
-                            let head: String = answer_head
-                                .lines()
-                                .filter(|line| {
-                                    !line.to_ascii_lowercase().starts_with("content-length:")
-                                        && !line.is_empty()
-                                })
-                                .map(|line| format!("{line}\r\n"))
-                                .collect();
-                            let head = format!("{head}content-length: {}\r\n\r\n", altered.len());
-                            if writer.write_all(head.as_bytes()).is_err()
-                                || writer.write_all(&altered).is_err()
-                            {
-                                return;
-                            }
-                        }
-                        _ => {
-                            if writer.write_all(answer_head.as_bytes()).is_err()
-                                || writer.write_all(&answer_body).is_err()
-                            {
-                                return;
-                            }
-                        }
-                    }
-                }
-            });
+    let upstream_addr = servers::authority(&upstream);
+    let spoiled = Arc::new(AtomicBool::new(false));
+    let done = Arc::clone(&spoiled);
+    let url = servers::raw(move |request, _, client| {
+        let Some(answer) = servers::forward(&upstream_addr, request) else {
+            return false;
+        };
+        let spoil_this = answer.body.len() >= 3
+            && choose(&request.head, &request.body)
+            && !done.swap(true, Ordering::SeqCst);
+        match spoil {
+            Spoil::Cut if spoil_this => {
+                let _ = client.write_all(answer.head.as_bytes());
+                let _ = client.write_all(&answer.body[..answer.body.len() / 2]);
+                let _ = client.flush();
+                client.reset_on_close();
+                false
+            }
+            Spoil::FirstPetSold if spoil_this => {
+                let mut pets: Value = serde_json::from_slice(&answer.body).unwrap();
+                pets[0]["status"] = Value::from("sold");
+                let altered = serde_json::to_vec(&pets).unwrap();
+                let head: String = answer
+                    .head
+                    .lines()
+                    .filter(|line| {
+                        !line.to_ascii_lowercase().starts_with("content-length:")
+                            && !line.is_empty()
+                    })
+                    .map(|line| format!("{line}\r\n"))
+                    .collect();
+                let head = format!("{head}content-length: {}\r\n\r\n", altered.len());
+                client.write_all(head.as_bytes()).is_ok() && client.write_all(&altered).is_ok()
+            }
+            _ => {
+                client.write_all(answer.head.as_bytes()).is_ok()
+                    && client.write_all(&answer.body).is_ok()
+            }
         }
     });
-    (format!("http://127.0.0.1:{port}/v1"), cut)
-}
-
-/// Closes the connection with a reset (RST), not an orderly end: zero linger, then close.
-fn reset(stream: TcpStream) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .build()
-        .unwrap();
-    runtime.block_on(async move {
-        let _ = stream.set_nonblocking(true);
-        if let Ok(stream) = tokio::net::TcpStream::from_std(stream) {
-            let _ = stream.set_zero_linger();
-        }
-    });
+    (url, spoiled)
 }
 
 /// Runs the suite through a proxy that cuts one answer; returns the exit code and report.

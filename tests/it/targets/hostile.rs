@@ -3,16 +3,14 @@
 //! target whose every answer the transport cuts mid-body gives no evidence at all: the run is
 //! undetermined, never failed.
 
-use std::io::{BufReader, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::io::{Read, Write};
 use std::process::Command;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::common;
 
 use common::BIN;
+use common::servers::{self, Stream};
 const KEY: &str = "hostile-test-key-5e1f";
 
 #[derive(Clone, Copy, Debug)]
@@ -32,7 +30,8 @@ enum Behaviour {
     Stalling,
 }
 
-fn respond(stream: &mut TcpStream, behaviour: Behaviour, port: u16, elsewhere: u16) -> bool {
+fn respond(stream: &mut Stream, behaviour: Behaviour, elsewhere: u16) -> bool {
+    let port = stream.tcp().local_addr().unwrap().port();
     let json = "Content-Type: application/json\r\n";
     let result = match behaviour {
         Behaviour::Slow => {
@@ -42,7 +41,7 @@ fn respond(stream: &mut TcpStream, behaviour: Behaviour, port: u16, elsewhere: u
         Behaviour::ResetMidBody => unreachable!("handled before the request is read"),
         Behaviour::TruncatedBody => {
             let _ = stream.write_all(format!("HTTP/1.1 200 OK\r\n{json}Content-Length: 1000\r\n\r\n[{{\"id\":1").as_bytes());
-            let _ = stream.shutdown(Shutdown::Both);
+            servers::close(stream);
             return false;
         }
         Behaviour::HugeBody => {
@@ -77,67 +76,41 @@ fn respond(stream: &mut TcpStream, behaviour: Behaviour, port: u16, elsewhere: u
         ),
         Behaviour::Http10Close => {
             let _ = stream.write_all(format!("HTTP/1.0 200 OK\r\n{json}\r\n[]").as_bytes());
-            let _ = stream.shutdown(Shutdown::Both);
+            servers::close(stream);
             return false;
         }
     };
     result.is_ok()
 }
 
-fn serve(behaviour: Behaviour, elsewhere: u16) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut writer = match stream.try_clone() {
-                    Ok(writer) => writer,
-                    Err(_) => return,
-                };
-                if matches!(behaviour, Behaviour::ResetMidBody) {
-                    // Half a response, then close with most of the request unread: the kernel
-                    // answers with a reset, mid-body.
-                    let mut start = [0u8; 8];
-                    let mut stream = stream;
-                    let _ = stream.read(&mut start);
-                    let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[{\"id\":";
-                    let _ = writer.write_all(head.as_bytes());
-                    std::thread::sleep(Duration::from_millis(20));
-                    return;
-                }
-                let mut reader = BufReader::new(stream);
-                while common::read_request_head(&mut reader).is_some() {
-                    if !respond(&mut writer, behaviour, port, elsewhere) {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    port
+fn serve(behaviour: Behaviour, elsewhere: u16) -> String {
+    if matches!(behaviour, Behaviour::ResetMidBody) {
+        // Half a response, then close with most of the request unread: the kernel answers
+        // with a reset, mid-body.
+        return servers::listen()
+            .connections(|mut stream| {
+                let mut start = [0u8; 8];
+                let _ = stream.read(&mut start);
+                let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[{\"id\":";
+                let _ = stream.write_all(head.as_bytes());
+                std::thread::sleep(Duration::from_millis(20));
+            })
+            .base_url();
+    }
+    servers::raw(move |_, _, stream| respond(stream, behaviour, elsewhere))
 }
 
 fn run_against(behaviour: Behaviour) {
     // Anything connecting to the redirect's other host is counted: it must stay at zero.
-    let other = TcpListener::bind("127.0.0.2:0")
-        .or_else(|_| TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let elsewhere = other.local_addr().unwrap().port();
-    let visits = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&visits);
-    std::thread::spawn(move || {
-        for _ in other.incoming() {
-            counter.fetch_add(1, Ordering::SeqCst);
-        }
-    });
-    let port = serve(behaviour, elsewhere);
+    let other = servers::listen().host("127.0.0.2").connections(|_| {});
+    let url = serve(behaviour, other.port());
     let dir = std::env::temp_dir().join(format!("pc-hostile-{behaviour:?}-{}", std::process::id()));
     let started = Instant::now();
     let output = Command::new(BIN)
         .args([
             "run",
             "--base-url",
-            &format!("http://127.0.0.1:{port}/v1"),
+            &url,
             "--timeout",
             "2",
             "--no-regressions",
@@ -178,7 +151,7 @@ fn run_against(behaviour: Behaviour) {
         "{behaviour:?} took {elapsed:?}"
     );
     assert_eq!(
-        visits.load(Ordering::SeqCst),
+        other.accepted(),
         0,
         "{behaviour:?}: something followed the redirect"
     );

@@ -5,15 +5,13 @@
 use std::process::{Command, Output};
 use std::sync::Arc;
 
-use petstore_conformance::reference::{ReferenceConfig, ReferenceServer};
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
-use tokio_rustls::TlsAcceptor;
-use tokio_rustls::rustls::ServerConfig;
-use tokio_rustls::rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::ServerConfig;
+use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
 use crate::common;
 
-use common::BIN;
+use common::{BIN, serve_reference, servers};
 const KEY: &str = "tls-test-key";
 
 fn run(base_url: &str, extra: &[&str], dir: &std::path::Path) -> Output {
@@ -49,7 +47,7 @@ fn certificates_are_verified_and_a_private_ca_can_be_trusted() {
     let ca_file = dir.join("ca.pem");
     std::fs::write(&ca_file, ca.pem()).unwrap();
 
-    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let tls = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .unwrap()
@@ -59,32 +57,7 @@ fn certificates_are_verified_and_a_private_ca_can_be_trusted() {
             PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der())),
         )
         .unwrap();
-    let acceptor = TlsAcceptor::from(Arc::new(tls));
-
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let reference = runtime
-        .block_on(ReferenceServer::start(ReferenceConfig::new(KEY), 0))
-        .unwrap();
-    let backend = reference.addr;
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let port = listener.local_addr().unwrap().port();
-    runtime.spawn(async move {
-        while let Ok((tcp, _)) = listener.accept().await {
-            let acceptor = acceptor.clone();
-            tokio::spawn(async move {
-                let Ok(mut tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let Ok(mut plain) = tokio::net::TcpStream::connect(backend).await else {
-                    return;
-                };
-                let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
-            });
-        }
-    });
-    let base_url = format!("https://127.0.0.1:{port}/v1");
+    let (_reference, base_url) = tls_front(tls);
 
     let unknown_ca = run(&base_url, &[], &dir);
     let stderr = String::from_utf8_lossy(&unknown_ca.stderr);
@@ -122,46 +95,21 @@ fn certificates_are_verified_and_a_private_ca_can_be_trusted() {
     let missing = run(&base_url, &["--ca-cert", "/nonexistent/ca.pem"], &dir);
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/ca.pem"));
-    drop(reference);
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// The reference behind a TLS front that serves `tls`; returns the runtime that keeps it up
-/// and its base URL.
-fn tls_front(tls: ServerConfig) -> (tokio::runtime::Runtime, String) {
-    let acceptor = TlsAcceptor::from(Arc::new(tls));
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let reference = runtime
-        .block_on(ReferenceServer::start(ReferenceConfig::new(KEY), 0))
-        .unwrap();
-    let backend = reference.addr;
-    // The reference lives as long as the runtime.
-    std::mem::forget(reference);
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let port = listener.local_addr().unwrap().port();
-    runtime.spawn(async move {
-        while let Ok((tcp, _)) = listener.accept().await {
-            let acceptor = acceptor.clone();
-            tokio::spawn(async move {
-                let Ok(mut tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let Ok(mut plain) = tokio::net::TcpStream::connect(backend).await else {
-                    return;
-                };
-                let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
-            });
-        }
-    });
-    (runtime, format!("https://127.0.0.1:{port}/v1"))
+/// The reference behind a TLS front that serves `tls`: the reference (alive while it is
+/// held) and the front's base URL.
+fn tls_front(tls: ServerConfig) -> (common::Server, String) {
+    let (reference, upstream) = serve_reference(KEY, &[]);
+    let front = servers::listen().tls(tls).proxy(&upstream, |_, _| None);
+    (reference, front.base_url())
 }
 
 #[test]
 fn a_client_certificate_is_presented_to_a_target_that_requires_one() {
-    use tokio_rustls::rustls::RootCertStore;
-    use tokio_rustls::rustls::server::WebPkiClientVerifier;
+    use rustls::RootCertStore;
+    use rustls::server::WebPkiClientVerifier;
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
@@ -184,7 +132,7 @@ fn a_client_certificate_is_presented_to_a_target_that_requires_one() {
     std::fs::write(&cert_file, client_cert.pem()).unwrap();
     std::fs::write(&key_file, client_key.serialize_pem()).unwrap();
 
-    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut roots = RootCertStore::empty();
     roots.add(ca.der().clone()).unwrap();
     let verifier =
@@ -200,7 +148,7 @@ fn a_client_certificate_is_presented_to_a_target_that_requires_one() {
             PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der())),
         )
         .unwrap();
-    let (_runtime, base_url) = tls_front(tls);
+    let (_reference, base_url) = tls_front(tls);
     let ca_cert = ["--ca-cert", ca_file.to_str().unwrap(), "list-pets/limit"];
 
     // Without a certificate the server ends the handshake: nothing could run.

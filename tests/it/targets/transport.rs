@@ -2,14 +2,15 @@
 //! (`--proxy`, and the environment's, which loopback ignores), the Re-run line of a report,
 //! and profiles over `[profile.default]`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
 use crate::common;
 
+use common::servers::{self, Message, Stream};
 use common::{BIN, serve_reference};
 
 const KEY: &str = "transport-test-key";
@@ -55,19 +56,16 @@ struct Proxy {
 
 impl Proxy {
     fn start() -> Proxy {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
         let heads = Arc::new(Mutex::new(Vec::new()));
         let kept = Arc::clone(&heads);
-        std::thread::spawn(move || {
-            for client in listener.incoming().flatten() {
-                let kept = Arc::clone(&kept);
-                std::thread::spawn(move || {
-                    let _ = forward(client, &kept);
-                });
-            }
+        let server = servers::listen().requests(move |request, _, client| {
+            let _ = forward(request, client, &kept);
+            false
         });
-        Proxy { url, heads }
+        Proxy {
+            url: format!("http://{}", server.addr()),
+            heads,
+        }
     }
 
     fn heads(&self) -> Vec<String> {
@@ -75,43 +73,32 @@ impl Proxy {
     }
 }
 
-fn forward(client: TcpStream, kept: &Mutex<Vec<String>>) -> std::io::Result<()> {
-    let mut reader = BufReader::new(client.try_clone()?);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line)?;
-    let mut parts = request_line.split_whitespace();
-    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let Some(rest) = target.strip_prefix("http://") else {
+/// Sends a request in absolute form (`GET http://host/v1/pets HTTP/1.1`) to its host, in
+/// origin form and on a connection closed after the answer, and writes the answer back.
+fn forward(request: &Message, client: &mut Stream, kept: &Mutex<Vec<String>>) -> std::io::Result<()> {
+    let Some(rest) = request.target().strip_prefix("http://") else {
         return Ok(());
     };
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let mut head = format!("{method} {path} HTTP/1.1\r\n");
-    let mut length = 0usize;
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line)?;
-        if line == "\r\n" || line.is_empty() {
-            break;
-        }
+    let mut head = format!("{} {path} HTTP/1.1\r\n", request.method());
+    for line in request.head.split_inclusive('\n').skip(1) {
         let lower = line.to_ascii_lowercase();
-        if let Some(value) = lower.strip_prefix("content-length:") {
-            length = value.trim().parse().unwrap_or(0);
-        }
-        if lower.starts_with("connection:") || lower.starts_with("proxy-connection:") {
+        if line == "\r\n"
+            || lower.starts_with("connection:")
+            || lower.starts_with("proxy-connection:")
+        {
             continue;
         }
-        head.push_str(&line);
+        head.push_str(line);
     }
     head.push_str("Connection: close\r\n\r\n");
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body)?;
+    let request_line = request.head.split_inclusive('\n').next().unwrap_or("");
     kept.lock().unwrap().push(format!("{request_line}{head}"));
     let mut upstream = TcpStream::connect(authority)?;
     upstream.write_all(head.as_bytes())?;
-    upstream.write_all(&body)?;
+    upstream.write_all(&request.body)?;
     let mut answer = Vec::new();
     upstream.read_to_end(&mut answer)?;
-    let mut client = client;
     client.write_all(&answer)?;
     client.flush()
 }
