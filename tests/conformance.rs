@@ -615,9 +615,10 @@ fn two_ways_seen(
 /// seeds, and none is inconclusive. Only the crowded store may leave rules not decidable (a
 /// created pet past the first 100 listed), and only the 422 variant fails a (recommended) rule.
 fn variant_raises_no_false_alarm(variant: Variant) -> Result<(), Failed> {
-    // A throttled run waits out its 429s a second at a time: one seed is half a minute. Runs
-    // of 1-byte chunks or 1-byte writes take several seconds (a frame, a read, a byte): one
-    // seed sends thousands of answers so, and the seed changes the requests, not the wire.
+    // A throttled run is paced to the few requests a second the target lets through, and a slow
+    // gateway adds its delay to each: one seed is several seconds. Runs of 1-byte chunks or
+    // 1-byte writes take several seconds too (a frame, a read, a byte); the seed changes the
+    // requests, not the wire.
     let seeds = if matches!(
         variant,
         Variant::Throttled | Variant::SlowGateway | Variant::OneByteChunks | Variant::ByteWrites

@@ -51,6 +51,8 @@ pub struct Client {
     cancelled: Option<tokio::sync::watch::Receiver<bool>>,
     /// The next free slot under `--rate`.
     next_slot: std::sync::Mutex<tokio::time::Instant>,
+    /// The pace a throttling target lets through, learned from its 429s.
+    learned_pace: throttle::LearnedPace,
     throttle: ThrottleCounter,
     halt: Halt,
     /// The slowest wait for response headers so far, in ms: a fresh connection that waits much
@@ -143,6 +145,7 @@ impl Client {
             runtime,
             cancelled: None,
             next_slot: std::sync::Mutex::new(tokio::time::Instant::now()),
+            learned_pace: throttle::LearnedPace::default(),
             throttle: ThrottleCounter::default(),
             halt: Halt::default(),
             bodies: Default::default(),
@@ -286,16 +289,23 @@ impl Client {
         let mut throttling = Throttling::default();
         let mut resends = 0;
         loop {
-            if let Err(reason) = self.pace().await {
-                return Some(self.not_sent(spec, &reason));
-            }
+            // Paced once a place in flight is taken, so that requests queued for places do not
+            // leave together past the pace when places free up.
             let attempt = match lane {
-                Some(lane) => self.attempt(lane, spec, resends).await,
+                Some(lane) => {
+                    if let Err(reason) = self.pace().await {
+                        return Some(self.not_sent(spec, &reason));
+                    }
+                    self.attempt(lane, spec, resends).await
+                }
                 None => {
                     let mut checkout = match self.until_halt(self.lanes.checkout(priority)).await {
                         Ok(checkout) => checkout,
                         Err(reason) => return Some(self.not_sent(spec, &reason)),
                     };
+                    if let Err(reason) = self.pace().await {
+                        return Some(self.not_sent(spec, &reason));
+                    }
                     let attempt = self.attempt(checkout.lane(), spec, resends).await;
                     if matches!(attempt, Attempt::Overloaded) {
                         checkout.discard(); // its connection stalled or failed
@@ -313,11 +323,15 @@ impl Client {
                 }
             };
             let Some(wait) = throttle_wait(&exchange, throttling.waits) else {
+                if exchange.response.is_some() {
+                    self.learned_pace.let_through();
+                }
                 if throttling.waits > 0 {
                     exchange.throttled = Some(throttling);
                 }
                 return Some(exchange);
             };
+            self.learned_pace.throttled();
             let waited = Duration::from_millis(throttling.waited_ms);
             if waited.saturating_add(wait) > self.settings.max_throttle_wait {
                 throttling.gave_up = true;
@@ -396,9 +410,15 @@ impl Client {
         Attempt::Done(Box::new(exchange))
     }
 
-    /// Waits for this request's slot under `--rate`; `Err` when the slot is past the budget.
+    /// Waits for this request's slot under `--rate`, or under the pace a throttling target
+    /// was seen to let through (whichever is slower); `Err` when the slot is past the budget.
     async fn pace(&self) -> Result<(), String> {
-        let Some(rate) = self.settings.rate.filter(|r| *r > 0.0) else {
+        let learned = self.learned_pace.rate();
+        let rate = match (self.settings.rate.filter(|r| *r > 0.0), learned) {
+            (Some(set), Some(learned)) => Some(set.min(learned)),
+            (set, learned) => set.or(learned),
+        };
+        let Some(rate) = rate else {
             return Ok(());
         };
         let interval = Duration::try_from_secs_f64(1.0 / rate).unwrap_or(Duration::MAX);

@@ -250,35 +250,11 @@ impl Choices {
     /// and HTTP allow. Dimensions that only cost time (a throttling gateway, other clients, a
     /// crowded store, a run that must be told the categories) are drawn rarely or not at all:
     /// the variants' own tests run those.
-    #[allow(
-        clippy::too_many_lines,
-        reason = "split once the probes of issue 28 that change it are merged"
-    )]
     pub fn draw(seed: u64) -> Choices {
         let mut draw = Draw(seed ^ 0x636f_6e66_6f72_6d73);
         let mut choices = Choices::reference();
         choices.seed = Some(seed);
-        choices.ids = match draw.next() % 7 {
-            0 => IdScheme::Random,
-            1 => IdScheme::Counting { start: 0, step: 1 },
-            2 => IdScheme::Counting {
-                start: -1,
-                step: -1,
-            },
-            3 => IdScheme::Counting {
-                start: (1 << 53) + 1,
-                step: 1,
-            },
-            4 => IdScheme::Counting {
-                start: (1 << 62) + 1,
-                step: 1,
-            },
-            5 => IdScheme::Counting {
-                start: 1 + (draw.next() % 1000) as i64,
-                step: 1 + (draw.next() % 97) as i64,
-            },
-            _ => IdScheme::Counting { start: 1, step: 1 },
-        };
+        choices.ids = draw_ids(&mut draw);
         choices.status_default =
             draw.pick(&[None, None, Some("available"), Some("pending"), Some("sold")]);
         choices.extra_fields = draw.one_in(3);
@@ -289,28 +265,7 @@ impl Choices {
             2 if draw.one_in(4) => Stored::Crowded,
             _ => Stored::Empty,
         };
-        choices.text = Style {
-            escaping: draw.pick(&[
-                Escaping::Raw,
-                Escaping::AsciiLower,
-                Escaping::AsciiUpper,
-                Escaping::HtmlSafe,
-                Escaping::Slashes,
-            ]),
-            controls: draw.pick(&[Controls::Short, Controls::Unicode]),
-            order: match draw.next() % 4 {
-                0 => Order::AsWritten,
-                1 => Order::Reversed,
-                2 => Order::Sorted,
-                _ => Order::Shuffled(draw.next()),
-            },
-            spacing: draw.pick(&[
-                Spacing::Compact,
-                Spacing::Spaced,
-                Spacing::Pretty(2, false),
-                Spacing::Pretty(4, true),
-            ]),
-        };
+        choices.text = draw_text(&mut draw);
         choices.content_type = draw.pick(&[
             "application/json",
             "application/json; charset=utf-8",
@@ -373,22 +328,7 @@ impl Choices {
             *size = (*size).max(100);
         }
         choices.wire = wire;
-        let mut by_requests: BTreeMap<(String, String), Answer> = BTreeMap::new();
-        for (_, input, class) in space_classes() {
-            let answers: Vec<Answer> = class
-                .allows
-                .iter()
-                .filter_map(|a| Answer::parse(a))
-                .collect();
-            if answers.is_empty() {
-                continue;
-            }
-            let requests = (input.clone(), class.cases.to_string());
-            let answer = *by_requests
-                .entry(requests)
-                .or_insert_with(|| draw.pick(&answers));
-            choices.classes.insert((input, class.class), answer);
-        }
+        choices.classes = draw_class_answers(&mut draw);
         choices.headers = HeaderChoices::draw(draw.next());
         choices
     }
@@ -536,6 +476,81 @@ impl Choices {
         }
         lines.join("\n")
     }
+}
+
+/// How a drawn store hands out ids.
+fn draw_ids(draw: &mut Draw) -> IdScheme {
+    match draw.next() % 7 {
+        0 => IdScheme::Random,
+        1 => IdScheme::Counting { start: 0, step: 1 },
+        2 => IdScheme::Counting {
+            start: -1,
+            step: -1,
+        },
+        3 => IdScheme::Counting {
+            start: (1 << 53) + 1,
+            step: 1,
+        },
+        4 => IdScheme::Counting {
+            start: (1 << 62) + 1,
+            step: 1,
+        },
+        5 => IdScheme::Counting {
+            start: 1 + (draw.next() % 1000) as i64,
+            step: 1 + (draw.next() % 97) as i64,
+        },
+        _ => IdScheme::Counting { start: 1, step: 1 },
+    }
+}
+
+/// How a drawn store writes JSON text.
+fn draw_text(draw: &mut Draw) -> Style {
+    Style {
+        escaping: draw.pick(&[
+            Escaping::Raw,
+            Escaping::AsciiLower,
+            Escaping::AsciiUpper,
+            Escaping::HtmlSafe,
+            Escaping::Slashes,
+        ]),
+        controls: draw.pick(&[Controls::Short, Controls::Unicode]),
+        order: match draw.next() % 4 {
+            0 => Order::AsWritten,
+            1 => Order::Reversed,
+            2 => Order::Sorted,
+            _ => Order::Shuffled(draw.next()),
+        },
+        spacing: draw.pick(&[
+            Spacing::Compact,
+            Spacing::Spaced,
+            Spacing::Pretty(2, false),
+            Spacing::Pretty(4, true),
+        ]),
+    }
+}
+
+/// What a drawn store answers to each class of the request space: one answer per set of
+/// requests (two classes of the same requests, one required and one recommended, are one
+/// answer of a store), drawn from what the class allows.
+fn draw_class_answers(draw: &mut Draw) -> BTreeMap<(String, String), Answer> {
+    let mut classes = BTreeMap::new();
+    let mut by_requests: BTreeMap<(String, String), Answer> = BTreeMap::new();
+    for (_, input, class) in space_classes() {
+        let answers: Vec<Answer> = class
+            .allows
+            .iter()
+            .filter_map(|a| Answer::parse(a))
+            .collect();
+        if answers.is_empty() {
+            continue;
+        }
+        let requests = (input.clone(), class.cases.to_string());
+        let answer = *by_requests
+            .entry(requests)
+            .or_insert_with(|| draw.pick(&answers));
+        classes.insert((input, class.class), answer);
+    }
+    classes
 }
 
 mod classes;

@@ -9,92 +9,14 @@ pub(super) fn query_pairs(uri: &Uri) -> Vec<(String, String)> {
         .collect()
 }
 
-#[allow(
-    clippy::too_many_lines,
-    reason = "split once the probes of issue 28 that change it are merged"
-)]
 pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Response {
     if let Some(response) = query_answer(&shared, &uri) {
         return response;
     }
-    let mut limit: usize = if shared.has(Fault::DefaultLimitTen) {
-        10
-    } else {
-        20
+    let (mut limit, status_filter) = match listing_query(&shared, &uri) {
+        Ok(read) => read,
+        Err(instead) => return *instead,
     };
-    let mut explicit_limit = false;
-    if shared.has(Fault::DefaultLimitIgnored) {
-        limit = usize::MAX;
-    }
-    let mut status_filter: Option<String> = None;
-    for (name, value) in query_pairs(&uri) {
-        match name.as_str() {
-            "limit"
-                if shared.has(Fault::LimitHuge500)
-                    && value.len() > 18
-                    && value.bytes().all(|b| b.is_ascii_digit()) =>
-            {
-                return error(
-                    &shared,
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal",
-                    "number too large",
-                );
-            }
-            "limit" => match parse_limit(&shared, &value) {
-                Ok(Some(parsed)) => {
-                    limit = parsed;
-                    explicit_limit = true;
-                }
-                Ok(None) => {}
-                Err(message) => {
-                    // The store's own status for a class it refuses, else 400.
-                    let (status, message) = match message.split_once(' ') {
-                        Some((code, rest)) if code.parse::<u16>().is_ok() => (
-                            StatusCode::from_u16(code.parse().unwrap_or(400))
-                                .unwrap_or(StatusCode::BAD_REQUEST),
-                            rest.to_string(),
-                        ),
-                        _ => (StatusCode::BAD_REQUEST, message),
-                    };
-                    return error(&shared, status, "invalid-limit", &message);
-                }
-            },
-            "status" => {
-                let value = if shared.has(Fault::StatusCaseInsensitive) {
-                    value.to_ascii_lowercase()
-                } else {
-                    value
-                };
-                if !PET_STATUSES.contains(&value.as_str()) {
-                    if shared.has(Fault::StatusFilterUnknownAccepted)
-                        || shared.choices.unknown_status_empty
-                    {
-                        return answer(&shared, StatusCode::OK, &json!([]));
-                    }
-                    return error(
-                        &shared,
-                        StatusCode::BAD_REQUEST,
-                        "invalid-status",
-                        "status must be one of available, pending, sold",
-                    );
-                }
-                if !shared.has(Fault::StatusFilterIgnored) {
-                    status_filter = Some(value);
-                }
-            }
-            _ => {}
-        }
-    }
-    if explicit_limit {
-        if shared.has(Fault::LimitIgnored) {
-            limit = 20;
-        } else if shared.has(Fault::LimitOffByOne) {
-            limit = limit.saturating_add(1);
-        } else if shared.has(Fault::LimitMaximumReturns99) && limit == 100 {
-            limit = 99;
-        }
-    }
     if let Some(cap) = shared.choices.page_cap {
         limit = limit.min(cap);
     }
@@ -141,6 +63,90 @@ pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Respo
         insert_deprecation(&mut response, &format!("@{DEPRECATED_SINCE_UNIX}"));
     }
     response
+}
+
+/// The page size and status filter a listing's query asks for, as this store reads them; or
+/// the answer it gives instead (a refusal, or an empty page for an unknown status).
+fn listing_query(shared: &Shared, uri: &Uri) -> Result<(usize, Option<String>), Box<Response>> {
+    let mut limit: usize = if shared.has(Fault::DefaultLimitTen) {
+        10
+    } else {
+        20
+    };
+    let mut explicit_limit = false;
+    if shared.has(Fault::DefaultLimitIgnored) {
+        limit = usize::MAX;
+    }
+    let mut status_filter: Option<String> = None;
+    for (name, value) in query_pairs(uri) {
+        match name.as_str() {
+            "limit"
+                if shared.has(Fault::LimitHuge500)
+                    && value.len() > 18
+                    && value.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                return Err(Box::new(error(
+                    shared,
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "number too large",
+                )));
+            }
+            "limit" => match parse_limit(shared, &value) {
+                Ok(Some(parsed)) => {
+                    limit = parsed;
+                    explicit_limit = true;
+                }
+                Ok(None) => {}
+                Err(message) => {
+                    // The store's own status for a class it refuses, else 400.
+                    let (status, message) = match message.split_once(' ') {
+                        Some((code, rest)) if code.parse::<u16>().is_ok() => (
+                            StatusCode::from_u16(code.parse().unwrap_or(400))
+                                .unwrap_or(StatusCode::BAD_REQUEST),
+                            rest.to_string(),
+                        ),
+                        _ => (StatusCode::BAD_REQUEST, message),
+                    };
+                    return Err(Box::new(error(shared, status, "invalid-limit", &message)));
+                }
+            },
+            "status" => {
+                let value = if shared.has(Fault::StatusCaseInsensitive) {
+                    value.to_ascii_lowercase()
+                } else {
+                    value
+                };
+                if !PET_STATUSES.contains(&value.as_str()) {
+                    if shared.has(Fault::StatusFilterUnknownAccepted)
+                        || shared.choices.unknown_status_empty
+                    {
+                        return Err(Box::new(answer(shared, StatusCode::OK, &json!([]))));
+                    }
+                    return Err(Box::new(error(
+                        shared,
+                        StatusCode::BAD_REQUEST,
+                        "invalid-status",
+                        "status must be one of available, pending, sold",
+                    )));
+                }
+                if !shared.has(Fault::StatusFilterIgnored) {
+                    status_filter = Some(value);
+                }
+            }
+            _ => {}
+        }
+    }
+    if explicit_limit {
+        if shared.has(Fault::LimitIgnored) {
+            limit = 20;
+        } else if shared.has(Fault::LimitOffByOne) {
+            limit = limit.saturating_add(1);
+        } else if shared.has(Fault::LimitMaximumReturns99) && limit == 100 {
+            limit = 99;
+        }
+    }
+    Ok((limit, status_filter))
 }
 
 /// The request-space class of a `limit` value (cases/request-space.json, `query limit`), if it

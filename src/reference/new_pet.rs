@@ -34,94 +34,44 @@ fn media_class(content_type: Option<&str>, body: &[u8]) -> Option<(&'static str,
     Some(("header Content-Type", class))
 }
 
-/// Validates a NewPet body and stores it; the error is the status and message of the refusal.
-/// `length` is the whole body's (spaces at its end are counted, not kept: [`read_body`]).
-#[allow(
-    clippy::too_many_lines,
-    reason = "split once the probes of issue 28 that change it are merged"
-)]
-pub(super) fn new_pet(
-    shared: &Shared,
-    headers: &HeaderMap,
-    body: &[u8],
-    length: usize,
-) -> Result<Pet, (StatusCode, String)> {
-    let bad = |message: &str| (StatusCode::BAD_REQUEST, message.to_string());
-    // A well-formed body whose values are wrong: 400 by the contract, 422 by a store's choice
-    // (or a fault).
-    let invalid_status = if shared.has(Fault::InvalidValues422) {
+/// A refusal: its status and message.
+type Refusal = (StatusCode, String);
+
+fn bad(message: &str) -> Refusal {
+    (StatusCode::BAD_REQUEST, message.to_string())
+}
+
+/// A well-formed body whose values are wrong: 400 by the contract, 422 by a store's choice
+/// (or a fault).
+fn invalid(shared: &Shared, message: &str) -> Refusal {
+    let status = if shared.has(Fault::InvalidValues422) {
         StatusCode::UNPROCESSABLE_ENTITY
     } else {
         StatusCode::from_u16(shared.choices.invalid_values).unwrap_or(StatusCode::BAD_REQUEST)
     };
-    let invalid = |message: &str| (invalid_status, message.to_string());
-    // The store's answer to a class of the request space, when it refuses.
-    let refused = |input: &str, class: &str, message: &str| match shared.class_answer(input, class)
-    {
+    (status, message.to_string())
+}
+
+/// The store's answer to a class of the request space, when it refuses.
+fn refused(shared: &Shared, input: &str, class: &str, message: &str) -> Result<(), Refusal> {
+    match shared.class_answer(input, class) {
         Some(Answer::Refused(status)) => Err((
             StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
             message.to_string(),
         )),
         Some(_) | None => Ok(()),
-    };
-    if shared
-        .choices
-        .body_limit
-        .is_some_and(|limit| length > limit)
-    {
-        return Err((
-            StatusCode::from_u16(shared.choices.body_limit_status)
-                .unwrap_or(StatusCode::PAYLOAD_TOO_LARGE),
-            "the body is larger than this store takes".into(),
-        ));
     }
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    if length == 0 && !headers.contains_key(header::CONTENT_TYPE) {
-        if shared.has(Fault::CreateNoBody500) {
-            return Err((StatusCode::INTERNAL_SERVER_ERROR, "no body to read".into()));
-        }
-        if shared.has(Fault::CreateNoBody415) {
-            return Err((StatusCode::UNSUPPORTED_MEDIA_TYPE, "no media type".into()));
-        }
-    }
-    if shared.has(Fault::ContentTypeCharsetRefused)
-        && headers.contains_key(header::CONTENT_TYPE)
-        && content_type != "application/json"
-    {
-        return Err((
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "the body must be application/json".into(),
-        ));
-    }
-    let class = media_class(
-        headers
-            .contains_key(header::CONTENT_TYPE)
-            .then_some(content_type),
-        body,
-    );
-    let mut media_taken = false;
-    if let Some((input, class)) = class
-        && shared.class_answer(input, class).is_some()
-    {
-        refused(input, class, "the body must be application/json")?;
-        media_taken = true;
-    }
-    let essence = content_type.split(';').next().unwrap_or("").trim();
-    if !media_taken
-        && !essence.eq_ignore_ascii_case("application/json")
-        && !shared.has(Fault::CreateIgnoresContentType)
-    {
-        return Err(bad("the body must be application/json"));
-    }
-    if shared.has(Fault::LargeBody500) && length >= 16 * 1024 {
-        return Err((
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "request body exceeds the proxy buffer".into(),
-        ));
-    }
+}
+
+/// Validates a NewPet body and stores it; the error is the status and message of the refusal.
+/// `length` is the whole body's (spaces at its end are counted, not kept: [`read_body`]).
+pub(super) fn new_pet(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: &[u8],
+    length: usize,
+) -> Result<Pet, Refusal> {
+    media(shared, headers, body, length)?;
     let repaired;
     let mut poisoned = false;
     let body = if shared.has(Fault::LoneSurrogatePoisonsReads)
@@ -175,6 +125,7 @@ pub(super) fn new_pet(
     let float_spelled = literal.is_some_and(|literal| literal.contains(['.', 'e', 'E']));
     if shared.has(Fault::NegativeZeroRefused) && literal == Some("-0") {
         return Err(invalid(
+            shared,
             "categoryId must be an integer (-0 read as a float)",
         ));
     }
@@ -192,6 +143,91 @@ pub(super) fn new_pet(
         }
         _ => return Err(bad("the body must be a JSON object (NewPet)")),
     };
+    let name = read_name(shared, &fields)?;
+    let status = read_status(shared, &fields)?;
+    let category_id = read_category(shared, &fields, float_spelled, &name, status.as_ref())?;
+    if shared.choices.known_categories && !KNOWN_CATEGORIES.contains(&category_id) {
+        return Err(invalid(
+            shared,
+            &format!("unknown category {category_id}: this store knows categories 1 to 10"),
+        ));
+    }
+    store(
+        shared,
+        &fields,
+        name,
+        category_id,
+        status,
+        float_spelled,
+        poisoned,
+    )
+}
+
+/// What this store takes as a createPet body's size and media type.
+fn media(shared: &Shared, headers: &HeaderMap, body: &[u8], length: usize) -> Result<(), Refusal> {
+    if shared
+        .choices
+        .body_limit
+        .is_some_and(|limit| length > limit)
+    {
+        return Err((
+            StatusCode::from_u16(shared.choices.body_limit_status)
+                .unwrap_or(StatusCode::PAYLOAD_TOO_LARGE),
+            "the body is larger than this store takes".into(),
+        ));
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if length == 0 && !headers.contains_key(header::CONTENT_TYPE) {
+        if shared.has(Fault::CreateNoBody500) {
+            return Err((StatusCode::INTERNAL_SERVER_ERROR, "no body to read".into()));
+        }
+        if shared.has(Fault::CreateNoBody415) {
+            return Err((StatusCode::UNSUPPORTED_MEDIA_TYPE, "no media type".into()));
+        }
+    }
+    if shared.has(Fault::ContentTypeCharsetRefused)
+        && headers.contains_key(header::CONTENT_TYPE)
+        && content_type != "application/json"
+    {
+        return Err((
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must be application/json".into(),
+        ));
+    }
+    let class = media_class(
+        headers
+            .contains_key(header::CONTENT_TYPE)
+            .then_some(content_type),
+        body,
+    );
+    let mut media_taken = false;
+    if let Some((input, class)) = class
+        && shared.class_answer(input, class).is_some()
+    {
+        refused(shared, input, class, "the body must be application/json")?;
+        media_taken = true;
+    }
+    let essence = content_type.split(';').next().unwrap_or("").trim();
+    if !media_taken
+        && !essence.eq_ignore_ascii_case("application/json")
+        && !shared.has(Fault::CreateIgnoresContentType)
+    {
+        return Err(bad("the body must be application/json"));
+    }
+    if shared.has(Fault::LargeBody500) && length >= 16 * 1024 {
+        return Err((
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "request body exceeds the proxy buffer".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The name, as this store reads and keeps it.
+fn read_name(shared: &Shared, fields: &serde_json::Map<String, Value>) -> Result<String, Refusal> {
     let name = match fields.get("name") {
         Some(Value::String(name)) => name.clone(),
         None if shared.has(Fault::CreateMissingNameAccepted) => String::new(),
@@ -202,11 +238,11 @@ pub(super) fn new_pet(
             .map(|part| part.as_str().map_or_else(|| part.to_string(), String::from))
             .collect::<Vec<_>>()
             .join(","),
-        Some(_) => return Err(invalid("name must be a string")),
+        Some(_) => return Err(invalid(shared, "name must be a string")),
     };
     free_name(shared, &name)?;
     let lone = |c: char| crate::json::lone_surrogate(c).is_some();
-    let name = match shared.choices.surrogates {
+    Ok(match shared.choices.surrogates {
         _ if !name.chars().any(lone) => name,
         Surrogates::Refused => {
             return Err(bad("name holds a lone surrogate: not Unicode text"));
@@ -216,8 +252,15 @@ pub(super) fn new_pet(
             .chars()
             .map(|c| if lone(c) { '\u{fffd}' } else { c })
             .collect(),
-    };
-    let status = match fields.get("status") {
+    })
+}
+
+/// The status, as this store reads it (`None`: none kept).
+fn read_status(
+    shared: &Shared,
+    fields: &serde_json::Map<String, Value>,
+) -> Result<Option<String>, Refusal> {
+    Ok(match fields.get("status") {
         None => None,
         Some(Value::String(s)) if PET_STATUSES.contains(&s.as_str()) => Some(s.clone()),
         Some(Value::String(s)) if shared.has(Fault::CreateUnknownStatusAccepted) => Some(s.clone()),
@@ -241,7 +284,10 @@ pub(super) fn new_pet(
                 .and_then(Value::as_i64)
                 .unwrap_or(0);
             shared.insert(name.to_string(), category_id, None);
-            return Err(invalid("status must be one of available, pending, sold"));
+            return Err(invalid(
+                shared,
+                "status must be one of available, pending, sold",
+            ));
         }
         Some(Value::Null)
             if shared.class_answer("body field status", "null") == Some(Answer::Accepted) =>
@@ -250,20 +296,35 @@ pub(super) fn new_pet(
         }
         Some(Value::Null) => {
             let message = "status must be one of available, pending, sold";
-            refused("body field status", "null", message)?;
-            return Err(invalid(message));
+            refused(shared, "body field status", "null", message)?;
+            return Err(invalid(shared, message));
         }
         Some(Value::String(s)) if s.is_empty() && shared.has(Fault::EmptyStatusStored) => None,
         Some(Value::String(s)) if s.is_empty() => {
             let message = "status must be one of available, pending, sold, not empty";
-            refused("body field status", "empty-string", message)?;
-            return Err(invalid(message));
+            refused(shared, "body field status", "empty-string", message)?;
+            return Err(invalid(shared, message));
         }
-        Some(_) => return Err(invalid("status must be one of available, pending, sold")),
-    };
-    let category_id = match fields.get("categoryId") {
+        Some(_) => {
+            return Err(invalid(
+                shared,
+                "status must be one of available, pending, sold",
+            ));
+        }
+    })
+}
+
+/// The categoryId, as this store reads it.
+fn read_category(
+    shared: &Shared,
+    fields: &serde_json::Map<String, Value>,
+    float_spelled: bool,
+    name: &str,
+    status: Option<&String>,
+) -> Result<i64, Refusal> {
+    Ok(match fields.get("categoryId") {
         None if shared.has(Fault::CreateMissingCategoryStored) => {
-            shared.insert(name, 0, status);
+            shared.insert(name.to_string(), 0, status.cloned());
             return Err(bad("categoryId is required"));
         }
         None => return Err(bad("categoryId is required")),
@@ -272,24 +333,36 @@ pub(super) fn new_pet(
             let message = "categoryId must be an integer in the int64 range";
             let class = category_class(value, float_spelled);
             if class == Some("integer-spellings") {
-                refused("body field categoryId", "integer-spellings", message)?;
+                refused(
+                    shared,
+                    "body field categoryId",
+                    "integer-spellings",
+                    message,
+                )?;
             }
             match (category_id(shared, value), class) {
                 (Some(id), _) => id,
                 // Past int64 or a double: refused with the status the store chose for it.
                 (None, Some(class)) => {
-                    refused("body field categoryId", class, message)?;
-                    return Err(invalid(message));
+                    refused(shared, "body field categoryId", class, message)?;
+                    return Err(invalid(shared, message));
                 }
-                (None, None) => return Err(invalid(message)),
+                (None, None) => return Err(invalid(shared, message)),
             }
         }
-    };
-    if shared.choices.known_categories && !KNOWN_CATEGORIES.contains(&category_id) {
-        return Err(invalid(&format!(
-            "unknown category {category_id}: this store knows categories 1 to 10"
-        )));
-    }
+    })
+}
+
+/// Stores the pet (as each storage-level fault bends it) and returns it as answered.
+fn store(
+    shared: &Shared,
+    fields: &serde_json::Map<String, Value>,
+    name: String,
+    category_id: i64,
+    status: Option<String>,
+    float_spelled: bool,
+    poisoned: bool,
+) -> Result<Pet, Refusal> {
     // Storage-level faults: they act after validation, as a database would.
     if shared.has(Fault::Create500TwoWays)
         && (name.chars().count() > 255 || category_id == i64::MAX || category_id == i64::MIN)
@@ -324,7 +397,7 @@ pub(super) fn new_pet(
         pet.name = name; // the answer echoes what was sent; the store keeps the altered name
         return Ok(pet);
     }
-    let body_id = id_member(shared, &fields)?;
+    let body_id = id_member(shared, fields)?;
     let mut pet = match body_id {
         Some(id) => insert_with_id(shared, id, name, stored_category, status),
         None => shared.insert(name, stored_category, status),

@@ -67,3 +67,120 @@ pub(super) fn throttle_wait(exchange: &Exchange, waits: u32) -> Option<Duration>
     };
     Some(wait.min(MAX_RETRY_AFTER))
 }
+
+/// The pace a throttling target lets through, learned from its answers: a gateway that
+/// answers 429 past some rate is sent at just under the rate it let through, so that requests
+/// are not sent only to wait out a Retry-After each. Nothing is paced until the target
+/// throttles while it lets requests through; a target that throttles everything is never
+/// paced (the run's stop for a silent target decides then). `--rate` stays a ceiling.
+#[derive(Default)]
+pub(super) struct LearnedPace(std::sync::Mutex<Pace>);
+
+#[derive(Default)]
+struct Pace {
+    /// Answers let through in each tenth of a second, by its number since `start`: the last
+    /// second's are the ones counted.
+    tenths: [(u64, u32); 10],
+    start: Option<std::time::Instant>,
+    /// Requests a second, once learned.
+    rate: Option<f64>,
+    /// When the rate was last cut: once a second at most, as throttling shows late.
+    cut_at: Option<std::time::Instant>,
+}
+
+/// Answers let through in the last second below which a throttled target is not paced: it
+/// lets nothing through (a gateway that counts the requests it refuses may let through only
+/// a few a second while refused ones fill its windows: those few set the pace).
+const MIN_LET_THROUGH: u32 = 1;
+
+impl LearnedPace {
+    /// An answer the target let through; a learned rate grows a tenth of a request a second
+    /// per answer (about 10% a second at any rate), to find the gateway's rate again.
+    pub(super) fn let_through(&self) {
+        let mut pace = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let tenth = pace.tenth();
+        let slot = &mut pace.tenths[(tenth % 10) as usize];
+        if slot.0 == tenth {
+            slot.1 += 1;
+        } else {
+            *slot = (tenth, 1);
+        }
+        if let Some(rate) = &mut pace.rate {
+            *rate += 0.1;
+        }
+    }
+
+    /// A throttled answer: the rate becomes nine tenths of the rate the last second let
+    /// through.
+    pub(super) fn throttled(&self) {
+        let mut pace = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let now = std::time::Instant::now();
+        if pace
+            .cut_at
+            .is_some_and(|at| now.duration_since(at) < Duration::from_secs(1))
+        {
+            return;
+        }
+        let tenth = pace.tenth();
+        let let_through: u32 = pace
+            .tenths
+            .iter()
+            .filter(|(n, _)| tenth.saturating_sub(*n) < 10)
+            .map(|(_, count)| count)
+            .sum();
+        if let_through < MIN_LET_THROUGH {
+            return;
+        }
+        // Over the last second, or the time since the first answer when that is shorter (the
+        // first 429s come a tenth of a second into a run).
+        let span = pace
+            .start
+            .map_or(1.0, |start| now.duration_since(start).as_secs_f64())
+            .clamp(0.1, 1.0);
+        pace.rate = Some(f64::from(let_through) / span * 0.9);
+        pace.cut_at = Some(now);
+    }
+
+    /// The learned rate, requests a second.
+    pub(super) fn rate(&self) -> Option<f64> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).rate
+    }
+}
+
+impl Pace {
+    /// The number of the tenth of a second now is in.
+    fn tenth(&mut self) -> u64 {
+        let start = *self.start.get_or_insert_with(std::time::Instant::now);
+        (start.elapsed().as_millis() / 100)
+            .try_into()
+            .unwrap_or(u64::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_target_that_lets_some_through_is_paced_under_it_and_one_that_lets_none_is_not() {
+        let pace = LearnedPace::default();
+        pace.throttled();
+        assert_eq!(pace.rate(), None, "nothing let through: not paced");
+        for _ in 0..100 {
+            pace.let_through();
+        }
+        assert_eq!(pace.rate(), None, "never throttled: not paced");
+        pace.throttled();
+        // Nine tenths of 100 over the time they took: a second at most, a tenth at least.
+        let rate = pace.rate().expect("paced after a throttled answer");
+        assert!((90.0..=900.0).contains(&rate), "{rate}");
+        // Within the second, a second 429 does not cut again.
+        pace.throttled();
+        assert_eq!(pace.rate(), Some(rate));
+        pace.let_through();
+        assert!(
+            pace.rate().unwrap() > rate,
+            "grows with what is let through"
+        );
+    }
+}

@@ -13,10 +13,6 @@ impl Client {
     /// One request on `http` (a lane's client). `None` when, after `stall_after` without
     /// response headers, the request turns out to sit on a connection opened for it (`fresh`):
     /// one the server has not taken (the caller cuts the level and sends it again).
-    #[allow(
-        clippy::too_many_lines,
-        reason = "split once the probes of issue 28 that change it are merged"
-    )]
     pub(super) async fn send_once(
         &self,
         lane: &Lane,
@@ -26,17 +22,59 @@ impl Client {
     ) -> Option<Exchange> {
         let connects = lane.connects();
         let started = Instant::now();
-        let mut url = match reqwest::Url::parse(&format!("{}{}", self.base, spec.path)) {
-            Ok(url) => url,
-            Err(e) => {
-                return Some(self.failed_exchange(
-                    spec,
-                    String::new(),
-                    format!("bad URL: {e}"),
-                    started,
-                ));
+        let (request, recorded) = match self.build(lane, spec) {
+            Ok(built) => built,
+            Err(reason) => {
+                return Some(self.failed_exchange(spec, String::new(), reason, started));
             }
         };
+        let pending = request.send();
+        tokio::pin!(pending);
+        let sent = match stall_after {
+            Some(after) => tokio::select! {
+                sent = &mut pending => sent,
+                _ = tokio::time::sleep(after) => {
+                    // Fresh, and others answered meanwhile: the server did not take it.
+                    if lane.connects() != connects
+                        && self.answers.load(Relaxed) > answers_before
+                    {
+                        lane.disconnected();
+                        return None;
+                    }
+                    pending.await
+                }
+            },
+            None => pending.await,
+        };
+        let response = match sent {
+            Ok(response) => response,
+            Err(e) => {
+                lane.disconnected();
+                return Some(Exchange {
+                    request: recorded,
+                    response: None,
+                    transport_error: Some(self.redactor.redact(&describe_error(&e))),
+                    elapsed_ms: elapsed_ms(started),
+                    throttled: None,
+                    not_sent: false,
+                });
+            }
+        };
+        Some(
+            self.read_answer(lane, spec, response, recorded, started)
+                .await,
+        )
+    }
+
+    /// The request on the wire and as recorded: the key in its place on the wire, and written
+    /// `[REDACTED]` (or an expression over it, never its encoding) in the record.
+    fn build(
+        &self,
+        lane: &Lane,
+        spec: &RequestSpec,
+    ) -> Result<(reqwest::RequestBuilder, RecordedRequest), String> {
+        let mut url = reqwest::Url::parse(&format!("{}{}", self.base, spec.path))
+            .map_err(|e| format!("bad URL: {e}"))?;
         if let Some(raw) = &spec.raw_query {
             url.set_query(Some(raw));
         } else if !spec.query.is_empty() {
@@ -56,7 +94,7 @@ impl Client {
         }
         let method =
             reqwest::Method::from_bytes(spec.method.as_bytes()).unwrap_or(reqwest::Method::GET);
-        let mut request = lane.http.request(method, url.clone());
+        let mut request = lane.http.request(method, url);
         let mut headers = Vec::new();
         // Header name and the value as recorded, for the ones that carry the key.
         let mut recorded_key_headers: Vec<(String, String)> = Vec::new();
@@ -72,31 +110,7 @@ impl Client {
             headers.push((name.to_string(), value));
             recorded_key_headers.push((name.to_string(), recorded));
         }
-        let mut padded = None;
-        let body: Option<bytes::Bytes> = match &spec.body {
-            Body::None => None,
-            Body::Json(value) => {
-                headers.push(("Content-Type".into(), "application/json".into()));
-                Some(serde_json::to_vec(value).unwrap_or_default().into())
-            }
-            Body::Raw {
-                content_type,
-                bytes,
-            } => {
-                if let Some(content_type) = content_type {
-                    headers.push(("Content-Type".into(), content_type.clone()));
-                }
-                Some(bytes.clone())
-            }
-            Body::Padded { head, length } => {
-                headers.push(("Content-Type".into(), "application/json".into()));
-                padded = Some(Padded::new(head.clone(), *length));
-                // What is recorded: the head and the spaces up to what an exchange keeps.
-                let mut kept = head.to_vec();
-                kept.resize((*length).min(BODY_KEPT + 1).max(head.len()), b' ');
-                Some(kept.into())
-            }
-        };
+        let (body, padded) = body_of(spec, &mut headers);
         headers.push(("Accept".into(), "application/json".into()));
         // A case's own headers (a client's set) take the place of the client's of that name.
         for (name, value) in &spec.headers {
@@ -144,38 +158,18 @@ impl Client {
             key_channel: spec.credential.channel().map(String::from),
             body_escaped,
         };
-        let pending = request.send();
-        tokio::pin!(pending);
-        let sent = match stall_after {
-            Some(after) => tokio::select! {
-                sent = &mut pending => sent,
-                _ = tokio::time::sleep(after) => {
-                    // Fresh, and others answered meanwhile: the server did not take it.
-                    if lane.connects() != connects
-                        && self.answers.load(Relaxed) > answers_before
-                    {
-                        lane.disconnected();
-                        return None;
-                    }
-                    pending.await
-                }
-            },
-            None => pending.await,
-        };
-        let response = match sent {
-            Ok(response) => response,
-            Err(e) => {
-                lane.disconnected();
-                return Some(Exchange {
-                    request: recorded,
-                    response: None,
-                    transport_error: Some(self.redactor.redact(&describe_error(&e))),
-                    elapsed_ms: elapsed_ms(started),
-                    throttled: None,
-                    not_sent: false,
-                });
-            }
-        };
+        Ok((request, recorded))
+    }
+
+    /// The answer, read capped and as its Content-Encoding says, into the exchange.
+    async fn read_answer(
+        &self,
+        lane: &Lane,
+        spec: &RequestSpec,
+        response: reqwest::Response,
+        recorded: RecordedRequest,
+        started: Instant,
+    ) -> Exchange {
         self.slowest_ms.fetch_max(elapsed_ms(started), Relaxed);
         lane.served(persists(
             response.version(),
@@ -225,7 +219,7 @@ impl Client {
             .record(&bytes, cut, unparsed, &self.redactor)
             .await;
         drop(bytes);
-        Some(Exchange {
+        Exchange {
             request: recorded,
             response: Some(RecordedResponse {
                 version,
@@ -242,7 +236,7 @@ impl Client {
             elapsed_ms: elapsed_ms(started),
             throttled: None,
             not_sent: false,
-        })
+        }
     }
 
     /// An exchange for a request that was not sent, and why.
@@ -375,5 +369,39 @@ impl http_body::Body for Padded {
 
     fn size_hint(&self) -> http_body::SizeHint {
         http_body::SizeHint::with_exact(self.length() as u64)
+    }
+}
+
+/// The body on the wire (shared with the spec, not copied) and its Content-Type among
+/// `headers`; a padded body is streamed (`Padded`), and its start is what is recorded.
+fn body_of(
+    spec: &RequestSpec,
+    headers: &mut Vec<(String, String)>,
+) -> (Option<bytes::Bytes>, Option<Padded>) {
+    match &spec.body {
+        Body::None => (None, None),
+        Body::Json(value) => {
+            headers.push(("Content-Type".into(), "application/json".into()));
+            (
+                Some(serde_json::to_vec(value).unwrap_or_default().into()),
+                None,
+            )
+        }
+        Body::Raw {
+            content_type,
+            bytes,
+        } => {
+            if let Some(content_type) = content_type {
+                headers.push(("Content-Type".into(), content_type.clone()));
+            }
+            (Some(bytes.clone()), None)
+        }
+        Body::Padded { head, length } => {
+            headers.push(("Content-Type".into(), "application/json".into()));
+            // What is recorded: the head and the spaces up to what an exchange keeps.
+            let mut kept = head.to_vec();
+            kept.resize((*length).min(BODY_KEPT + 1).max(head.len()), b' ');
+            (Some(kept.into()), Some(Padded::new(head.clone(), *length)))
+        }
     }
 }
