@@ -328,14 +328,17 @@ impl Listen {
             let Some(answer) = forward(&upstream, request) else {
                 return false;
             };
-            client.write_all(answer.head.as_bytes()).is_ok() && client.write_all(&answer.body).is_ok()
+            client.write_all(answer.head.as_bytes()).is_ok()
+                && client.write_all(&answer.body).is_ok()
         })
     }
 }
 
 /// `host:port` of a base URL (`http://127.0.0.1:PORT/v1`).
 pub fn authority(base_url: &str) -> String {
-    let rest = base_url.split_once("://").map_or(base_url, |(_, rest)| rest);
+    let rest = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
     rest.split('/').next().unwrap_or(rest).to_string()
 }
 
@@ -368,6 +371,13 @@ pub fn counting() -> Server {
     listen().connections(|_| {})
 }
 
+/// The base URL of a port on 127.0.0.1 where nothing listens: bound to draw a free port, then
+/// let go, so a connection to it is refused.
+pub fn closed() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://{}/v1", listener.local_addr().unwrap())
+}
+
 /// A JSON answer's head, with the Content-Length it declares (not necessarily the body's).
 pub fn json_head(status: &str, content_length: usize) -> String {
     format!(
@@ -387,7 +397,12 @@ pub fn respond(stream: &mut Stream, status: &str, headers: &[(&str, &str)], body
 }
 
 /// `respond` with `Content-Type: application/json`.
-pub fn respond_json(stream: &mut Stream, status: &str, headers: &[(&str, &str)], body: &str) -> bool {
+pub fn respond_json(
+    stream: &mut Stream,
+    status: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> bool {
     let mut all = vec![("Content-Type", "application/json")];
     all.extend_from_slice(headers);
     respond(stream, status, &all, body.as_bytes())

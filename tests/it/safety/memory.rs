@@ -9,6 +9,12 @@ use std::time::{Duration, Instant};
 
 use crate::common;
 
+use super::temp_dir;
+use common::process::{Finished, Running, run_command};
+use common::{Server, read_json, serve_reference};
+use serde_json::Value;
+use std::path::PathBuf;
+
 use common::{BIN, servers};
 use petstore_conformance::runner::bench::vm_hwm_kb;
 const KEY: &str = "memory-test-key-77a1";
@@ -22,7 +28,12 @@ fn serve(answer: impl Fn(&str, &str) -> Answer + Send + Sync + 'static) -> Strin
     servers::raw(move |request, _, stream| {
         let (status, body) = answer(request.method(), request.target());
         let status = format!("{status} OK");
-        servers::respond(stream, &status, &[("Content-Type", "application/json")], &body)
+        servers::respond(
+            stream,
+            &status,
+            &[("Content-Type", "application/json")],
+            &body,
+        )
     })
 }
 
@@ -170,4 +181,106 @@ fn a_large_request_body_is_kept_whole_only_where_every_byte_is_promised() {
         &longest[..80]
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The harness's own memory, over a night-long budget: each run talks to a reference server of
+/// its own in another process (a target's store grows with what it is asked to store; that
+/// is the target's memory, not the harness's).
+#[test]
+fn memory_stays_flat_over_a_long_budget() {
+    // Five times longer is long enough to see growth (about five times the pets created),
+    // short enough for CI.
+    let budgets = ["5", "25"];
+    let key = "memory-test-key-0123";
+    let servers: Vec<(Server, String)> =
+        budgets.iter().map(|_| serve_reference(key, &[])).collect();
+    let dirs: Vec<PathBuf> = budgets
+        .iter()
+        .map(|budget| temp_dir(&format!("memory-{budget}")))
+        .collect();
+    let mut running: Vec<Option<Running>> = budgets
+        .iter()
+        .zip(&dirs)
+        .zip(&servers)
+        .map(|((budget, dir), (_, url))| {
+            Some(Running::start(&mut run_command(
+                &["--time-budget", budget, "--base-url", url],
+                Some(key),
+                dir,
+            )))
+        })
+        .collect();
+    let mut peaks = [0u64; 2];
+    let mut finished: Vec<Option<Finished>> = vec![None, None];
+    let started = Instant::now();
+    while finished.iter().any(Option::is_none) {
+        assert!(
+            started.elapsed() < Duration::from_secs(150),
+            "the runs did not end in 150 s"
+        );
+        for n in 0..2 {
+            if let Some(run) = &mut running[n] {
+                peaks[n] = peaks[n].max(vm_hwm_kb(run.pid()));
+                if let Some(done) = run.try_finish() {
+                    finished[n] = Some(done);
+                    running[n] = None;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for (n, done) in finished.iter().enumerate() {
+        let done = done.as_ref().unwrap();
+        done.assert_no_panic();
+        assert_eq!(
+            done.code,
+            Some(0),
+            "--time-budget {}: {}",
+            budgets[n],
+            done.stderr()
+        );
+        assert!(
+            peaks[n] > 0,
+            "no VmHWM read for --time-budget {}",
+            budgets[n]
+        );
+    }
+    let sizes: Vec<u64> = dirs
+        .iter()
+        .map(|dir| std::fs::metadata(dir.join("report.json")).unwrap().len())
+        .collect();
+    let created: Vec<Value> = dirs
+        .iter()
+        .map(|dir| read_json(&dir.join("report.json"))["created_pets"]["count"].clone())
+        .collect();
+    eprintln!(
+        "peak RSS: --time-budget 5: {} kB ({:?}, report.json {} bytes, {} pets created); --time-budget 25: {} kB ({:?}, report.json {} bytes, {} pets created)",
+        peaks[0],
+        finished[0].as_ref().unwrap().elapsed,
+        sizes[0],
+        created[0],
+        peaks[1],
+        finished[1].as_ref().unwrap().elapsed,
+        sizes[1],
+        created[1],
+    );
+    assert!(
+        peaks[1] <= 2 * peaks[0],
+        "peak RSS grew with the budget: {} kB at 5 s ({} pets created), {} kB at 25 s ({} pets \
+         created)",
+        peaks[0],
+        created[0],
+        peaks[1],
+        created[1]
+    );
+    for (n, size) in sizes.iter().enumerate() {
+        assert!(
+            *size < 1 << 20,
+            "--time-budget {}: report.json of {size} bytes",
+            budgets[n]
+        );
+    }
+    for dir in dirs {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

@@ -75,7 +75,11 @@ impl Proxy {
 
 /// Sends a request in absolute form (`GET http://host/v1/pets HTTP/1.1`) to its host, in
 /// origin form and on a connection closed after the answer, and writes the answer back.
-fn forward(request: &Message, client: &mut Stream, kept: &Mutex<Vec<String>>) -> std::io::Result<()> {
+fn forward(
+    request: &Message,
+    client: &mut Stream,
+    kept: &Mutex<Vec<String>>,
+) -> std::io::Result<()> {
     let Some(rest) = request.target().strip_prefix("http://") else {
         return Ok(());
     };
