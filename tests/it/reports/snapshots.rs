@@ -1,9 +1,12 @@
-//! The JUnit, Markdown and HTML renderings of a fixed report, pinned as golden files: a change in a
-//! report is a reviewed diff. `tests/snapshots/report.json` is a real report (seed 3, three
-//! faults, ports, dates and durations fixed); `UPDATE_SNAPSHOTS=1 cargo test --test snapshots`
-//! rewrites the renderings after a deliberate change.
+//! The JSON, JUnit, Markdown and HTML renderings of a fixed report, pinned as insta snapshots in
+//! `tests/snapshots/`: a change in a report is a reviewed diff. The report is a real one (seed
+//! 3, four faults) and the input of every rendering is the JSON snapshot itself, so each
+//! rendering is pinned against the model it renders. Ports, dates and durations are normalised
+//! by insta's filters, so a report taken again from a real run pins the same renderings.
+//! After a deliberate change: `INSTA_UPDATE=always cargo test --test it reports::snapshots`
+//! (or `cargo insta review`), and review the diff.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use petstore_conformance::report::{
     Report, render_html, render_json, render_junit, render_markdown,
@@ -11,73 +14,76 @@ use petstore_conformance::report::{
 
 use crate::common;
 
-fn snapshots() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots")
+/// The snapshot of report.json (insta's header, then the report), less its header.
+fn pinned_report_json() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/report.json.snap");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let body = text
+        .strip_prefix("---\n")
+        .and_then(|rest| rest.split_once("\n---\n"))
+        .map(|(_, body)| body)
+        .unwrap_or_else(|| panic!("{}: no insta header", path.display()));
+    body.to_string()
 }
 
 fn fixed_report() -> Report {
-    let text = std::fs::read_to_string(snapshots().join("report.json")).unwrap();
-    serde_json::from_str(&text).expect("the fixed report reads into the report model")
+    serde_json::from_str(&pinned_report_json())
+        .expect("the fixed report reads into the report model")
 }
 
-fn assert_snapshot(name: &str, rendered: &str) {
-    let path = snapshots().join(name);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&path, rendered).unwrap();
-        return;
+/// Snapshots next to the fixture, named as the files a run writes, with what varies from run
+/// to run held fixed at the values the fixture was taken with.
+fn pinned(name: &str, rendered: &str) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:8080");
+    for (pattern, fixed) in [
+        (r#""started_at": "[^"]*""#, r#""started_at": "2026-11-22T00:00:00Z""#),
+        (r#""finished_at": "[^"]*""#, r#""finished_at": "2026-11-22T00:00:01Z""#),
+        (r#"timestamp="[^"]*""#, r#"timestamp="2026-11-22T00:00:00Z""#),
+        (
+            r"<dd>[^<]*Z to [^<]*Z \(\d+ ms\)</dd>",
+            "<dd>2026-11-22T00:00:00Z to 2026-11-22T00:00:01Z (0 ms)</dd>",
+        ),
+    ] {
+        settings.add_filter(pattern, fixed);
     }
-    let pinned = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_SNAPSHOTS=1 writes it)", path.display()));
-    if pinned != rendered {
-        let first = pinned
-            .lines()
-            .zip(rendered.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(pinned.lines().count().min(rendered.lines().count()));
-        panic!(
-            "{name} differs from its snapshot from line {}:\n  pinned:   {:?}\n  rendered: {:?}\n(UPDATE_SNAPSHOTS=1 rewrites it after a deliberate change)",
-            first + 1,
-            pinned.lines().nth(first),
-            rendered.lines().nth(first)
-        );
-    }
+    settings.add_filter(r#""(duration_ms|waited_ms)": \d+"#, r#""$1": 0"#);
+    settings.add_filter(r#"time="\d+(\.\d+)?""#, r#"time="0.000""#);
+    settings.add_filter(r"(round trip\(s\)|case\(s\)) · \d+ ms", "$1 · 0 ms");
+    settings.add_filter(r"(?m) · \d+ ms$", " · 0 ms");
+    settings.bind(|| insta::assert_snapshot!(name, rendered));
 }
 
 #[test]
 fn junit_rendering_is_pinned() {
-    assert_snapshot("junit.xml", &render_junit(&fixed_report()));
+    pinned("junit.xml", &render_junit(&fixed_report()));
 }
 
 #[test]
 fn markdown_rendering_is_pinned() {
-    assert_snapshot("summary.md", &render_markdown(&fixed_report()));
+    pinned("summary.md", &render_markdown(&fixed_report()));
 }
 
 #[test]
 fn html_rendering_is_pinned() {
-    assert_snapshot("report.html", &render_html(&fixed_report()));
+    pinned("report.html", &render_html(&fixed_report()));
 }
 
 #[test]
 fn the_json_rendering_reads_back_unchanged() {
-    let report = fixed_report();
-    let rendered_value: serde_json::Value = serde_json::from_str(&render_json(&report)).unwrap();
-    common::assert_valid_report(&rendered_value);
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(snapshots().join("report.json"), render_json(&report)).unwrap();
-        return;
-    }
-    let rendered: serde_json::Value = serde_json::from_str(&render_json(&report)).unwrap();
-    let pinned: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(snapshots().join("report.json")).unwrap())
-            .unwrap();
-    assert_eq!(rendered, pinned);
+    let rendered = render_json(&fixed_report());
+    let value: serde_json::Value = serde_json::from_str(&rendered).unwrap();
+    common::assert_valid_report(&value);
+    pinned("report.json", &rendered);
 }
 
 #[test]
 fn the_report_schema_refuses_what_a_report_is_not() {
-    let text = std::fs::read_to_string(snapshots().join("report.json")).unwrap();
-    let good: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let good: serde_json::Value = serde_json::from_str(&pinned_report_json()).unwrap();
     common::assert_valid_report(&good);
     let mut bad = good.clone();
     bad["rules"][0]["verdict"] = "maybe".into();
