@@ -17,8 +17,7 @@ use crate::common;
 /// The snapshot of report.json (insta's header, then the report), less its header.
 fn pinned_report_json() -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/report.json.snap");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let body = text
         .strip_prefix("---\n")
         .and_then(|rest| rest.split_once("\n---\n"))
@@ -41,9 +40,18 @@ fn pinned(name: &str, rendered: &str) {
     settings.set_omit_expression(true);
     settings.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:8080");
     for (pattern, fixed) in [
-        (r#""started_at": "[^"]*""#, r#""started_at": "2026-11-22T00:00:00Z""#),
-        (r#""finished_at": "[^"]*""#, r#""finished_at": "2026-11-22T00:00:01Z""#),
-        (r#"timestamp="[^"]*""#, r#"timestamp="2026-11-22T00:00:00Z""#),
+        (
+            r#""started_at": "[^"]*""#,
+            r#""started_at": "2026-11-22T00:00:00Z""#,
+        ),
+        (
+            r#""finished_at": "[^"]*""#,
+            r#""finished_at": "2026-11-22T00:00:01Z""#,
+        ),
+        (
+            r#"timestamp="[^"]*""#,
+            r#"timestamp="2026-11-22T00:00:00Z""#,
+        ),
         (
             r"<dd>[^<]*Z to [^<]*Z \(\d+ ms\)</dd>",
             "<dd>2026-11-22T00:00:00Z to 2026-11-22T00:00:01Z (0 ms)</dd>",

@@ -1,7 +1,6 @@
 //! Memory is bounded by bytes, not by what the target sends: against a target answering 1 MiB
 //! of `[{},{},...]` to every request, and against one listing 17,000 pets, the harness's peak
-//! RSS (VmHWM, read from /proc while it runs) stays under 256 MB. Before the bound these took
-//! 18.7 GB and 2.6 GB.
+//! RSS (VmHWM, read from /proc while it runs) stays under 256 MB.
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -108,7 +107,7 @@ fn a_17000_pet_listing_to_every_request_on_pets_stays_under_256_mb() {
     assert!(listing.len() < 1 << 20, "under --body-cap, so it is parsed");
     let pet = Arc::new(br#"{"id":1,"name":"pet-1","categoryId":1,"status":"sold"}"#.to_vec());
     // Every request on /pets gets the whole listing, whatever its limit, creates included (a
-    // create answered with a listing made 378 MB before the bound); getPet gets a pet.
+    // listing as the answer to a create is read with the same bound); getPet gets a pet.
     let url = serve(move |_, path| {
         let pets_path = path.split('?').next().is_some_and(|p| p.ends_with("/pets"));
         (200, Arc::clone(if pets_path { &listing } else { &pet }))
@@ -187,6 +186,7 @@ fn a_large_request_body_is_kept_whole_only_where_every_byte_is_promised() {
 /// its own in another process (a target's store grows with what it is asked to store; that
 /// is the target's memory, not the harness's).
 #[test]
+#[ignore = "soak: two runs of 5 s and 25 s; .ci/run runs it"]
 fn memory_stays_flat_over_a_long_budget() {
     // Five times longer is long enough to see growth (about five times the pets created),
     // short enough for CI.
