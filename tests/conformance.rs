@@ -439,7 +439,7 @@ const CLASS_FAULTS: [(&str, &str); 38] = [
     ("trailing-data-stored", "inputs/create-pet/stores-nothing"),
 ];
 
-/// The one class of the request space each fault of issue 28's bodies breaks: no other class
+/// The one class of the request space each body fault breaks: no other class
 /// of the coverage table fails under it (`None`: a rule outside the walk catches it, and no
 /// class fails).
 const ONLY_CLASS: [(&str, Option<&str>); 20] = [

@@ -3,10 +3,12 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
-use std::net::TcpStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use serde_json::Value;
+
+pub mod process;
 pub mod servers;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_petstore-conformance");
@@ -82,8 +84,34 @@ pub fn assert_valid_report(report: &serde_json::Value) {
     );
 }
 
-/// Reads one request from a test server's connection (head and Content-Length body); returns
-/// its head, `None` when the client closed it.
-pub fn read_request_head(reader: &mut BufReader<TcpStream>) -> Option<String> {
-    servers::read_message(reader).map(|request| request.head)
+/// Reads a file written by a run; a report.json must also read back into the report model and
+/// write out the same.
+pub fn read_json(path: &Path) -> Value {
+    if path.file_name().is_some_and(|name| name == "report.json") {
+        let text = std::fs::read_to_string(path).unwrap();
+        let report: petstore_conformance::report::Report =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let written: Value = serde_json::from_str(&text).unwrap();
+        assert_valid_report(&written);
+        assert_eq!(serde_json::to_value(&report).unwrap(), written);
+    }
+    read_json_value(path)
+}
+
+pub fn read_json_value(path: &Path) -> Value {
+    let bytes =
+        std::fs::read(path).unwrap_or_else(|e| panic!("{}: cannot read: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()))
+}
+
+pub fn rules(report: &Value) -> &Vec<Value> {
+    report["rules"].as_array().expect("report.json has rules")
+}
+
+pub fn failed_rules(report: &Value) -> Vec<String> {
+    rules(report)
+        .iter()
+        .filter(|rule| rule["verdict"] == "failed")
+        .map(|rule| format!("{}: {}", rule["id"], rule["failure"]["observed"]))
+        .collect()
 }

@@ -1,0 +1,206 @@
+//! Replay and seeds: a counterexample is saved, replayed first and resent byte for byte, and
+//! the same seed sends the same requests.
+
+use std::process::Command;
+
+use crate::common;
+
+use common::{BIN, serve_reference};
+
+use super::{run, stderr, temp_dir};
+
+#[test]
+fn replay_resends_the_minimal_counterexample() {
+    let dir = temp_dir("replay");
+    let output = run(
+        &["--reference-fault", "long-name-500", "--seed", "3"],
+        None,
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let replay = Command::new(BIN)
+        .args([
+            "replay",
+            dir.join("report.json").to_str().unwrap(),
+            "create-pet/valid/created",
+        ])
+        .output()
+        .unwrap();
+    // Its verdict is its exit code: failed again, 1.
+    assert_eq!(replay.status.code(), Some(1), "{}", stderr(&replay));
+    let shown = String::from_utf8_lossy(&replay.stdout);
+    assert!(
+        shown.contains("> POST ") && shown.contains("< 500"),
+        "{shown}"
+    );
+    assert!(shown.contains(&format!("{}\"", "a".repeat(100))), "{shown}");
+    // Judged again against its rule, on the report's reference with its fault.
+    assert!(
+        shown.contains(
+            "verdict: create-pet/valid/created failed (required, judged again with seed 3)"
+        ),
+        "{shown}"
+    );
+    // On a target that was fixed, the same replay passes: exit 0.
+    let key = "replay-fixed-key-5150";
+    let (_server, url) = serve_reference(key, &[]);
+    let replay = Command::new(BIN)
+        .args([
+            "replay",
+            dir.join("report.json").to_str().unwrap(),
+            "create-pet/valid/created",
+            "--base-url",
+            &url,
+            "--no-regressions",
+        ])
+        .env("PETSTORE_API_KEY", key)
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&replay.stdout);
+    assert_eq!(replay.status.code(), Some(0), "{shown}{}", stderr(&replay));
+    assert!(
+        shown.contains("verdict: create-pet/valid/created passed"),
+        "{shown}"
+    );
+}
+
+/// A body that is not UTF-8 is recorded with its real bytes (`\xFF`, not U+FFFD), its curl
+/// line writes them with printf, and replay sends them again.
+#[test]
+fn bytes_that_are_not_utf_8_are_recorded_and_replayed_as_sent() {
+    let dir = temp_dir("replay-bytes");
+    let output = run(
+        &[
+            "inputs/create-pet/required",
+            "--exact",
+            "--reference-fault",
+            "invalid-utf8-replaced",
+        ],
+        None,
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let failure = &report["rules"][0]["failure"];
+    assert_eq!(failure["request"]["body_escaped"], true, "{failure}");
+    let body = failure["request"]["body"].as_str().unwrap();
+    assert!(
+        body.contains("\\xFF") && !body.contains('\u{fffd}'),
+        "{body}"
+    );
+    let curl = failure["curl"].as_str().unwrap();
+    assert!(
+        curl.starts_with("printf '") && curl.ends_with("--data-binary @-"),
+        "{curl}"
+    );
+    let replay = Command::new(BIN)
+        .args([
+            "replay",
+            dir.join("report.json").to_str().unwrap(),
+            "inputs/create-pet/required",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(replay.status.code(), Some(1), "{}", stderr(&replay));
+    let shown = String::from_utf8_lossy(&replay.stdout);
+    // Sent as the bytes, recorded escaped again (the text `\xFF` would show as `\\xFF`).
+    assert!(
+        shown.contains("\\xFF") && !shown.contains("\\\\xFF"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn counterexamples_are_saved_and_replayed_first() {
+    let key = "regression-key";
+    let (_server, url) = serve_reference(key, &["category-id-truncated-32"]);
+    let dir = temp_dir("regressions");
+    let file = dir.join("counterexamples.json");
+    let file_arg = file.to_str().unwrap();
+    let args = [
+        "--base-url",
+        &url,
+        "--regressions",
+        file_arg,
+        "--exact",
+        "create-pet/valid/created",
+    ];
+    let first = run(&[&args[..], &["--seed", "1"]].concat(), Some(key), &dir);
+    assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
+    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let entry = &saved["regressions"][0];
+    assert_eq!(entry["rule"], "create-pet/valid/created");
+    let category = entry["value"]["categoryId"].as_i64().unwrap();
+    assert!(category == 1 << 31 || category == -(1 << 31) - 1, "{entry}");
+    // With no generated cases at all, the saved counterexample alone fails the rule.
+    let second = run(
+        &[&args[..], &["--seed", "2", "--cases", "1"]].concat(),
+        Some(key),
+        &dir,
+    );
+    assert_eq!(second.status.code(), Some(1), "{}", stderr(&second));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let phase = &report["rules"][0]["failure"]["counterexample"]["phase"];
+    assert!(phase == "regression" || phase == "generated", "{phase}");
+    let saved_again: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert!(!saved_again["regressions"].as_array().unwrap().is_empty());
+}
+
+/// The request log of a run with seed 77 and these options.
+fn request_log_of(name: &str, options: &[&str]) -> String {
+    let dir = temp_dir(name);
+    let log = dir.join("requests.jsonl");
+    let mut args = vec!["--seed", "77", "--request-log", log.to_str().unwrap()];
+    args.extend_from_slice(options);
+    let output = run(&args, None, &dir);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    std::fs::read_to_string(log).unwrap()
+}
+
+#[test]
+fn the_same_seed_sends_the_same_requests() {
+    // One rule and one request at a time: the same requests in the same order.
+    let sequential = ["--test-threads", "1", "--concurrency", "1"];
+    let logs = [
+        request_log_of("same-seed-0", &sequential),
+        request_log_of("same-seed-1", &sequential),
+    ];
+    assert!(
+        logs[0].lines().count() > 300,
+        "{} requests",
+        logs[0].lines().count()
+    );
+    assert_eq!(logs[0], logs[1]);
+    // Concurrently (the default): the same generated cases, in another order. (Which rule
+    // builds a shared fixture, and the ids the store gives, depend on timing.)
+    let generated = |log: &str| {
+        let mut lines: Vec<String> = log
+            .lines()
+            .filter(|line| !line.contains("fixture-"))
+            .filter(|line| {
+                [
+                    "create-pet/valid/created",
+                    "create-pet/fields/type-confusion\"",
+                    "create-pet/invalid/generated",
+                    "list-pets/parameters/answered",
+                    "get-pet/parameters/answered",
+                ]
+                .iter()
+                .any(|rule| line.contains(&format!("\"rule\":\"{rule}")))
+            })
+            .map(String::from)
+            .collect();
+        lines.sort_unstable();
+        lines
+    };
+    let concurrent = generated(&request_log_of("same-seed-2", &[]));
+    assert!(
+        concurrent.len() > 100,
+        "{} generated requests",
+        concurrent.len()
+    );
+    assert_eq!(concurrent, generated(&logs[0]));
+}

@@ -1,0 +1,4 @@
+//! The project's own rules: the source's floors, and docs that say what the code does.
+
+mod layers;
+mod readme;

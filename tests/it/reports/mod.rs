@@ -1,0 +1,6 @@
+//! The report files.
+
+mod attestation;
+mod formats;
+mod html;
+mod snapshots;

@@ -1,0 +1,7 @@
+//! What a target may do on the wire, and what the harness makes of it.
+
+mod capped;
+mod evidence;
+mod hostile;
+mod tls;
+mod transport;
