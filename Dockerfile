@@ -7,7 +7,7 @@
 #
 # Without arguments it runs the suite against its built-in reference server (a smoke test).
 # ROOTFS names the image whose /rootfs the final stage copies: the build stage below, or a
-# root filesystem made outside (tests/docker.rs imports one built by docker/rootfs.sh on the host,
+# root filesystem made outside (tests/it/delivery/docker.rs imports one built by docker/rootfs.sh on the host,
 # on a machine that cannot pull the build image).
 ARG ROOTFS=build
 

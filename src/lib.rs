@@ -1,12 +1,13 @@
 //! Contract-conformance harness for the Pet Store HTTP/JSON interface.
 //!
-//! Data flows one way, floor by floor (docs/src/architecture.md, "Layout"; `tests/layers.rs` holds every import
-//! to it): [`seed`], [`contract`] and [`catalogue`] -> [`outcome`] (exchanges and verdicts)
-//! -> [`generation`] (requests as data, strategies) -> [`execution`] (the one client, the one
-//! redactor) -> [`engine`] (the run's state and recorder, scheduling, the property runner, the
-//! store setup, the oracles' tally) -> [`rules`] (the checks) -> [`report`] (one model, several
-//! renderings) -> [`runner`] (a run's named stages, replay). [`reference`] is the built-in
-//! conforming server and its faults, a program of its own.
+//! Data flows one way, floor by floor (docs/src/architecture.md, "Layout";
+//! `tests/it/project/layers.rs` holds every import to it): [`seed`], [`contract`] and
+//! [`catalogue`] -> [`outcome`] (exchanges and verdicts) -> [`generation`] (requests as data,
+//! strategies) -> [`execution`] (the one client, the one redactor) -> [`engine`] (the run's
+//! state and recorder, scheduling, the property runner, the store setup, the oracles' tally)
+//! -> [`rules`] (the checks) -> [`report`] (one model, several renderings) -> [`runner`] (a
+//! run's named stages, replay). [`reference`] is the built-in conforming server and its
+//! faults, a program of its own.
 
 // A function a newcomer can read: about 120 lines at most (clippy.toml holds the number);
 // longer, it becomes steps with names.

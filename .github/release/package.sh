@@ -2,7 +2,7 @@
 # One release asset: the binary and the README in petstore-conformance-VERSION-TARGET/, packed
 # as petstore-conformance-VERSION-TARGET.tar.gz, with its SHA-256 beside it (.sha256, in the
 # format `sha256sum -c` reads). These names are what [package.metadata.binstall] in Cargo.toml
-# and ci/install.sh expect (tests/release.rs checks both against this script's output).
+# and ci/install.sh expect (tests/it/delivery/release.rs checks both against this script's output).
 #
 #   sh .github/release/package.sh VERSION TARGET BINARY OUT_DIR
 set -eu
