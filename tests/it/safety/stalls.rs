@@ -60,12 +60,14 @@ fn a_target_that_stops_answering_gets_no_failed_verdict() {
             inconclusive * 2 > all,
             "{what}: only {inconclusive} of {all} rules inconclusive"
         );
-        // It stopped sending: a few requests past the first failures, not one per case. The
-        // preflight's 4, then at most the first wave: the level it starts at (128), halved by
-        // the preflight's failures, and a few more.
+        // It stopped sending: a few requests past the first failures, not one per case (a
+        // default run sends about 1,400). The preflight's 4, then the first wave: the level it
+        // starts at (128), halved by the preflight's failures; and a few more, sent in places
+        // that failures freed before they were counted (a batch's exchanges are counted when
+        // the batch ends; 73 of 72 was seen once in eight runs).
         let sent = requests.load(Ordering::SeqCst);
         eprintln!("{what}: {sent} requests, {:?}", finished.elapsed);
-        let bound = 4 + petstore_conformance::execution::lanes::START / 2 + 4;
+        let bound = 4 + petstore_conformance::execution::lanes::START / 2 + 16;
         assert!(
             sent <= bound,
             "{what}: {sent} requests reached a dead target (at most {bound})"
