@@ -132,7 +132,7 @@ fn the_readme_is_a_front_door() {
     let text = readme();
     assert!(text.contains("\ncargo run --release -- run\n"));
     assert!(text.contains("\ncargo test\n"));
-    assert!(text.contains("about **8.5 minutes**") && text.contains("about **10 minutes**"));
+    assert!(text.contains("about **3.5 minutes**") && text.contains("about **8 minutes**"));
 }
 
 #[test]
