@@ -555,10 +555,10 @@ pub fn render(bench: &Bench) -> String {
     out.push_str("\n| budget | peak RSS | report.json | pets created |\n|---|---|---|---|\n");
     for m in &bench.memory {
         out.push_str(&format!(
-            "| {} | {} MB | {} kB | {} |\n",
+            "| {} | {:.1} MB | {} kB | {} |\n",
             m.budget_s
                 .map_or("none (default run)".into(), |b| format!("{b} s")),
-            m.peak_rss_kb / 1024,
+            m.peak_rss_kb as f64 / 1024.0,
             m.report_bytes / 1024,
             m.pets_created
         ));
@@ -566,9 +566,9 @@ pub fn render(bench: &Bench) -> String {
     out.push_str("\n| target | peak RSS | wall | exit |\n|---|---|---|---|\n");
     for h in &bench.heavy_answers {
         out.push_str(&format!(
-            "| {} | {} MB | {:.1} s | {} |\n",
+            "| {} | {:.0} MB | {:.1} s | {} |\n",
             h.target,
-            h.peak_rss_kb / 1024,
+            h.peak_rss_kb as f64 / 1024.0,
             h.wall_ms as f64 / 1000.0,
             h.exit_code.map_or("-".into(), |c| c.to_string())
         ));
