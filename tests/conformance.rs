@@ -23,7 +23,7 @@ use petstore_conformance::engine::oracles::rejudge;
 use petstore_conformance::outcome::Exchange;
 use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{FAULTS, Fault, VARIANTS, Variant};
-use petstore_conformance::report::{Conformance, Report};
+use petstore_conformance::report::{Conformance, Report, RuleReport};
 use petstore_conformance::runner::stages;
 use petstore_conformance::runner::{Gate, RunConfig, Target};
 
@@ -60,6 +60,15 @@ fn run_rule(seed: u64, fault: Fault, rule_id: &str) -> Result<Report, Failed> {
         variants: BTreeSet::new(),
     };
     execute(config)?.report.ok_or_else(|| "no report".into())
+}
+
+/// The report of rule `rule_id`, which must have run.
+fn rule_in<'a>(report: &'a Report, rule_id: &str) -> Result<&'a RuleReport, Failed> {
+    report
+        .rules
+        .iter()
+        .find(|rule| rule.id == rule_id)
+        .ok_or_else(|| format!("{rule_id} did not run").into())
 }
 
 /// Runs `config` on this repository's cases and schemas, its libtest log removed after.

@@ -108,6 +108,19 @@ pub fn rules(report: &Value) -> &Vec<Value> {
     report["rules"].as_array().expect("report.json has rules")
 }
 
+/// Each rule's id and verdict, in the report's order.
+pub fn verdicts(report: &Value) -> Vec<(String, String)> {
+    rules(report)
+        .iter()
+        .map(|rule| {
+            (
+                rule["id"].as_str().unwrap_or_default().to_string(),
+                rule["verdict"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
 pub fn failed_rules(report: &Value) -> Vec<String> {
     rules(report)
         .iter()

@@ -155,11 +155,7 @@ pub fn deep_fault_caught(fault: Fault, rule_id: &str) -> Result<(), Failed> {
     let mut report_lines = Vec::new();
     for seed in 100..120u64 {
         let report = run_rule(seed, fault, rule_id)?;
-        let rule = report
-            .rules
-            .iter()
-            .find(|rule| rule.id == rule_id)
-            .ok_or("rule did not run")?;
+        let rule = rule_in(&report, rule_id)?;
         let Some(failure) = &rule.failure else {
             report_lines.push(format!("seed {seed}: not caught ({})", rule.verdict));
             continue;
@@ -383,11 +379,7 @@ pub fn caught_at_every_seed(
     let mut missed = Vec::new();
     for seed in 100..120u64 {
         let report = run_rule(seed, fault, rule_id)?;
-        let rule = report
-            .rules
-            .iter()
-            .find(|rule| rule.id == rule_id)
-            .ok_or("rule did not run")?;
+        let rule = rule_in(&report, rule_id)?;
         if rule.verdict != VerdictKind::Failed {
             missed.push(format!("seed {seed}: {}", rule.verdict));
         }

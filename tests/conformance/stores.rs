@@ -162,11 +162,7 @@ pub fn crowded_store_catches(fault: Fault, rule_id: &str) -> Result<(), Failed> 
             variants.clone(),
             Gate::Required,
         )?;
-        let rule = report
-            .rules
-            .iter()
-            .find(|rule| rule.id == rule_id)
-            .ok_or("rule did not run")?;
+        let rule = rule_in(&report, rule_id)?;
         if rule.verdict != VerdictKind::Failed || exit_code != 1 {
             return Err(format!(
                 "{} on {}: exit {exit_code}:\n{}",

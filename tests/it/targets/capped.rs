@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::common;
 
-use common::BIN;
 use common::servers::{self, Server};
+use common::{BIN, verdicts};
 
 const KEY: &str = "capped-test-key";
 
@@ -82,20 +82,6 @@ fn run(base_url: &str, name: &str, extra: &[&str]) -> (i32, Value) {
     .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     (output.status.code().unwrap_or(-1), report)
-}
-
-fn verdicts(report: &Value) -> Vec<(String, String)> {
-    report["rules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|rule| {
-            (
-                rule["id"].as_str().unwrap().to_string(),
-                rule["verdict"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
 }
 
 fn not_passed(report: &Value) -> Vec<String> {

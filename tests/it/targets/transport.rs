@@ -209,22 +209,6 @@ fn the_environments_proxy_is_not_used_for_loopback() {
     assert_eq!(proxy.heads().len(), 0, "loopback went through the proxy");
 }
 
-fn verdicts(dir: &Path) -> Vec<(String, String)> {
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
-    report["rules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|rule| {
-            (
-                rule["id"].as_str().unwrap().to_string(),
-                rule["verdict"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
-
 /// Splits a POSIX shell line of plain and single-quoted words (what the Re-run line uses).
 fn shell_words(line: &str) -> Vec<String> {
     let mut words = Vec::new();
@@ -306,14 +290,18 @@ fn the_rerun_line_run_again_gives_the_same_rules_and_verdicts() {
         .collect();
     let output = run(&args, &again, &[]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let first = verdicts(&dir);
+    let first = common::verdicts(&common::read_json(&dir.join("report.json")));
     assert!(
         first
             .iter()
             .all(|(id, _)| id.contains("list-pets") && !id.contains("deprecation")),
         "{first:?}"
     );
-    assert_eq!(first, verdicts(&again), "{line}");
+    assert_eq!(
+        first,
+        common::verdicts(&common::read_json(&again.join("report.json"))),
+        "{line}"
+    );
 }
 
 #[test]
