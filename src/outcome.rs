@@ -142,10 +142,29 @@ pub struct Exchange {
     /// client waited, and whether it gave up (the response is then the throttling answer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throttled: Option<Throttling>,
+    /// Earlier tries of this request that got no answer at all (its connection closed or was
+    /// reset before any byte of an answer), each sent again on a fresh connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<Box<Retries>>,
     /// The request never left: the run had stopped sending (budget, interrupt, a target that
     /// stopped answering). Says nothing about the target, so it is never counted against it.
     #[serde(skip)]
     pub not_sent: bool,
+}
+
+/// The tries of a request that got no answer (RFC 9112 section 9.3.1: a client may send an
+/// idempotent request again when its connection closed before the answer; a request that
+/// provably was not written may always be). A cut is no evidence; the same request cut on
+/// every fresh connection while the store answers other requests is: the operation gives no
+/// answer to it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Retries {
+    /// Why each earlier try got no answer, in order.
+    pub unanswered: Vec<String>,
+    /// When no try was answered: what the store answered to another request sent after the
+    /// last try, which shows the store up and answering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_answered: Option<String>,
 }
 
 /// The waits of one request that the target throttled.
@@ -167,6 +186,14 @@ impl Exchange {
     /// mid-body): what the whole body says is unknown, so nothing in it is evidence.
     pub fn cut_by_transport(&self) -> bool {
         self.response.is_some() && self.transport_error.is_some()
+    }
+
+    /// No try of this request got an answer, though the store answered another request after
+    /// the last one: evidence that the operation does not answer it (see [`Retries`]).
+    pub fn never_answered(&self) -> Option<&Retries> {
+        let retries = self.retries.as_deref()?;
+        (self.response.is_none() && !self.not_sent && retries.store_answered.is_some())
+            .then_some(retries)
     }
 
     /// The target was still throttling this request when the client stopped waiting.

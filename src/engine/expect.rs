@@ -15,6 +15,9 @@ pub fn response(exchange: &Exchange) -> Result<&RecordedResponse, Verdict> {
     if exchange.cut_by_transport() {
         return Err(cut(exchange));
     }
+    if let Some(retries) = exchange.never_answered() {
+        return Err(never_answered(exchange, retries));
+    }
     exchange.response.as_ref().ok_or_else(|| {
         Verdict::inconclusive(format!(
             "{} {}: {}",
@@ -23,6 +26,29 @@ pub fn response(exchange: &Exchange) -> Result<&RecordedResponse, Verdict> {
             exchange.summary()
         ))
     })
+}
+
+/// The verdict of a request no try of which got an answer while the store answered others: the
+/// operation does not answer it as the contract says it does.
+fn never_answered(exchange: &Exchange, retries: &crate::outcome::Retries) -> Verdict {
+    let tries = retries.unanswered.len() + 1;
+    let mut observed = format!(
+        "no answer to {} {} in {tries} tries (the later ones on fresh connections, the last sent alone): ",
+        exchange.request.method, exchange.request.url
+    );
+    for why in &retries.unanswered {
+        observed.push_str(why);
+        observed.push_str("; ");
+    }
+    observed.push_str(exchange.transport_error.as_deref().unwrap_or("no response"));
+    if let Some(answered) = &retries.store_answered {
+        observed.push_str(&format!("; meanwhile {answered}"));
+    }
+    Verdict::failed(
+        "an answer: the contract gives every operation its responses",
+        observed,
+        exchange,
+    )
 }
 
 /// The verdict of a request the target kept throttling: nothing about the contract.

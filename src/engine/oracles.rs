@@ -294,6 +294,7 @@ mod tests {
             transport_error: cut.then(|| "body cut short: reset".to_string()),
             elapsed_ms: 0,
             throttled: None,
+            retries: None,
             not_sent: false,
         }
     }

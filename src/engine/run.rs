@@ -20,6 +20,16 @@ use crate::outcome::Exchange;
 /// Consecutive transport failures (no response at all) after which a run stops sending.
 pub const DEFAULT_MAX_TRANSPORT_FAILURES: u32 = 5;
 
+/// The pauses a run takes, one after another, when a target that was answering answers
+/// nothing for as many requests as would stop the run: a worker pool that reset every
+/// connection at once, a server restarting. After each, one request at a time goes; one more
+/// failure takes the next pause, and after the last the run stops sending.
+const PAUSES: [Duration; 3] = [
+    Duration::from_secs(1),
+    Duration::from_secs(2),
+    Duration::from_secs(4),
+];
+
 /// Why requests stop going out before the rules are done: the time budget (or the run's
 /// default bound), an interrupt, or a target that stopped answering. Every send after that is
 /// "not sent", with the reason, so the rules left end inconclusive rather than waiting on
@@ -43,6 +53,10 @@ pub struct Stops {
     pub(crate) interrupted: AtomicBool,
     /// Some request of a rule got a response (the preflight does not count).
     pub(crate) answered: AtomicBool,
+    /// Pauses taken since the target last answered.
+    pauses: AtomicU32,
+    /// When the last pause ended: failures of requests sent before it are the same silence.
+    pause_ended: Mutex<Option<Instant>>,
 }
 
 impl Stops {
@@ -77,37 +91,68 @@ impl Stops {
         self.halt.bound()
     }
 
-    fn observe(&self, exchange: &Exchange) {
+    /// Takes in one exchange; `Some(pause)` when the run should send nothing for that long
+    /// (see [`PAUSES`]).
+    fn observe(&self, exchange: &Exchange) -> Option<Duration> {
         if !exchange.was_sent() {
-            return; // refused by the budget or the interrupt: says nothing of the target
+            return None; // refused by the budget or the interrupt: says nothing of the target
         }
         if exchange.gave_up_throttled() {
             self.throttled(exchange);
-            return;
+            return None;
         }
         if exchange.response.is_some() {
             *self.last_through.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
             self.consecutive_throttled.store(0, Ordering::Relaxed);
         }
-        if exchange.response.is_some() && !crate::execution::client::stalled_mid_body(exchange) {
+        // A request the store never answers, while it answers others: the store is up.
+        let answered = (exchange.response.is_some()
+            && !crate::execution::client::stalled_mid_body(exchange))
+            || exchange.never_answered().is_some();
+        if answered {
             self.answered.store(true, Ordering::Relaxed);
             self.consecutive_failures.store(0, Ordering::Relaxed);
-            return;
+            self.pauses.store(0, Ordering::Relaxed);
+            return None;
+        }
+        let sent_at = Instant::now()
+            .checked_sub(Duration::from_millis(exchange.elapsed_ms))
+            .unwrap_or_else(Instant::now);
+        let pause_ended = *self.pause_ended.lock().unwrap_or_else(|e| e.into_inner());
+        if pause_ended.is_some_and(|ended| sent_at < ended) {
+            return None; // sent before the last pause: that silence is already counted
         }
         let failures = self.consecutive_failures.fetch_add(1, Ordering::Relaxed) + 1;
-        if failures >= self.max_transport_failures {
-            let last = match &exchange.response {
-                Some(_) => format!(
-                    "{}, then {}",
-                    exchange.summary(),
-                    exchange.transport_error.as_deref().unwrap_or("a stall")
-                ),
-                None => exchange.summary(),
-            };
-            let _ = self.halt.reason.set(format!(
-                "not sent: the target stopped answering after {failures} consecutive transport failures (last: {last})"
-            ));
+        if failures < self.max_transport_failures {
+            return None;
         }
+        if self.answered.load(Ordering::Relaxed) {
+            let taken = self.pauses.fetch_add(1, Ordering::Relaxed);
+            if let Some(&pause) = PAUSES.get(taken as usize) {
+                // After the pause, one more failure decides.
+                self.consecutive_failures
+                    .store(self.max_transport_failures - 1, Ordering::Relaxed);
+                *self.pause_ended.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(Instant::now() + pause);
+                return Some(pause);
+            }
+        }
+        let last = match &exchange.response {
+            Some(_) => format!(
+                "{}, then {}",
+                exchange.summary(),
+                exchange.transport_error.as_deref().unwrap_or("a stall")
+            ),
+            None => exchange.summary(),
+        };
+        let paused = match self.pauses.load(Ordering::Relaxed) {
+            0 => String::new(),
+            n => format!(" and {n} pauses"),
+        };
+        let _ = self.halt.reason.set(format!(
+            "not sent: the target stopped answering after {failures} consecutive transport failures{paused} (last: {last})"
+        ));
+        None
     }
 
     /// A request still throttled when its waits ran out: the run stops once as many in a row
@@ -271,7 +316,9 @@ impl Run {
         if self.stops.interrupted() && exchange.response.is_none() {
             return exchange; // cut off by the interrupt: says nothing about the target
         }
-        self.stops.observe(&exchange);
+        if let Some(pause) = self.stops.observe(&exchange) {
+            self.client.pause(pause);
+        }
         self.sent.fetch_add(1, Ordering::Relaxed);
         let operation = Operation::of(spec.method, &spec.path);
         self.observations

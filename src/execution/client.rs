@@ -3,13 +3,14 @@
 
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::lanes::{ConnectionTally, CountConnectsHandle, Lane, Lanes, Overload, Priority};
+use super::lanes::{ConnectionTally, CountConnectsHandle, Lanes, Priority};
 use super::redact::Redactor;
 use crate::generation::request::{NearMiss, RequestSpec};
-use crate::outcome::{Exchange, Throttling};
+use crate::outcome::Exchange;
 
+mod attempts;
 mod burst;
 mod coding;
 mod settings;
@@ -21,11 +22,10 @@ mod wire;
 pub use settings::{
     ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting, TIME_BUDGET, looks_like_credential,
 };
+use throttle::ThrottleCounter;
 pub use throttle::ThrottleTally;
-use throttle::{ThrottleCounter, throttle_wait};
 use tls::tls_config;
 pub use transport::stalled_mid_body;
-use transport::{is_connect_error, is_timeout};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -63,22 +63,13 @@ pub struct Client {
     answers: AtomicU64,
     /// Response bodies' parses: bounded by bytes (see `bodies`).
     bodies: super::bodies::Bodies,
+    /// Connections closed or reset before any answer.
+    resets: AtomicU64,
+    /// Pauses the run took (see [`Client::pause`]).
+    pauses: AtomicU64,
+    /// No request leaves before this (see [`Client::pause`]).
+    paused_until: std::sync::Mutex<Option<tokio::time::Instant>>,
 }
-
-/// What one attempt on a lane came to.
-enum Attempt {
-    Done(Box<Exchange>),
-    /// Caught in the run's own overload before the target could have seen it (a connect that
-    /// stalled, failed or was refused): to be sent again once the level has dropped.
-    Overloaded,
-}
-
-/// Times a request caught in the run's own overload is sent again before its exchange stands.
-const MAX_RESENDS: u32 = 3;
-
-/// A fresh connection waits at least this long for its answer before it is taken for one the
-/// server left in its backlog.
-const MIN_STALL: Duration = Duration::from_secs(1);
 
 impl Client {
     pub fn new(
@@ -152,6 +143,9 @@ impl Client {
             settings,
             slowest_ms: AtomicU64::new(0),
             answers: AtomicU64::new(0),
+            resets: AtomicU64::new(0),
+            pauses: AtomicU64::new(0),
+            paused_until: std::sync::Mutex::new(None),
         })
     }
 
@@ -270,149 +264,14 @@ impl Client {
         }
     }
 
-    /// Sends at the configured rate on a lane (`lane`, or one taken for it, in line as
-    /// `priority` says); a 429, or a 503
-    /// with Retry-After, is waited out (the Retry-After given, or for a 429 without one a
-    /// doubling backoff) and sent again while the waits stay within `max_throttle_wait` and
-    /// the budget. A request caught in the run's own overload is sent again once the level
-    /// has dropped. No other status is ever retried.
-    ///
-    /// On a lane of a burst (`lane`), a request caught in the overload is handed back (`None`)
-    /// when `hand_off` says another lane of the burst will take it.
-    async fn send_async(
-        &self,
-        spec: &RequestSpec,
-        lane: Option<&Lane>,
-        priority: Priority,
-        hand_off: &dyn Fn() -> bool,
-    ) -> Option<Exchange> {
-        let mut throttling = Throttling::default();
-        let mut resends = 0;
-        loop {
-            // Paced once a place in flight is taken, so that requests queued for places do not
-            // leave together past the pace when places free up.
-            let attempt = match lane {
-                Some(lane) => {
-                    if let Err(reason) = self.pace().await {
-                        return Some(self.not_sent(spec, &reason));
-                    }
-                    self.attempt(lane, spec, resends).await
-                }
-                None => {
-                    let mut checkout = match self.until_halt(self.lanes.checkout(priority)).await {
-                        Ok(checkout) => checkout,
-                        Err(reason) => return Some(self.not_sent(spec, &reason)),
-                    };
-                    if let Err(reason) = self.pace().await {
-                        return Some(self.not_sent(spec, &reason));
-                    }
-                    let attempt = self.attempt(checkout.lane(), spec, resends).await;
-                    if matches!(attempt, Attempt::Overloaded) {
-                        checkout.discard(); // its connection stalled or failed
-                    }
-                    attempt
-                }
-            };
-            let mut exchange = match attempt {
-                Attempt::Done(exchange) => *exchange,
-                Attempt::Overloaded if lane.is_some() && hand_off() => return None,
-                Attempt::Overloaded => {
-                    resends += 1;
-                    self.lanes.resending();
-                    continue;
-                }
-            };
-            let Some(wait) = throttle_wait(&exchange, throttling.waits) else {
-                if exchange.response.is_some() {
-                    self.learned_pace.let_through();
-                }
-                if throttling.waits > 0 {
-                    exchange.throttled = Some(throttling);
-                }
-                return Some(exchange);
-            };
-            self.learned_pace.throttled();
-            let waited = Duration::from_millis(throttling.waited_ms);
-            if waited.saturating_add(wait) > self.settings.max_throttle_wait {
-                throttling.gave_up = true;
-                exchange.throttled = Some(throttling);
-                self.throttle.record(0, Duration::ZERO, true);
-                return Some(exchange);
-            }
-            if self
-                .halt
-                .at
-                .is_some_and(|at| Instant::now().checked_add(wait).is_none_or(|end| end >= at))
-            {
-                // The wait would outlast the budget: the request is not sent again.
-                return Some(self.not_sent(spec, &self.halt.spent()));
-            }
-            tokio::time::sleep(wait).await;
-            throttling.waits += 1;
-            throttling.waited_ms = throttling
-                .waited_ms
-                .saturating_add(wait.as_millis().try_into().unwrap_or(u64::MAX));
-            self.throttle.record(1, wait, false);
-        }
-    }
-
-    /// One request on one lane, watched for the run's own overload: a connect that fails, or a
-    /// fresh connection that waits far longer than any answer has (the server left it in its
-    /// backlog), cuts the level and, while resends are left, is sent again. A slow answer on a
-    /// connection the server did take is waited for (up to `--timeout`).
-    async fn attempt(&self, lane: &Lane, spec: &RequestSpec, resends: u32) -> Attempt {
-        let may_resend = resends < MAX_RESENDS;
-        let answers_before = self.answers.load(Relaxed);
-        let stall_after = (may_resend && answers_before > 0).then(|| {
-            let slowest = Duration::from_millis(self.slowest_ms.load(Relaxed));
-            (slowest * 4).max(MIN_STALL).min(self.settings.timeout / 2)
-        });
-        let exchange = match self
-            .send_once(lane, spec, stall_after, answers_before)
-            .await
-        {
-            Some(exchange) => exchange,
-            None => {
-                self.lanes.overloaded(Overload::StalledConnect);
-                return Attempt::Overloaded;
-            }
-        };
-        match &exchange.response {
-            Some(response) => {
-                self.answers.fetch_add(1, Relaxed);
-                if response.status == 503 && exchange.header("retry-after").is_none() {
-                    self.lanes.overloaded(Overload::Unavailable);
-                } else {
-                    let served = (200..300).contains(&response.status);
-                    self.lanes.answered(lane, exchange.elapsed_ms, served);
-                    if throttle_wait(&exchange, 0).is_some() {
-                        self.lanes.overloaded(Overload::Throttled);
-                    }
-                }
-            }
-            None if exchange
-                .transport_error
-                .as_deref()
-                .is_some_and(is_connect_error) =>
-            {
-                self.lanes.overloaded(Overload::ConnectFailed);
-                // While other requests are answered, a refused or stalled connect is overload
-                // (a full backlog, a connection cap); the request never left.
-                if may_resend && self.answers.load(Relaxed) > answers_before {
-                    return Attempt::Overloaded;
-                }
-            }
-            None if exchange.transport_error.as_deref().is_some_and(is_timeout) => {
-                self.lanes.overloaded(Overload::TimedOut);
-            }
-            None => {}
-        }
-        Attempt::Done(Box::new(exchange))
-    }
-
     /// Waits for this request's slot under `--rate`, or under the pace a throttling target
     /// was seen to let through (whichever is slower); `Err` when the slot is past the budget.
     async fn pace(&self) -> Result<(), String> {
+        self.until_halt(async {
+            self.paused().await;
+            Ok(())
+        })
+        .await?;
         let learned = self.learned_pace.rate();
         let rate = match (self.settings.rate.filter(|r| *r > 0.0), learned) {
             (Some(set), Some(learned)) => Some(set.min(learned)),
@@ -454,6 +313,29 @@ impl Client {
     }
 
     pub fn connection_tally(&self) -> ConnectionTally {
-        self.lanes.tally()
+        ConnectionTally {
+            resets: self.resets.load(Relaxed),
+            pauses: self.pauses.load(Relaxed),
+            ..self.lanes.tally()
+        }
+    }
+
+    /// Nothing leaves for `pause`, and then at the level's lowest: the target answered nothing
+    /// for a while after answering before (a server restarting, a worker pool that reset
+    /// everything at once). The run goes on after it instead of giving up on the store.
+    pub fn pause(&self, pause: Duration) {
+        self.pauses.fetch_add(1, Relaxed);
+        self.lanes.lowest();
+        let until = tokio::time::Instant::now() + pause;
+        let mut paused = self.paused_until.lock().unwrap_or_else(|e| e.into_inner());
+        *paused = Some(paused.map_or(until, |at| at.max(until)));
+    }
+
+    /// Waits out a pause the run took, if one is on.
+    async fn paused(&self) {
+        let until = *self.paused_until.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(until) = until {
+            tokio::time::sleep_until(until).await;
+        }
     }
 }

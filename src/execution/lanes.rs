@@ -21,20 +21,25 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::Semaphore;
 
+mod checkout;
 mod connector;
 
-use connector::{CountConnects, KeptConnections, LaneConnector};
+pub use checkout::{Checkout, Reuse, SAFE_IDLE};
 pub use connector::{CountConnectsHandle, SPARE_GRACE};
+use connector::{KeptConnections, LaneConnector};
 
-/// The level a run starts at: what the run's first round trips need (the quiet-store rules
-/// send about 60 creates at once, then their listings with the reads beside them, about 100),
-/// so that a remote target is not paid a round trip per doubling. It costs a server that
-/// holds fewer connections nothing it would not pay anyway: the level would grow past that
-/// server's cap within a few round trips, and the one stall that shows the cap (a second)
-/// comes earlier instead. A near target's first answers bring it down to [`NEAR_LEVEL`].
-pub const START: usize = 128;
+/// The level a run starts at: few connections, as a polite client opens to a server it does
+/// not know (a Python `http.server` with a listen backlog of 5, a few workers behind a
+/// connection limit), until answers show more are welcome. Slow start doubles it each round
+/// trip while answers stay as fast as the first: a remote target pays three round trips to
+/// reach the 64 the run's first phase can use; a server that bears less never sees 128
+/// connects at once. A near target's level stops at [`NEAR_LEVEL`].
+pub const START: usize = 8;
+
+/// How long a cap on the level, from a stalled or refused connection, holds.
+pub const LIMIT_HOLD: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Lanes past the proven ones that the level may open: the connections at most that a server
 /// which stopped accepting leaves waiting at once.
@@ -51,10 +56,6 @@ pub const NEAR: std::time::Duration = std::time::Duration::from_millis(10);
 /// The level at most against a near target (bursts may still take more, as they need).
 pub const NEAR_LEVEL: usize = 64;
 
-/// How often a request behind the chains looks for a free place even without being told of
-/// one (a place given back by a wait that was called off tells no one).
-const PLAIN_RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
-
 /// Which requests take a free place first when the level is full. Every round trip a request
 /// of a long chain of dependent requests waits in line lengthens the chain, so the run; a
 /// request that ends its rule's chain costs the run nothing by waiting while places are busy.
@@ -66,9 +67,6 @@ pub enum Priority {
     Plain,
 }
 
-/// How often a burst gathering its lanes looks at the level again.
-const BURST_RECHECK: std::time::Duration = std::time::Duration::from_millis(10);
-
 /// Overload signals within this time of a cut are the same overload: one cut, as TCP cuts
 /// once per window.
 pub const COOLDOWN: std::time::Duration = std::time::Duration::from_secs(1);
@@ -79,6 +77,10 @@ pub struct Lane {
     shared: Arc<LaneConnector>,
     /// An answer came on this lane: the server took its connection.
     proven: std::sync::atomic::AtomicBool,
+    /// When it was last given back, idle.
+    idle_since: Option<std::time::Instant>,
+    /// How long it had been idle when taken for its current request.
+    idle_before: std::time::Duration,
 }
 
 /// Why the level drops.
@@ -95,6 +97,10 @@ pub enum Overload {
     Unavailable,
     /// 429, or 503 with Retry-After: fewer requests in flight, besides waiting it out.
     Throttled,
+    /// A fresh connection closed or reset before any answer while others were answered: a
+    /// server that takes only so many connections (a worker pool, a connection cap) and
+    /// drops the rest. Caps the level at the lanes proven then, as a stalled connect does.
+    Refused,
 }
 
 /// The level and what it has been through.
@@ -105,6 +111,10 @@ struct Level {
     ceiling: usize,
     /// Below the connections that were open when one stalled; the ceiling until then.
     limit: usize,
+    /// When `limit` goes back to the ceiling: a server's cap seen once may have been a moment
+    /// of its own (a burst of connects that overflowed its backlog), so the level probes past
+    /// it again, one stall per [`LIMIT_HOLD`] at most.
+    limit_until: Option<std::time::Instant>,
     /// No overload seen yet: grow by one per answer.
     slow_start: bool,
     /// Answers since the last additive step.
@@ -133,6 +143,12 @@ pub struct ConnectionTally {
     pub backoffs: u64,
     /// Requests caught in the run's own overload and sent again (never judged).
     pub resent: u64,
+    /// Connections the target closed or reset before any answer to the request on them.
+    #[serde(default)]
+    pub resets: u64,
+    /// Pauses the run took when nothing was answered for a while, before sending again.
+    #[serde(default)]
+    pub pauses: u64,
 }
 
 impl ConnectionTally {
@@ -146,6 +162,18 @@ impl ConnectionTally {
             line.push_str(&format!(
                 ", cut {} times for overload (ended at {}), {} requests sent again",
                 self.backoffs, self.concurrency_final, self.resent
+            ));
+        }
+        if self.resets > 0 {
+            line.push_str(&format!(
+                "; {} connections closed or reset before an answer",
+                self.resets
+            ));
+        }
+        if self.pauses > 0 {
+            line.push_str(&format!(
+                "; {} pauses while the target answered nothing",
+                self.pauses
             ));
         }
         line
@@ -174,36 +202,12 @@ pub struct Lanes {
     gathering: tokio::sync::Mutex<()>,
     /// Told when a place may have come free: wakes a plain request waiting for one.
     freed: tokio::sync::Notify,
-}
-
-/// A lane taken for a request, with its place among those in flight; both go back on drop.
-pub struct Checkout<'a> {
-    lanes: &'a Lanes,
-    lane: Option<Lane>,
-    permit: Option<SemaphorePermit<'a>>,
-    discard: bool,
-}
-
-impl Checkout<'_> {
-    pub fn lane(&self) -> &Lane {
-        self.lane
-            .as_ref()
-            .expect("a checkout holds its lane until dropped")
-    }
-
-    /// The lane is closed when given back (its connection stalled or failed), not reused.
-    pub fn discard(&mut self) {
-        self.discard = true;
-    }
-}
-
-impl Drop for Checkout<'_> {
-    fn drop(&mut self) {
-        let (Some(lane), Some(permit)) = (self.lane.take(), self.permit.take()) else {
-            return;
-        };
-        self.lanes.give_back(lane, permit, self.discard);
-    }
+    /// Every request holds it shared; one sent alone holds it whole: the lowest level there is,
+    /// where an answer of overload is the store's own (see `Client::send_async`).
+    turns: Arc<tokio::sync::RwLock<()>>,
+    /// The shortest idle time after which a kept connection was found closed by the target
+    /// (its keep-alive timeout, or less), in ms; `u64::MAX` until one was.
+    idle_close_ms: AtomicU64,
 }
 
 impl Lanes {
@@ -223,6 +227,7 @@ impl Lanes {
                 level: start,
                 ceiling,
                 limit: ceiling,
+                limit_until: None,
                 slow_start: true,
                 credit: 0,
                 debt: 0,
@@ -240,173 +245,13 @@ impl Lanes {
             kept: Arc::default(),
             gathering: tokio::sync::Mutex::new(()),
             freed: tokio::sync::Notify::new(),
+            turns: Arc::default(),
+            idle_close_ms: AtomicU64::new(u64::MAX),
         }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, Level> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A lane and a place in flight, once the level has room and, for a plain request, no
-    /// chain request (nor burst) waits for it; `Err` when the permits are closed (never, in
-    /// practice).
-    pub async fn checkout(&self, priority: Priority) -> Result<Checkout<'_>, String> {
-        // The semaphore hands a place given back to the requests in its line (chain requests
-        // and bursts) first: a place is free to take only when none waits there. A plain
-        // request that has waited a usual answer's time joins the line: it may end a short
-        // chain of its own, which would otherwise be left for after the long ones.
-        let joins_line = tokio::time::Instant::now() + self.usual_answer();
-        while priority == Priority::Plain && tokio::time::Instant::now() < joins_line {
-            let freed = self.freed.notified();
-            tokio::pin!(freed);
-            freed.as_mut().enable();
-            match self.permits.try_acquire() {
-                Ok(permit) => return Ok(self.lane_for(permit)),
-                Err(tokio::sync::TryAcquireError::Closed) => return Err("closed".into()),
-                Err(tokio::sync::TryAcquireError::NoPermits) => {}
-            }
-            let _ = tokio::time::timeout_at(
-                joins_line.min(tokio::time::Instant::now() + PLAIN_RECHECK),
-                freed,
-            )
-            .await;
-        }
-        let permit = self.permits.acquire().await.map_err(|e| e.to_string())?;
-        Ok(self.lane_for(permit))
-    }
-
-    /// The run's usual answer time (a moving average; none before the first answer).
-    fn usual_answer(&self) -> std::time::Duration {
-        std::time::Duration::from_micros(self.usual_us.load(Ordering::Relaxed))
-    }
-
-    /// `n` lanes for a burst sent at one moment, within the level: a burst is what a race is
-    /// checked with, so while no overload has been seen it may raise the level up to the
-    /// ceiling for itself (slow start would have got there). One burst gathers at a time, so
-    /// that two never hold half the lanes each, waiting for the other's.
-    pub async fn checkout_many(&self, n: usize) -> Result<Vec<Checkout<'_>>, String> {
-        let _gathering = self.gathering.lock().await;
-        let want = {
-            let mut state = self.state();
-            let room = if state.slow_start {
-                state.ceiling.min(state.limit)
-            } else {
-                state.level
-            };
-            let want = n.clamp(1, room.max(1));
-            if want > state.level {
-                let grow = want - state.level;
-                let repaid = grow.min(state.debt);
-                state.debt -= repaid;
-                self.permits.add_permits(grow - repaid);
-                self.freed.notify_waiters();
-                state.level = want;
-                state.reached = state.reached.max(want);
-            }
-            want
-        };
-        let mut checkouts = Vec::with_capacity(want);
-        // The permits are taken together, first in line: requests behind the burst wait for it
-        // rather than take its lanes one by one. Looked at again now and then, since the level
-        // may drop below what is asked while the burst waits.
-        'gather: while checkouts.len() < want.min(self.level()) {
-            let need = want.min(self.level()) - checkouts.len();
-            let acquire = self
-                .permits
-                .acquire_many(u32::try_from(need).unwrap_or(u32::MAX));
-            tokio::pin!(acquire);
-            loop {
-                tokio::select! {
-                    permits = &mut acquire => {
-                        let mut permits = permits.map_err(|e| e.to_string())?;
-                        while let Some(one) = permits.split(1) {
-                            checkouts.push(self.lane_for(one));
-                        }
-                        continue 'gather;
-                    }
-                    _ = tokio::time::sleep(BURST_RECHECK) => {
-                        if self.level() < checkouts.len() + need {
-                            // The places this wait held go back: a plain request may take one.
-                            self.freed.notify_waiters();
-                            continue 'gather;
-                        }
-                    }
-                }
-            }
-        }
-        Ok(checkouts)
-    }
-
-    fn lane_for<'a>(&'a self, permit: SemaphorePermit<'a>) -> Checkout<'a> {
-        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let lane = idle.unwrap_or_else(|| {
-            let shared = Arc::new(LaneConnector {
-                served: Some(tokio::sync::watch::channel(0).0),
-                ..LaneConnector::default()
-            });
-            let handle = CountConnectsHandle(CountConnects {
-                lane: Arc::clone(&shared),
-                run: Arc::clone(&self.opened),
-                usual_us: Arc::clone(&self.usual_us),
-                kept: Arc::clone(&self.kept),
-            });
-            let live = self.live.fetch_add(1, Ordering::Relaxed) + 1;
-            self.most_live.fetch_max(live, Ordering::Relaxed);
-            Lane {
-                http: (self.build)(handle),
-                shared,
-                proven: std::sync::atomic::AtomicBool::new(false),
-            }
-        });
-        Checkout {
-            lanes: self,
-            lane: Some(lane),
-            permit: Some(permit),
-            discard: false,
-        }
-    }
-
-    /// Closes a lane (and its connection).
-    fn close(&self, lane: Lane) {
-        self.live.fetch_sub(1, Ordering::Relaxed);
-        if lane.proven.load(Ordering::Relaxed) {
-            self.proven.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-
-    /// A lane back from a request: idle for the next one, or closed (with its connection)
-    /// when the level has dropped below the lanes open.
-    fn give_back(&self, lane: Lane, permit: SemaphorePermit<'_>, discard: bool) {
-        let mut state = self.state();
-        let permit = if state.debt > 0 {
-            state.debt -= 1;
-            permit.forget();
-            None
-        } else {
-            Some(permit)
-        };
-        {
-            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            if discard {
-                self.close(lane);
-            } else if self.live.load(Ordering::Relaxed) > state.level
-                && (!lane.proven.load(Ordering::Relaxed)
-                    || self.proven.load(Ordering::Relaxed) > state.level)
-            {
-                // One lane too many. A proven one is kept while the proven are within the
-                // level: the unproven go first as they come back, since the server may never
-                // take them.
-                self.close(lane);
-            } else {
-                idle.push(lane);
-            }
-        }
-        drop(state);
-        // The place goes back after the lane, so whoever takes it finds the lane idle.
-        if let Some(permit) = permit {
-            drop(permit);
-            self.freed.notify_one();
-        }
     }
 
     /// An answer came back on `lane` after `elapsed_ms`: the level grows while the target keeps
@@ -442,6 +287,13 @@ impl Lanes {
         if near && state.level > NEAR_LEVEL {
             // The start level is for a far target: a near one is held to the near level.
             self.lower(&mut state, NEAR_LEVEL);
+        }
+        if state
+            .limit_until
+            .is_some_and(|until| std::time::Instant::now() >= until)
+        {
+            state.limit = state.ceiling;
+            state.limit_until = None;
         }
         let room = state.level < state.ceiling.min(state.limit)
             && state.level < (proven * 2).max(proven + PROBES)
@@ -481,12 +333,25 @@ impl Lanes {
         state.slow_start = false;
         state.credit = 0;
         state.backoffs += 1;
-        if why == Overload::StalledConnect {
+        if matches!(why, Overload::StalledConnect | Overload::Refused) {
             let bearable = self.proven.load(Ordering::Relaxed).max(1);
             state.limit = state.limit.min(bearable);
+            state.limit_until = Some(now + LIMIT_HOLD);
         }
         let target = (state.level / 2).max(1).min(state.limit);
         self.lower(&mut state, target);
+    }
+
+    /// The level at its lowest, one request in flight, to grow again from the answers as it
+    /// does at the start (as TCP after a retransmission timeout): the target answered nothing
+    /// for a while.
+    pub fn lowest(&self) {
+        let mut state = self.state();
+        state.slow_start = true;
+        state.credit = 0;
+        state.backoffs += 1;
+        state.last_cut = Some(std::time::Instant::now());
+        self.lower(&mut state, 1);
     }
 
     /// Lowers the level to `target`: free places go out of circulation now, the rest as they
@@ -548,6 +413,8 @@ impl Lanes {
             concurrency_final: state.level as u64,
             backoffs: state.backoffs,
             resent: self.resent.load(Ordering::Relaxed),
+            resets: 0,
+            pauses: 0,
         }
     }
 }

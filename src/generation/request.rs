@@ -375,6 +375,12 @@ impl RequestSpec {
         }
     }
 
+    /// The plainest read the contract offers (one pet of the listing, with the key): what
+    /// shows a store up and answering.
+    pub fn liveness() -> RequestSpec {
+        RequestSpec::get("/pets").query("limit", "1")
+    }
+
     pub fn post(path: impl Into<String>, body: Body) -> RequestSpec {
         RequestSpec {
             method: "POST",
@@ -428,6 +434,7 @@ mod tests {
                 transport_error: None,
                 elapsed_ms: 0,
                 throttled: None,
+                retries: None,
                 not_sent: false,
             };
             let curl = exchange.curl("K");

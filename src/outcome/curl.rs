@@ -161,6 +161,7 @@ mod tests {
             transport_error: None,
             elapsed_ms: 0,
             throttled: None,
+            retries: None,
             not_sent: false,
         }
     }

@@ -63,6 +63,7 @@ fn curl_line_reads_the_key_from_the_environment() {
         transport_error: None,
         elapsed_ms: 0,
         throttled: None,
+        retries: None,
         not_sent: false,
     };
     let curl = exchange.curl("PETSTORE_API_KEY");

@@ -114,7 +114,9 @@ pub fn evaluate(ctx: &RuleCtx) -> Verdict {
 
 /// No rule fails without a response that shows it: a failure whose exchange got no answer
 /// (a timeout, a reset, a request not sent), or an answer the transport cut mid-body, is the
-/// absence of evidence, so inconclusive.
+/// absence of evidence, so inconclusive. The one exception is a request no try of which was
+/// answered while the store answered others (`Exchange::never_answered`): that silence is
+/// the evidence.
 fn judge(ctx: &RuleCtx) -> Verdict {
     match check(ctx) {
         // Distinct failures: each must stand on its own evidence; one that does not is
@@ -179,10 +181,9 @@ fn judge_one(verdict: Option<Verdict>) -> Verdict {
                 .map_or_else(|| Verdict::inconclusive("throttled"), expect::throttled)
         }
         Verdict::Failed(failure)
-            if failure
-                .exchange
-                .as_ref()
-                .is_none_or(|exchange| exchange.response.is_none()) =>
+            if failure.exchange.as_ref().is_none_or(|exchange| {
+                exchange.response.is_none() && exchange.never_answered().is_none()
+            }) =>
         {
             let seen = failure
                 .exchange

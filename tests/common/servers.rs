@@ -191,6 +191,10 @@ pub struct Listen {
     host: &'static str,
     at_most: usize,
     tls: Option<Arc<ServerConfig>>,
+    backlog: Option<i32>,
+    idle: Option<Duration>,
+    reset_past: usize,
+    workers: Option<Arc<Workers>>,
 }
 
 /// A server on 127.0.0.1, with no cap on its connections, in plain TCP.
@@ -199,6 +203,31 @@ pub fn listen() -> Listen {
         host: "127.0.0.1",
         at_most: usize::MAX,
         tls: None,
+        backlog: None,
+        idle: None,
+        reset_past: usize::MAX,
+        workers: None,
+    }
+}
+
+/// At most so many requests handled at once, the rest waiting their turn (a worker pool).
+struct Workers {
+    free: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+impl Workers {
+    fn take(&self) {
+        let mut free = self.free.lock().unwrap();
+        while *free == 0 {
+            free = self.freed.wait(free).unwrap();
+        }
+        *free -= 1;
+    }
+
+    fn give_back(&self) {
+        *self.free.lock().unwrap() += 1;
+        self.freed.notify_one();
     }
 }
 
@@ -218,6 +247,44 @@ impl Listen {
         }
     }
 
+    /// A listen backlog of `connections` (Python's socketserver asks for 5): connections past
+    /// it are not completed until the server accepts.
+    pub fn backlog(self, connections: i32) -> Listen {
+        Listen {
+            backlog: Some(connections),
+            ..self
+        }
+    }
+
+    /// Closes a kept-alive connection on which no request came for `idle` (as Python's
+    /// `http.server` with a `timeout`, or any server's keep-alive timeout).
+    pub fn idle(self, idle: Duration) -> Listen {
+        Listen {
+            idle: Some(idle),
+            ..self
+        }
+    }
+
+    /// Resets, as soon as it is accepted, every connection past `open` open at once (an
+    /// application server past its connection limit).
+    pub fn reset_past(self, open: usize) -> Listen {
+        Listen {
+            reset_past: open,
+            ..self
+        }
+    }
+
+    /// Handles at most `workers` requests at once; the rest wait for a worker.
+    pub fn workers(self, workers: usize) -> Listen {
+        Listen {
+            workers: Some(Arc::new(Workers {
+                free: std::sync::Mutex::new(workers),
+                freed: std::sync::Condvar::new(),
+            })),
+            ..self
+        }
+    }
+
     /// Speaks TLS with `config` on every connection.
     pub fn tls(self, config: ServerConfig) -> Listen {
         Listen {
@@ -232,6 +299,12 @@ impl Listen {
         let listener = TcpListener::bind((self.host, 0))
             .or_else(|_| TcpListener::bind("127.0.0.1:0"))
             .unwrap();
+        if let Some(backlog) = self.backlog {
+            // listen(2) again on a listening socket sets its backlog anew (Linux).
+            use std::os::fd::AsRawFd;
+            // SAFETY: the descriptor is the listener's own, open for as long as it lives.
+            unsafe { libc::listen(listener.as_raw_fd(), backlog) };
+        }
         let addr = listener.local_addr().unwrap();
         let counts = Arc::new(Counts::default());
         let server = Server {
@@ -249,6 +322,12 @@ impl Listen {
                     continue;
                 };
                 counts.accepted.fetch_add(1, Ordering::SeqCst);
+                if counts.open.load(Ordering::SeqCst) >= self.reset_past {
+                    let stream = Stream::Plain(tcp);
+                    stream.reset_on_close();
+                    continue;
+                }
+                let _ = tcp.set_read_timeout(self.idle);
                 let open = counts.open.fetch_add(1, Ordering::SeqCst) + 1;
                 counts.most_open.fetch_max(open, Ordering::SeqCst);
                 let (handle, counts, tls) =
@@ -282,6 +361,7 @@ impl Listen {
         answer: impl Fn(&Message, usize, &mut Stream) -> bool + Send + Sync + 'static,
     ) -> Server {
         let count = AtomicUsize::new(0);
+        let workers = self.workers.clone();
         self.connections(move |stream| {
             let mut reader = BufReader::new(stream);
             while let Some(head) = read_head(&mut reader) {
@@ -304,7 +384,13 @@ impl Listen {
                 };
                 let n = count.fetch_add(1, Ordering::SeqCst) + 1;
                 let stream = reader.get_mut();
+                if let Some(workers) = &workers {
+                    workers.take();
+                }
                 let go_on = answer(&Message { head, body }, n, stream);
+                if let Some(workers) = &workers {
+                    workers.give_back();
+                }
                 if stream.flush().is_err() || !go_on {
                     return;
                 }

@@ -97,6 +97,7 @@ pub fn rejudge_printed_exchanges(fault: Fault, seed: u64, report: &Report) -> Re
             transport_error: failure.transport_error.clone(),
             elapsed_ms: 0,
             throttled: failure.throttled,
+            retries: None,
             not_sent: false,
         };
         let again = rejudge(&entry.check, &exchange, &report.target.base_url, &contract);

@@ -43,29 +43,51 @@ impl ThrottleCounter {
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
 
 /// How long to wait before sending a throttled request again; `None` when it was not throttled
-/// (a 503 without Retry-After is a server error, not throttling).
+/// (a 503 without Retry-After is an overload signal the client reads apart, see
+/// `Client::attempt`).
+///
+/// A Retry-After in any form says the same thing: wait, then ask again. RFC 9110 section 10.2.3
+/// allows whole seconds or an HTTP date; servers also write `2.0`, `0.5`, a date in another
+/// format or nothing that parses. A decimal is waited out rounded up; anything else is waited
+/// out as a 429 without one is (a doubling backoff): the answer was throttling, never the
+/// store's answer to the request.
 pub(super) fn throttle_wait(exchange: &Exchange, waits: u32) -> Option<Duration> {
     let status = exchange.status()?;
     if !matches!(status, 429 | 503) {
         return None;
     }
-    let retry_after = exchange.header("retry-after").map(str::trim);
-    let wait = match retry_after {
-        Some(value) => {
-            if let Ok(seconds) = value.parse::<u64>() {
-                Duration::from_secs(seconds)
-            } else if value.bytes().all(|b| b.is_ascii_digit()) && !value.is_empty() {
-                MAX_RETRY_AFTER // more seconds than a u64 holds
-            } else {
-                let date = httpdate::parse_http_date(value).ok()?;
-                date.duration_since(std::time::SystemTime::now())
-                    .unwrap_or_default()
-            }
-        }
-        None if status == 429 => Duration::from_millis(500) * 2u32.saturating_pow(waits.min(10)),
+    let backoff = Duration::from_millis(500) * 2u32.saturating_pow(waits.min(10));
+    let wait = match exchange.header("retry-after").map(str::trim) {
+        Some(value) => retry_after(value).unwrap_or(backoff),
+        None if status == 429 => backoff,
         None => return None,
     };
     Some(wait.min(MAX_RETRY_AFTER))
+}
+
+/// A Retry-After value as a wait: delay-seconds, a decimal number of seconds (rounded up to the
+/// millisecond), or an HTTP date; `None` when it is none of these.
+fn retry_after(value: &str) -> Option<Duration> {
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(MAX_RETRY_AFTER); // more seconds than a u64 holds
+    }
+    if value.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && value.bytes().any(|b| b.is_ascii_digit())
+    {
+        let seconds: f64 = value.parse().ok()?;
+        return Some(
+            Duration::try_from_secs_f64((seconds * 1000.0).ceil() / 1000.0)
+                .unwrap_or(MAX_RETRY_AFTER),
+        );
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(
+        date.duration_since(std::time::SystemTime::now())
+            .unwrap_or_default(),
+    )
 }
 
 /// The pace a throttling target lets through, learned from its answers: a gateway that
@@ -181,6 +203,23 @@ mod tests {
         assert!(
             pace.rate().unwrap() > rate,
             "grows with what is let through"
+        );
+    }
+
+    #[test]
+    fn a_retry_after_in_any_form_is_a_wait() {
+        assert_eq!(retry_after("2"), Some(Duration::from_secs(2)));
+        assert_eq!(retry_after("2.0"), Some(Duration::from_secs(2)));
+        assert_eq!(retry_after("0.5"), Some(Duration::from_millis(500)));
+        assert_eq!(
+            retry_after("99999999999999999999999"),
+            Some(MAX_RETRY_AFTER)
+        );
+        assert_eq!(retry_after("soon"), None);
+        assert_eq!(retry_after("."), None);
+        assert_eq!(
+            retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO)
         );
     }
 }

@@ -9,23 +9,37 @@ use crate::execution::lanes::Lane;
 use crate::generation::request::{Body, Elsewhere, RequestSpec};
 use crate::outcome::{BODY_KEPT, Exchange, REDACTED, RecordedRequest, RecordedResponse};
 
+/// What one request on a lane came to.
+pub(super) enum Sent {
+    /// An exchange: an answer, or a failure that stands for one (a failed connect, a timeout).
+    Exchange(Exchange),
+    /// After `stall_after` without response headers, on a connection opened for it that the
+    /// server has not taken (the caller cuts the level and sends it again).
+    Stalled,
+    /// The connection closed or was reset before any answer: `unwritten` when the client
+    /// knows the request never went out on it, `fresh` when the connection was opened for it.
+    Closed {
+        exchange: Exchange,
+        unwritten: bool,
+        fresh: bool,
+    },
+}
+
 impl Client {
-    /// One request on `http` (a lane's client). `None` when, after `stall_after` without
-    /// response headers, the request turns out to sit on a connection opened for it (`fresh`):
-    /// one the server has not taken (the caller cuts the level and sends it again).
+    /// One request on `http` (a lane's client).
     pub(super) async fn send_once(
         &self,
         lane: &Lane,
         spec: &RequestSpec,
         stall_after: Option<Duration>,
         answers_before: u64,
-    ) -> Option<Exchange> {
+    ) -> Sent {
         let connects = lane.connects();
         let started = Instant::now();
         let (request, recorded) = match self.build(lane, spec) {
             Ok(built) => built,
             Err(reason) => {
-                return Some(self.failed_exchange(spec, String::new(), reason, started));
+                return Sent::Exchange(self.failed_exchange(spec, String::new(), reason, started));
             }
         };
         let pending = request.send();
@@ -39,7 +53,7 @@ impl Client {
                         && self.answers.load(Relaxed) > answers_before
                     {
                         lane.disconnected();
-                        return None;
+                        return Sent::Stalled;
                     }
                     pending.await
                 }
@@ -50,17 +64,27 @@ impl Client {
             Ok(response) => response,
             Err(e) => {
                 lane.disconnected();
-                return Some(Exchange {
+                let closed = !(e.is_connect() || e.is_timeout() || e.is_builder());
+                let exchange = Exchange {
                     request: recorded,
                     response: None,
                     transport_error: Some(self.redactor.redact(&describe_error(&e))),
                     elapsed_ms: elapsed_ms(started),
                     throttled: None,
+                    retries: None,
                     not_sent: false,
-                });
+                };
+                if closed {
+                    return Sent::Closed {
+                        exchange,
+                        unwritten: never_written(&e),
+                        fresh: lane.connects() != connects,
+                    };
+                }
+                return Sent::Exchange(exchange);
             }
         };
-        Some(
+        Sent::Exchange(
             self.read_answer(lane, spec, response, recorded, started)
                 .await,
         )
@@ -235,6 +259,7 @@ impl Client {
             transport_error: body_error.map(|e| self.redactor.redact(&e)),
             elapsed_ms: elapsed_ms(started),
             throttled: None,
+            retries: None,
             not_sent: false,
         }
     }
@@ -314,9 +339,26 @@ impl Client {
             transport_error: Some(error),
             elapsed_ms: elapsed_ms(started),
             throttled: None,
+            retries: None,
             not_sent: false,
         }
     }
+}
+
+/// Whether hyper handed the request back unsent: its connection closed before the request was
+/// written to it (hyper's "canceled"), so sending it again cannot repeat it.
+fn never_written(error: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if cause
+            .downcast_ref::<hyper::Error>()
+            .is_some_and(hyper::Error::is_canceled)
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// Spaces a padded body is sent from, block after block (one static block, shared).

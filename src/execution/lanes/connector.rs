@@ -55,6 +55,11 @@ impl Lane {
         self.shared.graced_ms.swap(0, Ordering::Relaxed)
     }
 
+    /// How long the lane had been idle when taken for its current request.
+    pub fn idle_before(&self) -> std::time::Duration {
+        self.idle_before
+    }
+
     /// A request of this lane got no answer: its connection is gone.
     pub fn disconnected(&self) {
         self.shared.connected.store(false, Ordering::Relaxed);

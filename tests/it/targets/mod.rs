@@ -3,5 +3,6 @@
 mod capped;
 mod evidence;
 mod hostile;
+mod ordinary;
 mod tls;
 mod transport;

@@ -1,0 +1,343 @@
+//! One request's tries: on which lane each goes, what each came to, and when the request is
+//! sent again (the run's own overload, a 503 without Retry-After, a connection closed before
+//! any answer, throttling) instead of its answer standing.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+use super::Client;
+use super::throttle::throttle_wait;
+use super::transport::{is_connect_error, is_timeout};
+use super::wire::Sent;
+use crate::execution::lanes::{Lane, Overload, Priority, Reuse};
+use crate::generation::request::RequestSpec;
+use crate::outcome::{Exchange, Retries, Throttling};
+
+/// What one attempt on a lane came to.
+enum Attempt {
+    Done(Box<Exchange>),
+    /// Caught in the run's own overload before the target could have seen it (a connect that
+    /// stalled, failed or was refused): to be sent again once the level has dropped.
+    Overloaded,
+    /// No answer: the connection closed or was reset before one. `unwritten`: the request
+    /// never went out on it.
+    Closed(Box<Exchange>, bool),
+    /// 503 without Retry-After: the server says it is overloaded, without saying for how long.
+    Unavailable(Box<Exchange>),
+}
+
+/// Times a request caught in the run's own overload is sent again before its exchange stands.
+const MAX_RESENDS: u32 = 3;
+
+/// Tries after the first of a request whose connection closed before any answer: the first
+/// on a fresh connection beside the others, the last alone (see [`Lanes::checkout_alone`]).
+const MAX_CLOSED_RESENDS: usize = 2;
+
+/// Tries of a 503 without Retry-After sent again beside other requests, each after a pause
+/// that grows; the next goes alone, and what it gets then is the store's own answer.
+const UNAVAILABLE_BESIDE: u32 = 2;
+
+/// The first pause before a request that got no answer, or a 503 without Retry-After, is sent
+/// again; it doubles at each try.
+const RESEND_PAUSE: Duration = Duration::from_millis(200);
+
+/// Whether sending `spec` twice has the effect of sending it once (RFC 9110 section 9.2.2):
+/// the contract's reads are GETs; createPet is a POST.
+fn repeatable(spec: &RequestSpec) -> bool {
+    matches!(spec.method, "GET" | "HEAD")
+}
+
+/// How a try takes its lane.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Turn {
+    /// Any lane, an idle one first.
+    Any,
+    /// A lane of its own, on a fresh connection.
+    Fresh,
+    /// Alone: nothing else in flight, every idle connection closed, a fresh one.
+    Alone,
+}
+
+/// A fresh connection waits at least this long for its answer before it is taken for one the
+/// server left in its backlog.
+const MIN_STALL: Duration = Duration::from_secs(1);
+
+impl Client {
+    /// Sends at the configured rate on a lane (`lane`, or one taken for it, in line as
+    /// `priority` says); a 429, or a 503
+    /// with a Retry-After in any form, is waited out (the Retry-After given, or a doubling
+    /// backoff) and sent again while the waits stay within `max_throttle_wait` and the budget.
+    /// A request caught in the run's own overload is sent again once the level has dropped; a
+    /// 503 without Retry-After is sent again beside the others after a pause, then alone,
+    /// and only the answer it gets alone is judged; a request whose connection closed before
+    /// any answer is sent again on a fresh connection, then alone, when that cannot repeat it
+    /// (a GET, or a request never written). No other answer is ever sent again.
+    ///
+    /// On a lane of a burst (`lane`), a request caught in the overload is handed back (`None`)
+    /// when `hand_off` says another lane of the burst will take it.
+    pub(super) async fn send_async(
+        &self,
+        spec: &RequestSpec,
+        lane: Option<&Lane>,
+        priority: Priority,
+        hand_off: &dyn Fn() -> bool,
+    ) -> Option<Exchange> {
+        let mut throttling = Throttling::default();
+        let mut resends = 0;
+        // Why each try so far got no answer.
+        let mut unanswered: Vec<String> = Vec::new();
+        let mut unavailable = 0;
+        let answers_before = self.answers.load(Relaxed);
+        loop {
+            let turn = if unavailable > UNAVAILABLE_BESIDE || unanswered.len() >= MAX_CLOSED_RESENDS
+            {
+                Turn::Alone
+            } else if unanswered.is_empty() {
+                Turn::Any
+            } else {
+                Turn::Fresh
+            };
+            let attempt = match self.try_on(spec, lane, priority, turn, resends).await {
+                Ok(attempt) => attempt,
+                Err(reason) => return Some(self.not_sent(spec, &reason)),
+            };
+            let mut exchange = match attempt {
+                Attempt::Done(exchange) => *exchange,
+                Attempt::Overloaded if lane.is_some() && hand_off() => return None,
+                Attempt::Overloaded => {
+                    resends += 1;
+                    self.lanes.resending();
+                    continue;
+                }
+                Attempt::Closed(exchange, unwritten) => {
+                    let repeatable = unwritten || repeatable(spec);
+                    // While nothing was ever answered the target is down, not dropping one
+                    // request: the run's stop for a silent target decides.
+                    if repeatable
+                        && unanswered.len() < MAX_CLOSED_RESENDS
+                        && self.answers.load(Relaxed) > 0
+                    {
+                        unanswered.push(exchange.transport_error.clone().unwrap_or_default());
+                        self.lanes.resending();
+                        if lane.is_some() && hand_off() {
+                            return None;
+                        }
+                        self.pause_before_resend(unanswered.len()).await;
+                        continue;
+                    }
+                    let mut exchange = *exchange;
+                    if !unanswered.is_empty() {
+                        let store_answered = if repeatable {
+                            self.store_answers(answers_before).await
+                        } else {
+                            None
+                        };
+                        exchange.retries = Some(Box::new(Retries {
+                            unanswered,
+                            store_answered,
+                        }));
+                    }
+                    return Some(exchange);
+                }
+                Attempt::Unavailable(exchange) if unavailable <= UNAVAILABLE_BESIDE => {
+                    if lane.is_some() && hand_off() {
+                        return None;
+                    }
+                    unavailable += 1;
+                    self.lanes.resending();
+                    if lane.is_none() {
+                        self.pause_before_resend(unavailable as usize).await;
+                        continue;
+                    }
+                    *exchange
+                }
+                // Sent alone and still refused for overload: the store's answer.
+                Attempt::Unavailable(exchange) => *exchange,
+            };
+            if !unanswered.is_empty() {
+                exchange.retries = Some(Box::new(Retries {
+                    unanswered: std::mem::take(&mut unanswered),
+                    store_answered: None,
+                }));
+            }
+            let Some(wait) = throttle_wait(&exchange, throttling.waits) else {
+                if exchange.response.is_some() {
+                    self.learned_pace.let_through();
+                }
+                if throttling.waits > 0 {
+                    exchange.throttled = Some(throttling);
+                }
+                return Some(exchange);
+            };
+            self.learned_pace.throttled();
+            let waited = Duration::from_millis(throttling.waited_ms);
+            if waited.saturating_add(wait) > self.settings.max_throttle_wait {
+                throttling.gave_up = true;
+                exchange.throttled = Some(throttling);
+                self.throttle.record(0, Duration::ZERO, true);
+                return Some(exchange);
+            }
+            if self
+                .halt
+                .at
+                .is_some_and(|at| Instant::now().checked_add(wait).is_none_or(|end| end >= at))
+            {
+                // The wait would outlast the budget: the request is not sent again.
+                return Some(self.not_sent(spec, &self.halt.spent()));
+            }
+            tokio::time::sleep(wait).await;
+            throttling.waits += 1;
+            throttling.waited_ms = throttling
+                .waited_ms
+                .saturating_add(wait.as_millis().try_into().unwrap_or(u64::MAX));
+            self.throttle.record(1, wait, false);
+        }
+    }
+
+    /// One try of `spec`: on `lane` (a burst's), or on one taken as `turn` says; paced once
+    /// its place in flight is taken, so that requests queued for places do not leave together
+    /// past the pace when places free up. `Err` when the run stopped sending meanwhile.
+    async fn try_on(
+        &self,
+        spec: &RequestSpec,
+        lane: Option<&Lane>,
+        priority: Priority,
+        turn: Turn,
+        resends: u32,
+    ) -> Result<Attempt, String> {
+        if let Some(lane) = lane {
+            self.pace().await?;
+            return Ok(self.attempt(lane, spec, resends).await);
+        }
+        let reuse = match turn {
+            Turn::Any => self.lanes.reuse_for(repeatable(spec)),
+            Turn::Fresh | Turn::Alone => Reuse::Never,
+        };
+        let checkout = match turn {
+            Turn::Alone => self.until_halt(self.lanes.checkout_alone()).await,
+            _ => {
+                self.until_halt(self.lanes.checkout_reusing(priority, reuse))
+                    .await
+            }
+        };
+        let mut checkout = checkout?;
+        self.pace().await?;
+        let attempt = self.attempt(checkout.lane(), spec, resends).await;
+        if matches!(attempt, Attempt::Overloaded | Attempt::Closed(..)) {
+            checkout.discard(); // its connection stalled, failed or closed
+        }
+        Ok(attempt)
+    }
+
+    /// The pause before try `n + 1` of a request that got no answer, or a 503 without
+    /// Retry-After: long enough for the level's cut to take effect, within the budget.
+    async fn pause_before_resend(&self, n: usize) {
+        let pause = RESEND_PAUSE
+            * 2u32.saturating_pow(u32::try_from(n.saturating_sub(1)).unwrap_or(8).min(8));
+        let _ = self
+            .until_halt(async {
+                tokio::time::sleep(pause).await;
+                Ok(())
+            })
+            .await;
+    }
+
+    /// After a request got no answer on any try: whether the store answers others. Yes when
+    /// another request was answered since the first try; else the plainest read the contract
+    /// offers is sent alone, on a fresh connection, and what it got says so. `None`: no sign.
+    async fn store_answers(&self, answers_before: u64) -> Option<String> {
+        let others = self.answers.load(Relaxed).saturating_sub(answers_before);
+        if others > 0 {
+            return Some(format!(
+                "{others} other requests answered since the first try"
+            ));
+        }
+        let probe = RequestSpec::liveness();
+        match self
+            .try_on(&probe, None, Priority::Plain, Turn::Alone, MAX_RESENDS)
+            .await
+        {
+            Ok(Attempt::Done(exchange) | Attempt::Unavailable(exchange))
+                if exchange.response.is_some() =>
+            {
+                Some(format!(
+                    "{} {} sent alone after the last try answered {}",
+                    exchange.request.method,
+                    exchange.request.url,
+                    exchange.status().unwrap_or_default()
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// One request on one lane, watched for the run's own overload: a connect that fails, or a
+    /// fresh connection that waits far longer than any answer has (the server left it in its
+    /// backlog), cuts the level and, while resends are left, is sent again. A slow answer on a
+    /// connection the server did take is waited for (up to `--timeout`). A fresh connection
+    /// closed before any answer while others are answered, and a 503 without Retry-After, cut
+    /// it too.
+    async fn attempt(&self, lane: &Lane, spec: &RequestSpec, resends: u32) -> Attempt {
+        let may_resend = resends < MAX_RESENDS;
+        let answers_before = self.answers.load(Relaxed);
+        let stall_after = (may_resend && answers_before > 0).then(|| {
+            let slowest = Duration::from_millis(self.slowest_ms.load(Relaxed));
+            (slowest * 4).max(MIN_STALL).min(self.settings.timeout / 2)
+        });
+        let exchange = match self
+            .send_once(lane, spec, stall_after, answers_before)
+            .await
+        {
+            Sent::Exchange(exchange) => exchange,
+            Sent::Stalled => {
+                self.lanes.overloaded(Overload::StalledConnect);
+                return Attempt::Overloaded;
+            }
+            Sent::Closed {
+                exchange,
+                unwritten,
+                fresh,
+            } => {
+                self.resets.fetch_add(1, Relaxed);
+                if fresh && self.answers.load(Relaxed) > 0 {
+                    self.lanes.overloaded(Overload::Refused);
+                } else if !fresh {
+                    // A kept connection the target closed as this request went out on it.
+                    self.lanes.closed_after_idle(lane.idle_before());
+                }
+                return Attempt::Closed(Box::new(exchange), unwritten);
+            }
+        };
+        match &exchange.response {
+            Some(response) => {
+                self.answers.fetch_add(1, Relaxed);
+                if response.status == 503 && exchange.header("retry-after").is_none() {
+                    self.lanes.overloaded(Overload::Unavailable);
+                    return Attempt::Unavailable(Box::new(exchange));
+                }
+                let served = (200..300).contains(&response.status);
+                self.lanes.answered(lane, exchange.elapsed_ms, served);
+                if throttle_wait(&exchange, 0).is_some() {
+                    self.lanes.overloaded(Overload::Throttled);
+                }
+            }
+            None if exchange
+                .transport_error
+                .as_deref()
+                .is_some_and(is_connect_error) =>
+            {
+                self.lanes.overloaded(Overload::ConnectFailed);
+                // While other requests are answered, a refused or stalled connect is overload
+                // (a full backlog, a connection cap); the request never left.
+                if may_resend && self.answers.load(Relaxed) > answers_before {
+                    return Attempt::Overloaded;
+                }
+            }
+            None if exchange.transport_error.as_deref().is_some_and(is_timeout) => {
+                self.lanes.overloaded(Overload::TimedOut);
+            }
+            None => {}
+        }
+        Attempt::Done(Box::new(exchange))
+    }
+}

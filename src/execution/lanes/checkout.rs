@@ -1,0 +1,338 @@
+//! Taking a lane for a request and giving it back: which idle lane it may take, a place in
+//! flight in line as its priority says, a burst's lanes together, a request sent alone.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use tokio::sync::SemaphorePermit;
+
+use super::connector::{CountConnects, LaneConnector};
+use super::{CountConnectsHandle, Lane, Lanes, Priority};
+
+/// How often a request behind the chains looks for a free place even without being told of
+/// one (a place given back by a wait that was called off tells no one).
+const PLAIN_RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// How often a burst gathering its lanes looks at the level again.
+const BURST_RECHECK: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Which idle lane a request may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// Any, the last given back first.
+    Any,
+    /// One idle for less than this: a connection idle longer may be one the server is closing.
+    IdleUnder(std::time::Duration),
+    /// None: a lane of its own, on a fresh connection.
+    Never,
+}
+
+/// The longest a connection may have been idle for a request that may not be sent twice
+/// (createPet) to go on it, until the target shows how long it keeps them: common servers
+/// close idle connections after 2 to 75 seconds, and one closing just as the request is
+/// written loses it with no way to tell whether it was applied.
+pub const SAFE_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// A lane taken for a request, with its place among those in flight; both go back on drop.
+pub struct Checkout<'a> {
+    lanes: &'a Lanes,
+    lane: Option<Lane>,
+    permit: Option<SemaphorePermit<'a>>,
+    discard: bool,
+    /// Held while the request is in flight (dropped after the lane and the place go back).
+    _turn: Turn,
+}
+
+/// Whether a request goes beside others (the lock shared) or alone (held whole; see
+/// [`Lanes::checkout_alone`]).
+struct Turn {
+    _beside: Option<Arc<tokio::sync::OwnedRwLockReadGuard<()>>>,
+    _alone: Option<tokio::sync::OwnedRwLockWriteGuard<()>>,
+}
+
+impl Turn {
+    fn beside(shared: Arc<tokio::sync::OwnedRwLockReadGuard<()>>) -> Turn {
+        Turn {
+            _beside: Some(shared),
+            _alone: None,
+        }
+    }
+}
+
+impl Checkout<'_> {
+    pub fn lane(&self) -> &Lane {
+        self.lane
+            .as_ref()
+            .expect("a checkout holds its lane until dropped")
+    }
+
+    /// The lane is closed when given back (its connection stalled or failed), not reused.
+    pub fn discard(&mut self) {
+        self.discard = true;
+    }
+}
+
+impl Drop for Checkout<'_> {
+    fn drop(&mut self) {
+        let (Some(lane), Some(permit)) = (self.lane.take(), self.permit.take()) else {
+            return;
+        };
+        self.lanes.give_back(lane, permit, self.discard);
+    }
+}
+
+impl Lanes {
+    /// A lane and a place in flight, once the level has room and, for a plain request, no
+    /// chain request (nor burst) waits for it; `Err` when the permits are closed (never, in
+    /// practice).
+    pub async fn checkout(&self, priority: Priority) -> Result<Checkout<'_>, String> {
+        self.checkout_reusing(priority, Reuse::Any).await
+    }
+
+    /// [`Lanes::checkout`], taking an idle lane only as `reuse` allows.
+    pub async fn checkout_reusing(
+        &self,
+        priority: Priority,
+        reuse: Reuse,
+    ) -> Result<Checkout<'_>, String> {
+        let turn = Turn::beside(Arc::new(Arc::clone(&self.turns).read_owned().await));
+        self.checkout_in(priority, turn, reuse).await
+    }
+
+    /// What idle lane a request may take: `repeatable` when sending it twice cannot repeat
+    /// its effect (a GET). Once the target has closed a kept connection, none idle half as
+    /// long is taken; before that a request that is not repeatable takes none idle past
+    /// [`SAFE_IDLE`].
+    pub fn reuse_for(&self, repeatable: bool) -> Reuse {
+        let learned = match self.idle_close_ms.load(Ordering::Relaxed) {
+            u64::MAX => None,
+            ms => Some(std::time::Duration::from_millis(ms / 2)),
+        };
+        match (repeatable, learned) {
+            (true, None) => Reuse::Any,
+            (true, Some(learned)) => Reuse::IdleUnder(learned),
+            (false, learned) => Reuse::IdleUnder(learned.map_or(SAFE_IDLE, |l| l.min(SAFE_IDLE))),
+        }
+    }
+
+    /// The target closed a kept connection that had been idle this long: it keeps them no
+    /// longer (see [`Lanes::reuse_for`]).
+    pub fn closed_after_idle(&self, idle: std::time::Duration) {
+        let ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX - 1);
+        self.idle_close_ms.fetch_min(ms, Ordering::Relaxed);
+    }
+
+    /// A lane and a place once no other request is in flight, and none starts until this one is
+    /// done: a request sent alone, on a fresh connection, with every idle one closed (a server
+    /// that takes only so many connections counts the idle ones too).
+    pub async fn checkout_alone(&self) -> Result<Checkout<'_>, String> {
+        let turn = Turn {
+            _beside: None,
+            _alone: Some(Arc::clone(&self.turns).write_owned().await),
+        };
+        let permit = self.permits.acquire().await.map_err(|e| e.to_string())?;
+        let idle: Vec<Lane> =
+            std::mem::take(&mut *self.idle.lock().unwrap_or_else(|e| e.into_inner()));
+        for lane in idle {
+            self.close(lane);
+        }
+        Ok(self.lane_for(permit, turn, Reuse::Never))
+    }
+
+    async fn checkout_in(
+        &self,
+        priority: Priority,
+        turn: Turn,
+        reuse: Reuse,
+    ) -> Result<Checkout<'_>, String> {
+        // The semaphore hands a place given back to the requests in its line (chain requests
+        // and bursts) first: a place is free to take only when none waits there. A plain
+        // request that has waited a usual answer's time joins the line: it may end a short
+        // chain of its own, which would otherwise be left for after the long ones.
+        let joins_line = tokio::time::Instant::now() + self.usual_answer();
+        while priority == Priority::Plain && tokio::time::Instant::now() < joins_line {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            match self.permits.try_acquire() {
+                Ok(permit) => return Ok(self.lane_for(permit, turn, reuse)),
+                Err(tokio::sync::TryAcquireError::Closed) => return Err("closed".into()),
+                Err(tokio::sync::TryAcquireError::NoPermits) => {}
+            }
+            let _ = tokio::time::timeout_at(
+                joins_line.min(tokio::time::Instant::now() + PLAIN_RECHECK),
+                freed,
+            )
+            .await;
+        }
+        let permit = self.permits.acquire().await.map_err(|e| e.to_string())?;
+        Ok(self.lane_for(permit, turn, reuse))
+    }
+
+    /// The run's usual answer time (a moving average; none before the first answer).
+    fn usual_answer(&self) -> std::time::Duration {
+        std::time::Duration::from_micros(self.usual_us.load(Ordering::Relaxed))
+    }
+
+    /// `n` lanes for a burst sent at one moment, within the level: a burst is what a race is
+    /// checked with, so while no overload has been seen it may raise the level up to the
+    /// ceiling for itself (slow start would have got there). One burst gathers at a time, so
+    /// that two never hold half the lanes each, waiting for the other's.
+    pub async fn checkout_many(&self, n: usize) -> Result<Vec<Checkout<'_>>, String> {
+        let _gathering = self.gathering.lock().await;
+        // One shared turn for the whole burst: taken lane by lane, a request waiting to go
+        // alone between two of them would wait for the burst, and the burst for it.
+        let turn = Arc::new(Arc::clone(&self.turns).read_owned().await);
+        let want = {
+            let mut state = self.state();
+            let room = if state.slow_start {
+                state.ceiling.min(state.limit)
+            } else {
+                state.level
+            };
+            let want = n.clamp(1, room.max(1));
+            if want > state.level {
+                let grow = want - state.level;
+                let repaid = grow.min(state.debt);
+                state.debt -= repaid;
+                self.permits.add_permits(grow - repaid);
+                self.freed.notify_waiters();
+                state.level = want;
+                state.reached = state.reached.max(want);
+            }
+            want
+        };
+        let mut checkouts = Vec::with_capacity(want);
+        // The permits are taken together, first in line: requests behind the burst wait for it
+        // rather than take its lanes one by one. Looked at again now and then, since the level
+        // may drop below what is asked while the burst waits.
+        'gather: while checkouts.len() < want.min(self.level()) {
+            let need = want.min(self.level()) - checkouts.len();
+            let acquire = self
+                .permits
+                .acquire_many(u32::try_from(need).unwrap_or(u32::MAX));
+            tokio::pin!(acquire);
+            loop {
+                tokio::select! {
+                    permits = &mut acquire => {
+                        let mut permits = permits.map_err(|e| e.to_string())?;
+                        while let Some(one) = permits.split(1) {
+                            checkouts.push(self.lane_for(
+                                one,
+                                Turn::beside(Arc::clone(&turn)),
+                                Reuse::Any,
+                            ));
+                        }
+                        continue 'gather;
+                    }
+                    _ = tokio::time::sleep(BURST_RECHECK) => {
+                        if self.level() < checkouts.len() + need {
+                            // The places this wait held go back: a plain request may take one.
+                            self.freed.notify_waiters();
+                            continue 'gather;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(checkouts)
+    }
+
+    fn lane_for<'a>(
+        &'a self,
+        permit: SemaphorePermit<'a>,
+        turn: Turn,
+        reuse: Reuse,
+    ) -> Checkout<'a> {
+        let idle = match reuse {
+            Reuse::Never => None,
+            Reuse::Any => self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop(),
+            Reuse::IdleUnder(most) => {
+                let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+                let recent = idle
+                    .iter()
+                    .rposition(|lane| lane.idle_since.is_some_and(|at| at.elapsed() < most));
+                recent.map(|n| idle.remove(n))
+            }
+        };
+        let idle = idle.map(|mut lane| {
+            lane.idle_before = lane
+                .idle_since
+                .take()
+                .map_or_else(Default::default, |at| at.elapsed());
+            lane
+        });
+        let lane = idle.unwrap_or_else(|| {
+            let shared = Arc::new(LaneConnector {
+                served: Some(tokio::sync::watch::channel(0).0),
+                ..LaneConnector::default()
+            });
+            let handle = CountConnectsHandle(CountConnects {
+                lane: Arc::clone(&shared),
+                run: Arc::clone(&self.opened),
+                usual_us: Arc::clone(&self.usual_us),
+                kept: Arc::clone(&self.kept),
+            });
+            let live = self.live.fetch_add(1, Ordering::Relaxed) + 1;
+            self.most_live.fetch_max(live, Ordering::Relaxed);
+            Lane {
+                http: (self.build)(handle),
+                shared,
+                proven: std::sync::atomic::AtomicBool::new(false),
+                idle_since: None,
+                idle_before: std::time::Duration::ZERO,
+            }
+        });
+        Checkout {
+            lanes: self,
+            lane: Some(lane),
+            permit: Some(permit),
+            discard: false,
+            _turn: turn,
+        }
+    }
+
+    /// Closes a lane (and its connection).
+    pub(super) fn close(&self, lane: Lane) {
+        self.live.fetch_sub(1, Ordering::Relaxed);
+        if lane.proven.load(Ordering::Relaxed) {
+            self.proven.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A lane back from a request: idle for the next one, or closed (with its connection)
+    /// when the level has dropped below the lanes open.
+    fn give_back(&self, mut lane: Lane, permit: SemaphorePermit<'_>, discard: bool) {
+        lane.idle_since = Some(std::time::Instant::now());
+        let mut state = self.state();
+        let permit = if state.debt > 0 {
+            state.debt -= 1;
+            permit.forget();
+            None
+        } else {
+            Some(permit)
+        };
+        {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            if discard {
+                self.close(lane);
+            } else if self.live.load(Ordering::Relaxed) > state.level
+                && (!lane.proven.load(Ordering::Relaxed)
+                    || self.proven.load(Ordering::Relaxed) > state.level)
+            {
+                // One lane too many. A proven one is kept while the proven are within the
+                // level: the unproven go first as they come back, since the server may never
+                // take them.
+                self.close(lane);
+            } else {
+                idle.push(lane);
+            }
+        }
+        drop(state);
+        // The place goes back after the lane, so whoever takes it finds the lane idle.
+        if let Some(permit) = permit {
+            drop(permit);
+            self.freed.notify_one();
+        }
+    }
+}
