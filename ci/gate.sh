@@ -13,9 +13,13 @@
 #   0  pass: the target conforms (known failures aside), and no gated rule newly fails
 #   1  fail: the target does not conform (the log says which gated rules newly fail since the
 #      previous report, PETSTORE_CI_GATE=new-failures, and which failed already)
-#   2  error: the suite could not run (unreachable, key refused, configuration, no operation
-#      at the base URL), the report is not intact, or the previous report named is missing,
-#      edited, or of another target or catalogue
+#   2  error: no base URL (PETSTORE_BASE_URL unset, and no base_url in the profile), the
+#      suite could not run (unreachable, key refused, configuration, no operation at the base
+#      URL), the report is not intact, or the previous report named is missing, edited, or of
+#      another target or catalogue
+# The gate judges only the target it is given: with no base URL anywhere it stops, rather than
+# run the built-in reference in the target's place and call that green. PETSTORE_CI_TARGET=
+# reference asks for the reference by name (a smoke test of the gate itself).
 #   3  undetermined: a required rule reached no verdict; PETSTORE_CI_UNDETERMINED=pass makes
 #      it 0 (said in the log), the default keeps it 3, which CI shows as a failure
 #   130/143  interrupted
@@ -33,6 +37,13 @@ case "$gate" in run | new-failures) ;; *)
     exit 2
     ;;
 esac
+
+if [ "${PETSTORE_CI_TARGET:-}" != reference ] &&
+    config=$(petstore-conformance run --print-config 2>/dev/null) &&
+    ! printf '%s\n' "$config" | grep '^base_url = ' >/dev/null; then
+    echo "no base URL: set PETSTORE_BASE_URL to the target's address, /v1 included (or base_url in the profile); the gate runs against no target it was not given" >&2
+    exit 2
+fi
 
 status=0
 petstore-conformance run || status=$?

@@ -23,6 +23,11 @@ pub const RECORDED_FORMS: [(&str, &str); 3] = [
     ("[REDACTED~~]", "~~"),
 ];
 
+/// The case-swapped near miss of a key without letters: each digit and each of token68's
+/// symbols shifted to the next (`0` to `1`, `9` to `0`, `-._~+/` round), another token of the
+/// key's shape. No `${...}` operator does this, so a curl line pipes the key through `tr`.
+pub const SHIFTED_FORM: (&str, &str) = ("[REDACTED+1]", r"tr '0-9._~+/\055' '1-90_~+/\055.'");
+
 /// A request as it was sent, with the key redacted.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RecordedRequest {

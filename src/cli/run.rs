@@ -230,10 +230,24 @@ pub(super) fn tell_totals(report: &petstore_conformance::report::Report) {
             tone,
             super::stderr_color()
         ),
-        line(&report.target.base_url),
+        target_named(report),
         report.seed,
         t.line()
     );
+}
+
+/// The target as the verdict line names it: the built-in reference said in words, so that a
+/// run nobody pointed anywhere never reads as a verdict on a target.
+fn target_named(report: &petstore_conformance::report::Report) -> String {
+    use petstore_conformance::report::TargetKind;
+    use petstore_conformance::report::terminal::line;
+    match report.target.kind {
+        TargetKind::Reference => format!(
+            "the built-in reference server ({})",
+            line(&report.target.base_url)
+        ),
+        TargetKind::External => line(&report.target.base_url),
+    }
 }
 
 pub(super) fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {

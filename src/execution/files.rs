@@ -40,6 +40,55 @@ pub fn open_lock(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
+/// A directory held by one process at a time: an exclusive lock on its lock file, which names
+/// the holder (its pid and when it started) for a process that finds it held. The kernel lets
+/// the lock go when the holder exits, however it exits (a crash, `kill -9`), so a lock left by
+/// a dead process is never in the way: the next one takes it over.
+pub struct DirLock {
+    file: File,
+}
+
+/// Why a [`DirLock`] was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another process holds it; what its lock file says of it.
+    #[error("held by {0}")]
+    Held(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl DirLock {
+    /// Takes the lock at `path` without waiting, and writes `holder` in it.
+    pub fn take(path: &Path, holder: &str) -> Result<DirLock, LockError> {
+        let mut file = open_lock(path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let said = read_text(path, 4096).unwrap_or_default();
+                let said = said.trim();
+                return Err(LockError::Held(if said.is_empty() {
+                    "another process, starting".into()
+                } else {
+                    said.chars().filter(|c| !c.is_control()).collect()
+                }));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(LockError::Io(e)),
+        }
+        file.set_len(0)?;
+        file.write_all(holder.as_bytes())?;
+        Ok(DirLock { file })
+    }
+}
+
+impl Drop for DirLock {
+    /// Released: the holder's line taken out first, so the file names no one.
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+        let _ = self.file.unlock();
+    }
+}
+
 /// `path` appended to, created when absent; a symbolic link there is refused, not followed.
 pub fn append(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()
@@ -186,6 +235,25 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
         assert_eq!(std::fs::read_to_string(&link).unwrap(), "new");
         assert!(!std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_dir_lock_is_held_by_one_holder_at_a_time_and_names_it() {
+        let dir = private_dir("files-lock-test").unwrap();
+        let path = dir.join(".lock");
+        // A line left by a holder that is gone, with no lock on the file: taken over.
+        std::fs::write(&path, "pid 999999999, started long ago").unwrap();
+        let first = DirLock::take(&path, "pid 1, started now").unwrap();
+        match DirLock::take(&path, "pid 2") {
+            Err(LockError::Held(said)) => assert_eq!(said, "pid 1, started now"),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+        drop(first);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
+        let second = DirLock::take(&path, "pid 2").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "pid 2");
+        drop(second);
         std::fs::remove_dir_all(dir).unwrap();
     }
 

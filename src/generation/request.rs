@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::outcome::{RECORDED_FORMS, REDACTED};
+use crate::outcome::{RECORDED_FORMS, REDACTED, SHIFTED_FORM};
 
 /// The credential a request carries, named by what it is in the contract's terms.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -136,9 +136,9 @@ impl Credential {
 
     /// The Authorization value as the harness records it: `[REDACTED]` where the key stands,
     /// near misses as expressions over it (see [`NearMiss::recorded`]), never the key's text.
-    pub fn recorded_value(&self) -> Option<String> {
+    pub fn recorded_value(&self, key: &str) -> Option<String> {
         match self {
-            Credential::NearMiss(near) => Some(format!("Bearer {}", near.recorded())),
+            Credential::NearMiss(near) => Some(format!("Bearer {}", near.recorded(key))),
             // Already as recorded (replay): expanding it over `[REDACTED]` would misspell it.
             Credential::Recorded(value) => Some(value.clone()),
             // The encoding of the key is never written: an expression a reader, a curl line
@@ -188,7 +188,9 @@ pub enum NearMiss {
     LastCharDropped,
     /// The key less its first character.
     FirstCharDropped,
-    /// The key with every letter's case swapped (a case-insensitive comparison accepts it).
+    /// The key with every letter's case swapped (a case-insensitive comparison accepts it); a
+    /// key without letters, which has no other case, has its digits and symbols shifted
+    /// instead (see [`shift`]): still another token of its shape, never the key itself.
     CaseSwapped,
     /// The key twice.
     Repeated,
@@ -233,28 +235,67 @@ impl NearMiss {
                 chars.next();
                 chars.collect()
             }
-            NearMiss::CaseSwapped => swap_case(key),
+            NearMiss::CaseSwapped => case_swapped(key),
             NearMiss::Repeated => format!("{key}{key}"),
         }
     }
 
-    /// The token as recorded: an expression over `[REDACTED]`.
-    pub fn recorded(self) -> String {
+    /// The token as recorded: an expression over `[REDACTED]`. The key only chooses the form
+    /// of the case-swapped one (whether it has letters); its text is never written.
+    pub fn recorded(self, key: &str) -> String {
         match self {
             NearMiss::CharAppended => format!("{REDACTED}x"),
             NearMiss::CharPrepended => format!("x{REDACTED}"),
             NearMiss::LastCharDropped => RECORDED_FORMS[1].0.into(),
             NearMiss::FirstCharDropped => RECORDED_FORMS[0].0.into(),
+            NearMiss::CaseSwapped if !has_letters(key) => SHIFTED_FORM.0.into(),
             NearMiss::CaseSwapped => RECORDED_FORMS[2].0.into(),
             NearMiss::Repeated => format!("{REDACTED}{REDACTED}"),
         }
     }
 
-    /// Whether the near miss is another token for this key at all (a key without letters
-    /// has no other case; an empty key no character to drop).
+    /// Whether the near miss is another token for this key at all (an empty key has no
+    /// character to drop; a key of no letter, digit or token68 symbol nothing to shift).
     pub fn differs(self, key: &str) -> bool {
         !key.is_empty() && self.token(key) != key
     }
+}
+
+fn has_letters(key: &str) -> bool {
+    key.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// The case-swapped near miss: the letters' case swapped, or, for a key without letters,
+/// the key shifted.
+fn case_swapped(key: &str) -> String {
+    if has_letters(key) {
+        swap_case(key)
+    } else {
+        shift(key)
+    }
+}
+
+/// Each digit and each of token68's symbols shifted to the next in its round (`0` to `1`, `9`
+/// to `0`; `-` `.` `_` `~` `+` `/` and back to `-`): a fixed substitution with no fixed point,
+/// so a key of digits (or symbols) becomes another token of the same length and alphabet, and
+/// the recorded form says how without saying anything of the key. The curl line's `tr` of
+/// [`SHIFTED_FORM`] does the same.
+fn shift(text: &str) -> String {
+    const SYMBOLS: &str = "-._~+/";
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_digit() {
+                char::from(b'0' + (c as u8 - b'0' + 1) % 10)
+            } else if let Some(at) = SYMBOLS.find(c) {
+                SYMBOLS[(at + 1) % SYMBOLS.len()..]
+                    .chars()
+                    .next()
+                    .unwrap_or(c)
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 fn swap_case(text: &str) -> String {
@@ -289,6 +330,7 @@ fn expand_recorded(value: &str, key: &str) -> String {
 /// `value` with the key put back where `[REDACTED]` and its near misses' forms stand.
 fn expand_forms(value: &str, key: &str) -> String {
     let swapped = swap_case(key);
+    let shifted = shift(key);
     let mut first_dropped = key.chars();
     first_dropped.next();
     let mut last_dropped = key.chars();
@@ -297,6 +339,7 @@ fn expand_forms(value: &str, key: &str) -> String {
         .replace(RECORDED_FORMS[0].0, first_dropped.as_str())
         .replace(RECORDED_FORMS[1].0, last_dropped.as_str())
         .replace(RECORDED_FORMS[2].0, &swapped)
+        .replace(SHIFTED_FORM.0, &shifted)
         .replace(REDACTED, key)
 }
 
@@ -413,11 +456,17 @@ mod tests {
 
     #[test]
     fn near_misses_are_recorded_as_expressions_and_expand_back() {
-        let key = "Key-123abc";
+        for key in ["Key-123abc", "123456789012", "0987-6543_21.9~+/"] {
+            near_misses_expand_back(key);
+        }
+    }
+
+    fn near_misses_expand_back(key: &str) {
         for near in NearMiss::ALL {
             let token = near.token(key);
             assert_ne!(token, key, "{near:?}");
-            let recorded = near.recorded();
+            assert!(near.differs(key), "{near:?} of {key}");
+            let recorded = near.recorded(key);
             assert!(!recorded.contains(key), "{recorded}");
             assert_eq!(expand_recorded(&recorded, key), token, "{near:?}");
             let exchange = Exchange {
@@ -440,7 +489,33 @@ mod tests {
             let curl = exchange.curl("K");
             assert!(curl.contains("${K") && !curl.contains("REDACTED"), "{curl}");
         }
-        assert!(!NearMiss::CaseSwapped.differs("1234-5678"));
+    }
+
+    #[test]
+    fn a_key_without_letters_is_case_swapped_by_shifting_its_digits_and_symbols() {
+        assert_eq!(NearMiss::CaseSwapped.token("1234-5678/90"), "2345.6789-01");
+        assert_eq!(
+            NearMiss::CaseSwapped.recorded("1234-5678/90"),
+            "[REDACTED+1]"
+        );
+        assert_eq!(NearMiss::CaseSwapped.token("Key-123"), "kEY-123");
+        assert_eq!(NearMiss::CaseSwapped.recorded("Key-123"), "[REDACTED~~]");
+        // Only a key with nothing a shift moves is left with no such near miss.
+        assert!(!NearMiss::CaseSwapped.differs("===="));
+    }
+
+    /// The curl line's `tr` shifts as [`shift`] does (where a shell and `tr` are at hand).
+    #[test]
+    fn the_curl_lines_tr_shifts_as_the_run_does() {
+        let key = "0123456789-._~+/=";
+        let line = format!("printf %s '{key}' | {}", SHIFTED_FORM.1);
+        let Ok(output) = std::process::Command::new("sh")
+            .args(["-c", &line])
+            .output()
+        else {
+            return;
+        };
+        assert_eq!(String::from_utf8_lossy(&output.stdout), shift(key));
     }
 
     #[test]
@@ -461,17 +536,17 @@ mod tests {
             let credential = Credential::parse(name).unwrap();
             let value = credential.header_value(key).unwrap();
             assert_eq!(decode(&value), sent);
-            let recorded = credential.recorded_value().unwrap();
+            let recorded = credential.recorded_value(key).unwrap();
             assert!(recorded.starts_with("Basic base64(") && recorded.contains(REDACTED));
             assert_eq!(expand_recorded(&recorded, key), value, "{name}");
             // Replayed, it is written as it was recorded.
             let replayed = Credential::Recorded(recorded.clone());
-            assert_eq!(replayed.recorded_value(), Some(recorded));
+            assert_eq!(replayed.recorded_value(key), Some(recorded));
             assert_eq!(replayed.header_value(key), Some(value));
         }
         let trailing = Credential::parse("trailing-word").unwrap();
         assert_eq!(
-            trailing.recorded_value().unwrap(),
+            trailing.recorded_value(key).unwrap(),
             format!("Bearer {REDACTED} junk")
         );
         for (name, channel) in [

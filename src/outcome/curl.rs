@@ -1,7 +1,7 @@
 //! The curl line of an exchange: the request as a shell command that sends it again, each
 //! secret read from a variable, never written.
 
-use super::{Exchange, RECORDED_FORMS, REDACTED};
+use super::{Exchange, RECORDED_FORMS, REDACTED, SHIFTED_FORM};
 
 impl Exchange {
     /// A shell command that sends the same request; the key is read from `key_env`, wherever
@@ -86,6 +86,8 @@ fn expanded(text: &str, variable: &str) -> String {
     for (form, operator) in RECORDED_FORMS {
         text = text.replace(form, &format!("${{{variable}{operator}}}"));
     }
+    let (form, tr) = SHIFTED_FORM;
+    text = text.replace(form, &format!("$(printf %s \"${{{variable}}}\" | {tr})"));
     text.replace(REDACTED, &format!("${{{variable}}}"))
 }
 

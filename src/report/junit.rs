@@ -18,6 +18,8 @@ pub fn render(report: &Report) -> String {
         ("contract.sha256", report.contract.sha256.clone()),
         ("interrupted", report.interrupted.to_string()),
         ("target", report.target.base_url.clone()),
+        // "built-in reference server" or "external": a CI system's view of the run says which.
+        ("target.kind", report.target.kind.to_string()),
         ("seed", report.seed.to_string()),
         ("gate", report.gate.to_string()),
         ("conformance", report.conformance.as_str().to_string()),

@@ -1,5 +1,5 @@
 //! Writing the report directory: every format rendered, redacted, written under this run's
-//! own names and renamed into place under the directory's lock; never through a link.
+//! own names and renamed into place, the directory held by the run; never through a link.
 
 use std::path::{Path, PathBuf};
 
@@ -22,14 +22,20 @@ pub struct ReportWriteError {
     pub reason: String,
 }
 
-/// The report directory of one run. Files are written under names of this run's own
-/// (`.NAME.<pid>-<nonce>.partial`), then renamed into place together while the run holds the
-/// directory's lock (`.lock`): two runs into one directory never see each other's half-written
-/// files, and the set of reports is always one run's, the last to finish.
+/// The report directory of one run, held by it from before anything is written until it ends
+/// (the directory's `.lock`, naming the run's pid and start): a second run into the same
+/// directory is refused, naming the first, instead of overwriting its reports and its
+/// `created-pets.jsonl` (the only list of the pets it left) when it finishes. Files are written
+/// under names of this run's own (`.NAME.<pid>-<nonce>.partial`), then renamed into place
+/// together.
 pub struct ReportDir {
     dir: PathBuf,
     token: String,
+    _lock: files::DirLock,
 }
+
+/// The directory's lock file.
+const LOCK_FILE: &str = ".lock";
 
 impl ReportDir {
     /// Checks that `dir` can hold the reports before the run starts, so that a run never ends
@@ -39,12 +45,27 @@ impl ReportDir {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or_default();
+        let fail = |reason: String| ReportWriteError {
+            dir: dir.to_path_buf(),
+            reason,
+        };
+        std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create it: {e}")))?;
+        let holder = format!(
+            "pid {}, started {}",
+            std::process::id(),
+            humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+        );
+        let lock = files::DirLock::take(&dir.join(LOCK_FILE), &holder).map_err(|e| match e {
+            files::LockError::Held(holder) => fail(format!(
+                "another run ({holder}) is writing its reports there: two runs into one directory would overwrite each other's reports and {CREATED_PETS_FILE} (wait for it to end)"
+            )),
+            files::LockError::Io(e) => fail(format!("{LOCK_FILE}: {e}")),
+        })?;
         let report_dir = ReportDir {
             dir: dir.to_path_buf(),
             token: format!("{}-{nonce:x}", std::process::id()),
+            _lock: lock,
         };
-        std::fs::create_dir_all(dir)
-            .map_err(|e| report_dir.fail(format!("cannot create it: {e}")))?;
         let probe = report_dir.partial(".write-probe");
         files::create_new(&probe)
             .map_err(|e| report_dir.fail(format!("cannot write in it: {e}")))?;
@@ -146,9 +167,7 @@ impl ReportDir {
             self.write_partial(attestation::ATTESTATION_FILE, envelope.as_bytes())?;
             names.push(attestation::ATTESTATION_FILE);
         }
-        let lock = files::open_lock(&self.dir.join(".lock"))
-            .map_err(|e| self.fail(format!(".lock: {e}")))?;
-        lock.lock().map_err(|e| self.fail(format!(".lock: {e}")))?;
+        // The directory's lock is this run's from `prepare`: no other run renames into it.
         if signing.is_none() {
             let _ = std::fs::remove_file(self.dir.join(attestation::ATTESTATION_FILE));
         }
@@ -159,7 +178,6 @@ impl ReportDir {
                 .map_err(|e| self.fail(format!("{name}: {e}")))?;
             written.push(path);
         }
-        drop(lock);
         Ok(written)
     }
 }

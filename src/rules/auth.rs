@@ -60,7 +60,7 @@ pub fn near_miss_refused(ctx: &RuleCtx, name: &str) -> Checked {
         .ok_or_else(|| Verdict::skipped(format!("unknown near miss {name:?}")))?;
     if !ctx.run.client.near_miss_differs(near) {
         return Err(Verdict::skipped(format!(
-            "the key has no {name} near miss that differs from it (no letters, or too short)"
+            "the key has no {name} near miss that differs from it (empty, or no letter, digit or token68 symbol)"
         )));
     }
     let mut specs = Vec::new();

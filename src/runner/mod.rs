@@ -4,6 +4,7 @@
 //! the report: it uses every other.
 
 pub mod bench;
+mod certify;
 pub mod error;
 pub mod interrupts;
 pub mod known;

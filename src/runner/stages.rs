@@ -40,7 +40,10 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     let preflight = if listing {
         None
     } else {
-        Some(preflight(&config, &client, &stops, &connected)?)
+        let answers = preflight(&config, &client, &stops, &connected)?;
+        // Before anything is created: a certification this store cannot give stops here.
+        super::certify::check_decidable(&config, &configured.loaded.catalogue, &answers)?;
+        Some(answers)
     };
     let Configured {
         loaded,

@@ -124,7 +124,7 @@ impl Client {
         let mut recorded_key_headers: Vec<(String, String)> = Vec::new();
         if let Some(value) = spec.credential.header_value(&self.key) {
             headers.push(("Authorization".to_string(), value));
-            if let Some(recorded) = spec.credential.recorded_value() {
+            if let Some(recorded) = spec.credential.recorded_value(&self.key) {
                 recorded_key_headers.push(("Authorization".into(), recorded));
             }
         }

@@ -324,3 +324,50 @@ fn the_product_is_recorded_and_the_summary_goes_to_github() {
     assert!(summary.starts_with("# petstore-conformance"), "{summary}");
     assert!(summary.contains("**Acme Pets** 2.3.1"), "{summary}");
 }
+
+/// `--gate certify` on a store whose every status already holds pets (a vendor's second run on
+/// the same instance, here the reference's crowded store) cannot succeed: it stops before the
+/// run creates anything, exit 2, naming the rule, why, and the store to certify on; and the
+/// verdict line of a run with no base URL says it judged the built-in reference.
+#[test]
+fn certify_stops_before_the_run_on_a_store_it_cannot_certify() {
+    let dir = temp_dir("certify-crowded");
+    let output = run(
+        &["--reference-variant", "crowded-store", "--gate", "certify"],
+        None,
+        &dir,
+    );
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    for part in [
+        "--gate certify: this store cannot be certified",
+        "list-pets/status/empty-is-array: every status filter already matches pets on this store (available ",
+        "Certify on a fresh instance",
+    ] {
+        assert!(said.contains(part), "{part}: {said}");
+    }
+    assert!(!dir.join("report.json").exists(), "the run went on");
+    assert!(
+        !dir.join("created-pets.jsonl").exists(),
+        "the run created pets"
+    );
+    // The same store under the default gate: the rule is reported not decidable, the run
+    // goes on, and its verdict names the built-in reference it ran against.
+    let output = run(
+        &[
+            "--reference-variant",
+            "crowded-store",
+            "--exact",
+            "list-pets/status/empty-is-array",
+        ],
+        None,
+        &dir,
+    );
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("CONFORMS against the built-in reference server (http://127.0.0.1:"),
+        "{said}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -303,5 +303,17 @@ fn the_action_passes_a_conforming_target_and_fails_one_it_cannot_reach() {
     assert_eq!(job.outputs["run"]["exit-code"], "2", "{}", job.log);
     assert_eq!(job.failed_at.as_deref(), Some("The verdict"), "{}", job.log);
     assert!(!job.log.contains("--- Annotate"), "{}", job.log);
+    // No base URL (the input left empty, or misspelt so it never arrives): exit 2, one line
+    // naming the input, and nothing judged, not the built-in reference in the target's place.
+    let job = runner(&dir, &[("base-url", ""), ("api-key", key)]).run(&env);
+    assert_eq!(job.outputs["run"]["exit-code"], "2", "{}", job.log);
+    assert_eq!(job.failed_at.as_deref(), Some("The verdict"), "{}", job.log);
+    assert!(
+        job.log
+            .contains("no base URL: set the input base-url to the target's address"),
+        "{}",
+        job.log
+    );
+    assert!(!job.log.contains("CONFORMS"), "{}", job.log);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -215,7 +215,7 @@ fn every_ci_file_passes_its_lint() {
 }
 
 /// A project checkout as CI sees it: ci/ and a profile for the nightly job, the suite's binary
-/// on PATH; the nightly target is the built-in reference.
+/// on PATH; the nightly target is the built-in reference (`PETSTORE_CI_TARGET=reference`).
 fn checkout(name: &str) -> PathBuf {
     let dir = common::temp_dir("ci", name);
     std::fs::create_dir_all(dir.join("ci")).unwrap();
@@ -247,7 +247,9 @@ fn shell_with(
         .current_dir(dir)
         .env("PATH", path.join(":"))
         .env_remove("PETSTORE_BASE_URL")
-        .env_remove("GITHUB_STEP_SUMMARY");
+        .env_remove("GITHUB_STEP_SUMMARY")
+        // The nightly target of these tests is the built-in reference, asked for by name.
+        .env("PETSTORE_CI_TARGET", "reference");
     for var in [
         "PETSTORE_REFERENCE_FAULTS",
         "PETSTORE_REPORT_DIR",
@@ -586,4 +588,54 @@ fn an_undetermined_run_is_not_green_unless_asked() {
     let (code, said) = shell(&dir, "sh ci/gate.sh", &passing);
     assert_eq!(code, 0, "{said}");
     assert!(said.contains("PETSTORE_CI_UNDETERMINED=pass"), "{said}");
+}
+
+/// With no base URL anywhere (the variable unset, a profile without one), the gate and every
+/// recipe that runs the suite stop with exit 2 and one line naming what to set, before any
+/// run: never the built-in reference judged in the target's place.
+#[test]
+fn the_gate_and_the_recipes_refuse_to_run_without_a_base_url() {
+    let dir = checkout("no-base-url");
+    let unnamed = [("PETSTORE_PROFILE", "nightly"), ("PETSTORE_CI_TARGET", "")];
+    let (code, said) = shell(&dir, "sh ci/gate.sh", &unnamed);
+    assert_eq!(code, 2, "{said}");
+    assert!(
+        said.starts_with("no base URL: set PETSTORE_BASE_URL"),
+        "{said}"
+    );
+    assert_eq!(said.trim().lines().count(), 1, "{said}");
+    assert!(!dir.join("reports").exists(), "the suite ran:\n{said}");
+    // An empty variable is no base URL either (the run refuses it itself).
+    let mut empty = unnamed.to_vec();
+    empty.push(("PETSTORE_BASE_URL", ""));
+    let (code, said) = shell(&dir, "sh ci/gate.sh", &empty);
+    assert_eq!(code, 2, "{said}");
+    assert!(!dir.join("reports").exists(), "the suite ran:\n{said}");
+    // The sharded recipes run the suite themselves: their shard job stops the same way.
+    let github = load(&ci_dir().join("github-shards.yml"));
+    let github_shard = github["jobs"]["shard"]["steps"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .filter_map(|step| step["run"].as_str())
+        .find(|run| run.contains("--partition"))
+        .expect("a step runs the shard")
+        .to_string();
+    let gitlab = load(&ci_dir().join("gitlab-shards.yml"));
+    let gitlab_shard: String = gitlab["conformance-shard"]["script"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .map(|line| format!("{}\n", line.as_str().unwrap()))
+        .collect();
+    for (recipe, script) in [
+        ("github-shards", github_shard),
+        ("gitlab-shards", gitlab_shard),
+    ] {
+        let (code, said) = shell(&dir, &script, &unnamed);
+        assert_eq!(code, 2, "{recipe}: {said}");
+        assert!(said.contains("no base URL"), "{recipe}: {said}");
+        assert!(!dir.join("shards").exists() && !dir.join("reports").exists());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
