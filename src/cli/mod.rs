@@ -197,7 +197,7 @@ pub fn main() -> ExitCode {
             .skip(1)
             .map(|arg| arg.to_string_lossy().into_owned())
             .collect();
-        eprint!("{}", evidence::usage_error_text(&error, &command, &args));
+        stderr!("{}", evidence::usage_error_text(&error, &command, &args));
         ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
     };
     let matches = match command.clone().try_get_matches() {
@@ -270,8 +270,7 @@ pub fn main() -> ExitCode {
         Command::Rules { cases_dir, format } => Catalogue::load(cases_dir.as_deref())
             .map_err(RunError::from)
             .map(|catalogue| {
-                options::quiet_on_closed_pipe();
-                print!("{}", options::listing(catalogue.rules.iter(), format));
+                stdout!("{}", options::listing(catalogue.rules.iter(), format));
                 0
             }),
         Command::Annotations { report } => commands::annotations(&report),
@@ -281,7 +280,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!(
+            stderrln!(
                 "petstore-conformance: {}",
                 redactor.redact(&error.to_string())
             );

@@ -57,7 +57,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     )?;
     interrupts.reach(&run);
     if config.announce {
-        eprintln!(
+        stderrln!(
             "petstore-conformance {}: seed {seed} (replay with --seed {seed})",
             crate::SUITE_VERSION,
             seed = config.seed()
@@ -275,7 +275,7 @@ fn request_log(config: &RunConfig) -> Option<Mutex<std::io::BufWriter<std::fs::F
     let path = config.options.request_log.as_ref()?;
     crate::execution::files::create(path)
         .map_err(|e| {
-            eprintln!(
+            stderrln!(
                 "petstore-conformance: warning: --request-log {}: cannot create it ({e}); the run goes on without a request log",
                 path.display()
             );
@@ -289,7 +289,7 @@ fn har(config: &RunConfig) -> Option<crate::execution::har::Har> {
     let path = config.options.har.as_ref()?;
     crate::execution::har::Har::create(path)
         .map_err(|e| {
-            eprintln!(
+            stderrln!(
                 "petstore-conformance: warning: --har {}: cannot create it ({e}); the run goes on without it",
                 path.display()
             );
@@ -344,7 +344,7 @@ fn report_stage(
     }
     run.fixtures.created.flush();
     if let Err(e) = save_regressions(config, &report, redactor) {
-        eprintln!(
+        stderrln!(
             "petstore-conformance: warning: counterexamples not saved: {e}; the reports are written all the same"
         );
     }
