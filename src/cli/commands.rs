@@ -275,18 +275,29 @@ pub(super) fn compare_reports(
     new: &Path,
     markdown: Option<&Path>,
     allow_different: bool,
+    public_key: Option<&Path>,
 ) -> Result<u8, RunError> {
-    use petstore_conformance::report::compare;
-    // A report whose content is not what its digest says was edited after its run: no gate
-    // is judged on it.
+    use petstore_conformance::report::{attestation, compare, verify};
+    let public_key = match public_key {
+        Some(file) => Some(
+            attestation::public_key_from_pem(&super::args::read_file("--public-key", file)?)
+                .map_err(|e| RunError::Config(format!("--public-key {}: {e}", file.display())))?,
+        ),
+        None => None,
+    };
+    // A report whose content is not what its digest says, or not what the attestation beside
+    // it signed, was edited after its run: no gate is judged on it.
     let intact = |path: &Path| {
         let (text, _) = read_report(path)?;
-        petstore_conformance::report::verify::intact(&text).map_err(|reason| {
+        let refused = |reason: String| {
             RunError::Config(format!(
                 "{}: {reason}; compare refuses a report edited after its run",
                 path.display()
             ))
-        })
+        };
+        let report = verify::intact(&text).map_err(refused)?;
+        verify::attested(path, text.as_bytes(), public_key.as_deref()).map_err(refused)?;
+        Ok::<_, RunError>(report)
     };
     let (old, new) = (intact(old)?, intact(new)?);
     if let Some(why) = compare::mismatch(&old, &new) {

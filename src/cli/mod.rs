@@ -95,8 +95,8 @@ enum Command {
     /// What changed between two runs: new failures, fixed, still failing, passed then
     /// inconclusive, inconclusive then failed, new and removed rules. Exit 0 when no gated rule
     /// newly fails (under the gate the later run used), 1 when one does (the nightly gate), 2
-    /// when a report cannot be read or the runs are of different targets, contracts or
-    /// catalogues.
+    /// when a report cannot be read, was edited after its run (its digest, the attestation
+    /// beside it), or the runs are of different targets, contracts or catalogues.
     Compare {
         /// The earlier report.json.
         old: PathBuf,
@@ -108,6 +108,10 @@ enum Command {
         /// Compare runs of different targets, contracts or catalogues all the same.
         #[arg(long)]
         allow_different: bool,
+        /// The Ed25519 public key (PEM) each report's attestation must be signed with. Without
+        /// it, a report with an attestation beside it must still match the digest it names.
+        #[arg(long, env = "PETSTORE_PUBLIC_KEY_FILE")]
+        public_key: Option<PathBuf>,
     },
     /// Measure: the default suite at 0, 10 and 50 ms of latency (in round trips), time-budget
     /// throughput against a raw ceiling, peak RSS of the default run and after a short and a
@@ -253,7 +257,14 @@ pub fn main() -> ExitCode {
             new,
             markdown,
             allow_different,
-        } => compare_reports(&old, &new, markdown.as_deref(), allow_different),
+            public_key,
+        } => compare_reports(
+            &old,
+            &new,
+            markdown.as_deref(),
+            allow_different,
+            public_key.as_deref(),
+        ),
         Command::Merge {
             dirs,
             report_dir,
