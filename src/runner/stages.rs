@@ -46,6 +46,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         loaded,
         known,
         report_dir,
+        invocation,
     } = configured;
     let deadline = clock.deadline(config.time_budget().map(generation_budget));
     let (run, catalogue) = populate(
@@ -66,7 +67,10 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     let shard = config
         .options
         .partition
-        .map(|partition| super::shards::record(&config.libtest_args(), &catalogue, partition));
+        .zip(invocation)
+        .map(|(partition, invocation)| {
+            super::shards::record(&config, &catalogue, partition, invocation)
+        });
     let Some(results) = judge(&config, &catalogue, &run, &known, shard.as_ref())? else {
         return Ok(RunOutcome {
             report: None,
@@ -120,6 +124,8 @@ struct Configured {
     loaded: Loaded,
     known: KnownFailures,
     report_dir: Option<ReportDir>,
+    /// The invocation a shard records (`None`: not a shard).
+    invocation: Option<String>,
 }
 
 /// Configure: the contract, the catalogue, the request space and the saved counterexamples,
@@ -149,10 +155,18 @@ fn configure(config: &RunConfig) -> Result<Configured, RunError> {
         ),
         _ => None,
     };
+    // A shard's invocation, refused now if it is not one, before anything is sent.
+    let invocation = match config.options.partition {
+        Some(_) => Some(super::shards::invocation(
+            config.options.invocation.as_deref(),
+        )?),
+        None => None,
+    };
     Ok(Configured {
         loaded,
         known,
         report_dir,
+        invocation,
     })
 }
 
