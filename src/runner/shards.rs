@@ -187,3 +187,23 @@ pub fn merge_dirs(
     let written = report_dir.commit(&report, &redactor, &staged, &[], signing)?;
     Ok(MergeOutcome { report, written })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_invocation_is_one_word_a_ci_gives_and_the_derived_one_is_the_same_each_time() {
+        for id in ["1234567-1", "gitlab-998877", "nightly/2026-11-27", "a"] {
+            assert_eq!(invocation(Some(id)).unwrap(), id);
+        }
+        let long = "x".repeat(MAX_INVOCATION + 1);
+        for id in ["", "two words", "key=\"v\"", long.as_str()] {
+            assert!(invocation(Some(id)).is_err(), "{id:?}");
+        }
+        // Every shard a process starts derives the same one.
+        let derived = invocation(None).unwrap();
+        assert!(!derived.is_empty() && derived.len() <= MAX_INVOCATION);
+        assert_eq!(invocation(None).unwrap(), derived);
+    }
+}

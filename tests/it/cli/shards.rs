@@ -341,7 +341,12 @@ fn run_partition_then_merge_on_the_command_line() {
         let shard_dir = dir.join(name);
         let output = Command::new(common::BIN)
             .args(["run", "--no-regressions", "--seed", "7"])
-            .args(["--reference-fault", "limit-off-by-one", "--partition", "hash:1/3"])
+            .args([
+                "--reference-fault",
+                "limit-off-by-one",
+                "--partition",
+                "hash:1/3",
+            ])
             .args(extra)
             .arg("--report-dir")
             .arg(&shard_dir)
@@ -356,7 +361,14 @@ fn run_partition_then_merge_on_the_command_line() {
     };
     let stale = shard_with(
         "stale",
-        &["--timeout", "30", "--category-ids", "1,2,3", "--invocation", "yesterday"],
+        &[
+            "--timeout",
+            "30",
+            "--category-ids",
+            "1,2,3",
+            "--invocation",
+            "yesterday",
+        ],
     );
     let other_options = shard_with("other-options", &["--category-ids", "1,2,3"]);
     for (odd, needles) in [

@@ -466,7 +466,11 @@ fn a_file_of_another_size_is_refused_unread_and_compare_checks_the_attestation()
     let (code, said) = verify(&planted, &public, &[]);
     // Hashing 20 GB takes a minute; refused unread, it is the start of a process. (A second
     // on an idle machine; ten allow for a loaded one.)
-    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(code, Some(1), "{said}");
     assert!(
         said.contains(&format!(
@@ -475,7 +479,10 @@ fn a_file_of_another_size_is_refused_unread_and_compare_checks_the_attestation()
         )),
         "{said}"
     );
-    assert!(said.contains("FAILED digest: summary.md holds 0 bytes"), "{said}");
+    assert!(
+        said.contains("FAILED digest: summary.md holds 0 bytes"),
+        "{said}"
+    );
 
     // compare: the report against itself is no regression, with or without the key.
     let compare = |old: &Path, new: &Path, key: Option<&Path>| {
