@@ -12,6 +12,47 @@
 // A function a newcomer can read: about 120 lines at most (clippy.toml holds the number);
 // longer, it becomes steps with names.
 #![warn(clippy::too_many_lines)]
+// What is printed goes through the macros below: `print!` and `eprintln!` panic when the
+// stream is closed (`2>&1 | head -1`) or full (`> /dev/full`), and a panic is exit 101
+// with no report.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+/// `print!` that a closed or full stdout cannot make panic: a line that cannot be written is
+/// dropped, and the command goes on to its reports and its exit code.
+#[macro_export]
+macro_rules! stdout {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::write!(::std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// `println!`, as [`stdout!`]: never a panic.
+#[macro_export]
+macro_rules! stdoutln {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that a closed or full stderr cannot make panic (see [`stdout!`]).
+#[macro_export]
+macro_rules! stderr {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::write!(::std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
+/// `eprintln!`, as [`stderr!`]: never a panic.
+#[macro_export]
+macro_rules! stderrln {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stderr().lock(), $($arg)*);
+    }};
+}
 
 pub mod catalogue;
 pub mod contract;

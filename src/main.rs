@@ -3,6 +3,12 @@
 
 // As in the library (lib.rs): no function over about 120 lines.
 #![warn(clippy::too_many_lines)]
+// As in the library: printed through its `stdout!` and `stderrln!`, which a closed or full
+// stream cannot make panic.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+#[macro_use]
+extern crate petstore_conformance;
 
 use std::process::ExitCode;
 

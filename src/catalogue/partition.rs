@@ -103,6 +103,15 @@ pub struct ShardRecord {
     pub selected: Vec<String>,
     /// The ids of the rules every shard runs, each over its own responses.
     pub every_shard: Vec<String>,
+    /// The one invocation of the split run this shard is part of (`--invocation`): what tells
+    /// today's shard 1 from yesterday's of the same seed and target. Empty in a report written
+    /// before shards carried it, which `merge` refuses.
+    #[serde(default)]
+    pub invocation: String,
+    /// SHA-256 of the options that change what is sent or judged (the Re-run line without
+    /// `--partition`): shards of one run are run alike.
+    #[serde(default)]
+    pub options_sha256: String,
 }
 
 impl ShardRecord {

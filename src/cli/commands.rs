@@ -8,7 +8,6 @@ use super::args::{
     LONG_BUDGET_SECONDS, RunArgs, ServeArgs, check_latency, parse_faults, parse_variants,
 };
 use super::evidence;
-use super::options;
 use super::run::{Configured, append_step_summary, configure, tell_totals};
 use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{
@@ -20,19 +19,16 @@ use petstore_conformance::runner::{self, RunError};
 use petstore_conformance::seed::random_seed;
 
 pub(super) fn serve(args: ServeArgs) -> Result<u8, RunError> {
-    if args.list_faults || args.list_variants {
-        options::quiet_on_closed_pipe();
-    }
     if args.list_faults {
         for info in FAULTS {
-            println!("{:<34} {}", info.name, info.description);
-            println!("{:<34} breaks: {}", "", info.breaks.join(", "));
+            stdoutln!("{:<34} {}", info.name, info.description);
+            stdoutln!("{:<34} breaks: {}", "", info.breaks.join(", "));
         }
         return Ok(0);
     }
     if args.list_variants {
         for info in VARIANTS {
-            println!("{:<26} {}", info.name, info.description);
+            stdoutln!("{:<26} {}", info.name, info.description);
         }
         return Ok(0);
     }
@@ -178,7 +174,7 @@ pub(super) fn replay(
                 (None, Some(reason)) => format!(": {reason}"),
                 (None, None) => String::new(),
             };
-            println!(
+            stdoutln!(
                 "\nverdict: {} {} ({}, judged again with seed {}){}",
                 terminal::line(rule),
                 judged.verdict,
@@ -187,7 +183,7 @@ pub(super) fn replay(
                 terminal::line(&detail)
             );
         }
-        None => println!(
+        None => stdoutln!(
             "\nverdict: {} was not judged again (not in this catalogue)",
             terminal::line(rule)
         ),
@@ -217,7 +213,7 @@ pub(super) fn show_exchange(exchange: &petstore_conformance::outcome::Exchange, 
     }
     // What the target sent back is shown as the reports show it: redacted, and with no
     // control character that a terminal would act on.
-    print!(
+    stdout!(
         "{}",
         terminal::lines(&petstore_conformance::execution::Redactor::new(api_key).redact(&shown))
     );
@@ -231,7 +227,7 @@ pub(super) fn bench(
     use petstore_conformance::runner::bench;
     if only_throughput {
         let figure = bench::throughput(Duration::from_secs(5)).map_err(RunError::Config)?;
-        print!("{}", bench::render_throughput(&figure));
+        stdout!("{}", bench::render_throughput(&figure));
         return Ok(0);
     }
     if !LONG_BUDGET_SECONDS.contains(&long_budget) {
@@ -240,14 +236,14 @@ pub(super) fn bench(
         )));
     }
     let figures = bench::run_all(Duration::from_secs(long_budget)).map_err(RunError::Config)?;
-    print!("{}", bench::render(&figures));
+    stdout!("{}", bench::render(&figures));
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
         let _ = std::fs::create_dir_all(dir);
     }
     let json = serde_json::to_string_pretty(&figures).unwrap_or_default();
     petstore_conformance::execution::files::replace(output, json.as_bytes())
         .map_err(|e| RunError::Config(format!("{}: {e}", output.display())))?;
-    eprintln!("wrote {}", output.display());
+    stderrln!("wrote {}", output.display());
     Ok(0)
 }
 
@@ -267,7 +263,7 @@ pub(super) fn annotations(path: &Path) -> Result<u8, RunError> {
         path.to_path_buf()
     };
     let (_, report) = read_report(&path)?;
-    print!(
+    stdout!(
         "{}",
         petstore_conformance::report::annotations::render(&report)
     );
@@ -279,18 +275,29 @@ pub(super) fn compare_reports(
     new: &Path,
     markdown: Option<&Path>,
     allow_different: bool,
+    public_key: Option<&Path>,
 ) -> Result<u8, RunError> {
-    use petstore_conformance::report::compare;
-    // A report whose content is not what its digest says was edited after its run: no gate
-    // is judged on it.
+    use petstore_conformance::report::{attestation, compare, verify};
+    let public_key = match public_key {
+        Some(file) => Some(
+            attestation::public_key_from_pem(&super::args::read_file("--public-key", file)?)
+                .map_err(|e| RunError::Config(format!("--public-key {}: {e}", file.display())))?,
+        ),
+        None => None,
+    };
+    // A report whose content is not what its digest says, or not what the attestation beside
+    // it signed, was edited after its run: no gate is judged on it.
     let intact = |path: &Path| {
         let (text, _) = read_report(path)?;
-        petstore_conformance::report::verify::intact(&text).map_err(|reason| {
+        let refused = |reason: String| {
             RunError::Config(format!(
                 "{}: {reason}; compare refuses a report edited after its run",
                 path.display()
             ))
-        })
+        };
+        let report = verify::intact(&text).map_err(refused)?;
+        verify::attested(path, text.as_bytes(), public_key.as_deref()).map_err(refused)?;
+        Ok::<_, RunError>(report)
     };
     let (old, new) = (intact(old)?, intact(new)?);
     if let Some(why) = compare::mismatch(&old, &new) {
@@ -299,14 +306,14 @@ pub(super) fn compare_reports(
                 "compare: not two runs of the same thing: {why} (--allow-different compares them all the same)"
             )));
         }
-        eprintln!("petstore-conformance: compare: {why} (--allow-different)");
+        stderrln!("petstore-conformance: compare: {why} (--allow-different)");
     }
     // The levels of this tool's catalogue, when it is the one the run used (one that does
     // not load leaves the levels the report recorded, under its digest).
     let catalogue = petstore_conformance::catalogue::Catalogue::load(None).ok();
     let gated = compare::gating(&new, catalogue.as_ref());
     let comparison = compare::compare(&old, &new, gated);
-    print!("{}", compare::render_text(&comparison, &old, &new));
+    stdout!("{}", compare::render_text(&comparison, &old, &new));
     if let Some(path) = markdown {
         let markdown = compare::render_markdown(&comparison, &old, &new);
         petstore_conformance::execution::files::replace(path, markdown.as_bytes())
@@ -334,13 +341,13 @@ pub(super) fn merge(
     let report = &merged.report;
     if let Some(from) = &report.merged {
         let given: Vec<&str> = from.shards.iter().map(|s| s.shard.as_str()).collect();
-        eprintln!(
+        stderrln!(
             "merged shards {} of {}",
             terminal::line(&given.join(", ")),
             terminal::line(&from.split.to_string())
         );
         if !from.missing.is_empty() {
-            eprintln!(
+            stderrln!(
                 "  missing shards {}: their {} rules not run",
                 terminal::line(&from.missing.join(", ")),
                 from.not_run.len()
@@ -348,9 +355,9 @@ pub(super) fn merge(
         }
     }
     tell_totals(report);
-    eprintln!("  the answer: {}", report.answer_line());
+    stderrln!("  the answer: {}", report.answer_line());
     for path in &merged.written {
-        eprintln!("  wrote {}", path.display());
+        stderrln!("  wrote {}", path.display());
     }
     append_step_summary(&merged.written);
     Ok(report.conformance.exit_code())

@@ -95,8 +95,8 @@ enum Command {
     /// What changed between two runs: new failures, fixed, still failing, passed then
     /// inconclusive, inconclusive then failed, new and removed rules. Exit 0 when no gated rule
     /// newly fails (under the gate the later run used), 1 when one does (the nightly gate), 2
-    /// when a report cannot be read or the runs are of different targets, contracts or
-    /// catalogues.
+    /// when a report cannot be read, was edited after its run (its digest, the attestation
+    /// beside it), or the runs are of different targets, contracts or catalogues.
     Compare {
         /// The earlier report.json.
         old: PathBuf,
@@ -108,6 +108,10 @@ enum Command {
         /// Compare runs of different targets, contracts or catalogues all the same.
         #[arg(long)]
         allow_different: bool,
+        /// The Ed25519 public key (PEM) each report's attestation must be signed with. Without
+        /// it, a report with an attestation beside it must still match the digest it names.
+        #[arg(long, env = "PETSTORE_PUBLIC_KEY_FILE")]
+        public_key: Option<PathBuf>,
     },
     /// Measure: the default suite at 0, 10 and 50 ms of latency (in round trips), time-budget
     /// throughput against a raw ceiling, peak RSS of the default run and after a short and a
@@ -197,7 +201,7 @@ pub fn main() -> ExitCode {
             .skip(1)
             .map(|arg| arg.to_string_lossy().into_owned())
             .collect();
-        eprint!("{}", evidence::usage_error_text(&error, &command, &args));
+        stderr!("{}", evidence::usage_error_text(&error, &command, &args));
         ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
     };
     let matches = match command.clone().try_get_matches() {
@@ -253,7 +257,14 @@ pub fn main() -> ExitCode {
             new,
             markdown,
             allow_different,
-        } => compare_reports(&old, &new, markdown.as_deref(), allow_different),
+            public_key,
+        } => compare_reports(
+            &old,
+            &new,
+            markdown.as_deref(),
+            allow_different,
+            public_key.as_deref(),
+        ),
         Command::Merge {
             dirs,
             report_dir,
@@ -270,8 +281,7 @@ pub fn main() -> ExitCode {
         Command::Rules { cases_dir, format } => Catalogue::load(cases_dir.as_deref())
             .map_err(RunError::from)
             .map(|catalogue| {
-                options::quiet_on_closed_pipe();
-                print!("{}", options::listing(catalogue.rules.iter(), format));
+                stdout!("{}", options::listing(catalogue.rules.iter(), format));
                 0
             }),
         Command::Annotations { report } => commands::annotations(&report),
@@ -281,7 +291,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!(
+            stderrln!(
                 "petstore-conformance: {}",
                 redactor.redact(&error.to_string())
             );

@@ -89,12 +89,3 @@ pub fn version() -> String {
         petstore_conformance::contract::CONTRACT_VERSION
     )
 }
-
-/// A listing command (`rules`, `run --list`, `--list-faults`) whose reader went away
-/// (`rules | head`) ends quietly, as `ls` does; a run never does this (its reports come first).
-pub fn quiet_on_closed_pipe() {
-    // SAFETY: restores the default action of one signal, before any thread writes.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
-}

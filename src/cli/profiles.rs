@@ -93,6 +93,20 @@ pub fn load(file: Option<&Path>, name: Option<&str>) -> Result<Option<Loaded>, R
     let raw: toml::Table = toml::from_str(&text).map_err(|e| fail(&file, toml_error(&text, &e)))?;
     if let Some(toml::Value::Table(profiles)) = raw.get("profile") {
         for (profile, fields) in profiles {
+            // No category at all is no store a pet can be made for; the flag refuses an empty
+            // list (`--category-ids ''`), and so does the file, rather than read it as any id.
+            if fields
+                .get("category_ids")
+                .and_then(|ids| ids.as_array())
+                .is_some_and(|ids| ids.is_empty())
+            {
+                return Err(fail(
+                    &file,
+                    format!(
+                        "profile.{profile}.category_ids: an empty list; give the ids the target accepts, or leave the key out (any id)"
+                    ),
+                ));
+            }
             if fields.as_table().is_some_and(|f| f.contains_key("api_key")) {
                 return Err(fail(
                     &file,

@@ -46,9 +46,8 @@ pub(super) fn configure(
         return Ok(Configured::Answered(0));
     }
     if args.list {
-        options::quiet_on_closed_pipe();
         let catalogue = Catalogue::load(options.cases_dir.as_deref())?;
-        print!("{}", options::list(&options, args.format, &catalogue));
+        stdout!("{}", options::list(&options, args.format, &catalogue));
         return Ok(Configured::Answered(0));
     }
     warn_cases_beside_budget(&options, &sources);
@@ -84,7 +83,7 @@ pub(super) fn configure(
         None => Vec::new(),
     };
     if options.insecure {
-        eprintln!(
+        stderrln!(
             "petstore-conformance: --insecure: TLS certificates are NOT verified (recorded in the report)"
         );
     }
@@ -128,7 +127,7 @@ fn warn_cases_beside_budget(options: &RunOptions, sources: &profiles::Sources) {
                 .map(|(_, _, from)| from.clone())
                 .unwrap_or_default()
         };
-        eprintln!(
+        stderrln!(
             "petstore-conformance: cases = {cases} ({}) bounds the run: each property rule stops at {cases} generated cases; --time-budget {} ({}) only cuts it short. Leave cases unset to let the budget bound it.",
             from("cases"),
             budget,
@@ -155,7 +154,7 @@ fn print_config(options: &RunOptions, sources: profiles::Sources) {
         &[],
         options.allow_short_key,
     );
-    print!("{}", redactor.redact(&profiles::render(&shown)));
+    stdout!("{}", redactor.redact(&profiles::render(&shown)));
 }
 
 /// The target of the run: the built-in reference with its faults and variants, or the base
@@ -222,7 +221,7 @@ pub(super) fn tell_totals(report: &petstore_conformance::report::Report) {
     };
     // A merged report's fields come from files: shown with no control character.
     use petstore_conformance::report::terminal::line;
-    eprintln!(
+    stderrln!(
         "{}: {} against {} (seed {}): {}",
         line(&report.suite.name),
         paint(
@@ -253,34 +252,35 @@ fn target_named(report: &petstore_conformance::report::Report) -> String {
 pub(super) fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {
     let outcome = runner::execute(config)?;
     if let Some(report) = &outcome.report {
-        eprintln!();
+        stderrln!();
         tell_totals(report);
         let t = &report.totals;
-        eprintln!("  the answer: {}", report.answer_line());
+        stderrln!("  the answer: {}", report.answer_line());
         if report.interrupted {
-            eprintln!("  interrupted: the rules not run are skipped");
+            stderrln!("  interrupted: the rules not run are skipped");
         }
         if let Some(note) = report.partial_note() {
-            eprintln!("  {note}");
+            stderrln!("  {note}");
         }
         if t.not_decidable > 0 {
-            eprintln!(
+            stderrln!(
                 "  {} rules not decidable on this store (reported, not gated; --gate certify counts a required one as undetermined)",
                 t.not_decidable
             );
         }
         if report.created_pets.count > 0 {
-            eprintln!(
+            stderrln!(
                 "  created {} pets, named {}*",
-                report.created_pets.count, report.run_prefix
+                report.created_pets.count,
+                report.run_prefix
             );
         }
         if let Some(reason) = &report.target.stopped_answering {
-            eprintln!("  {}", petstore_conformance::report::terminal::line(reason));
+            stderrln!("  {}", petstore_conformance::report::terminal::line(reason));
         }
-        eprintln!("  {}", report.connections.describe());
+        stderrln!("  {}", report.connections.describe());
         for path in &outcome.written {
-            eprintln!("  wrote {}", path.display());
+            stderrln!("  wrote {}", path.display());
         }
         append_step_summary(&outcome.written);
     }
@@ -301,6 +301,6 @@ pub(super) fn append_step_summary(written: &[PathBuf]) {
         writeln!(file, "{text}")
     });
     if let Err(e) = appended {
-        eprintln!("petstore-conformance: GITHUB_STEP_SUMMARY: cannot append summary.md: {e}");
+        stderrln!("petstore-conformance: GITHUB_STEP_SUMMARY: cannot append summary.md: {e}");
     }
 }

@@ -12,16 +12,18 @@ const NAME: &str = "petstore-conformance";
 
 /// The completion script for `shell` on stdout (`source <(petstore-conformance completions bash)`).
 pub(super) fn completions(shell: clap_complete::Shell) -> Result<u8, RunError> {
-    super::options::quiet_on_closed_pipe();
     let mut command = Cli::command();
-    clap_complete::generate(shell, &mut command, NAME, &mut std::io::stdout());
+    // Written whole, not by clap_complete to stdout: it panics on a write that fails (a full
+    // disk), where a failed write ends the command quietly.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, NAME, &mut script);
+    stdout!("{}", String::from_utf8_lossy(&script));
     Ok(0)
 }
 
 /// The manual page of the command on stdout, or, with a directory, one page per sub-command
 /// written there (petstore-conformance.1, petstore-conformance-run.1, ...).
 pub(super) fn man(dir: Option<&Path>) -> Result<u8, RunError> {
-    super::options::quiet_on_closed_pipe();
     let command = Cli::command().version(petstore_conformance::SUITE_VERSION);
     let failed = |e: std::io::Error| RunError::Config(format!("man: cannot write: {e}"));
     match dir {
@@ -29,9 +31,14 @@ pub(super) fn man(dir: Option<&Path>) -> Result<u8, RunError> {
             std::fs::create_dir_all(dir).map_err(failed)?;
             clap_mangen::generate_to(command, dir).map_err(failed)?;
         }
-        None => clap_mangen::Man::new(command)
-            .render(&mut std::io::stdout())
-            .map_err(failed)?,
+        None => {
+            // Rendered whole, then printed as every listing is: a full disk ends it quietly.
+            let mut page = Vec::new();
+            clap_mangen::Man::new(command)
+                .render(&mut page)
+                .map_err(failed)?;
+            stdout!("{}", String::from_utf8_lossy(&page));
+        }
     }
     Ok(0)
 }

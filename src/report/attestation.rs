@@ -198,15 +198,21 @@ impl Configuration {
     }
 }
 
-/// The in-toto Statement over `files` (name and bytes, as written) for `report`.
+/// The annotation of a subject that holds its length in bytes: `verify-report` refuses a file
+/// of another length before it reads a byte of it.
+pub const SIZE_ANNOTATION: &str = "size";
+
+/// The in-toto Statement over `files` (name, SHA-256 and length, as written) for `report`.
 pub fn statement(
     report: &Report,
-    files: &[(&str, String)],
+    files: &[(&str, String, u64)],
     configuration: &Configuration,
 ) -> Value {
     let subjects: Vec<Value> = files
         .iter()
-        .map(|(name, sha256)| json!({"name": name, "digest": {"sha256": sha256}}))
+        .map(|(name, sha256, size)| {
+            json!({"name": name, "digest": {"sha256": sha256}, "annotations": {SIZE_ANNOTATION: size}})
+        })
         .collect();
     let ids = |keep: &dyn Fn(&RuleReport) -> bool| -> Vec<String> {
         report

@@ -3,8 +3,8 @@
 //! ran it, each response oracle's from all of them (the oracles judge every response of the
 //! run, and each shard judged its own), and the answer tallied again as `run` tallies it.
 //!
-//! Shards of different runs (seed, catalogue, contract, target, suite, gate, cases, split) are
-//! refused; two reports of one shard too. A shard not given leaves its rules skipped and the
+//! Shards of different runs (seed, catalogue, contract, target, suite, gate, cases, split,
+//! options, invocation) are refused, the odd one named; two reports of one shard too. A shard not given leaves its rules skipped and the
 //! answer undetermined, and the report names it.
 
 use std::collections::BTreeMap;
@@ -120,26 +120,34 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
     Ok(merged)
 }
 
-/// The shards by their number, once each checked to be a shard of `first`'s run and split;
-/// a refusal names the two reports and what differs.
+/// The shards by their number, once each checked to be a shard of one run and split: the run
+/// most of them are of (the first's, when none has more), each odd one refused by name with
+/// what differs.
 fn of_one_split<'s>(
     first: &Shard,
     split: &ShardRecord,
     shards: &'s [Shard],
 ) -> Result<BTreeMap<u32, &'s Shard>, MergeError> {
+    for shard in shards {
+        record(shard)?;
+    }
+    let usual = usual_run(shards).unwrap_or(first);
+    let expected = run_of(usual);
     let mut by_shard: BTreeMap<u32, &Shard> = BTreeMap::new();
     for shard in shards {
         let this = record(shard)?;
-        for ((what, expected), (_, found)) in identity(&first.report)
-            .into_iter()
-            .zip(identity(&shard.report))
+        if let Some((what, expected, found)) = expected
+            .iter()
+            .zip(run_of(shard))
+            .find(|((_, expected), (_, found))| expected != found)
+            .map(|((what, expected), (_, found))| (what, expected, found))
         {
-            if expected != found {
-                return Err(MergeError(format!(
-                    "{} and {} are not shards of one run: {what} {expected} vs {found}",
-                    first.source, shard.source
-                )));
-            }
+            return Err(MergeError(format!(
+                "{} and {} are not shards of one run: {what} {expected} vs {found}{}",
+                usual.source,
+                shard.source,
+                odd_one(shards, shard, what)
+            )));
         }
         if this.partition.scheme != split.partition.scheme
             || this.partition.of != split.partition.of
@@ -167,6 +175,100 @@ fn of_one_split<'s>(
         }
     }
     Ok(by_shard)
+}
+
+/// What must be equal for reports to be shards of one run: [`identity`], then the options
+/// every shard was run with (as the words of their Re-run lines that differ), then the
+/// invocation they were run in.
+fn run_of(shard: &Shard) -> Vec<(&'static str, String)> {
+    let mut run = identity(&shard.report).to_vec();
+    if let Some(this) = &shard.report.partition {
+        run.push(("options", this.options_sha256.clone()));
+        run.push((
+            "invocation",
+            if this.invocation.is_empty() {
+                "(none: written before shards carried one)".into()
+            } else {
+                this.invocation.clone()
+            },
+        ));
+    }
+    run
+}
+
+/// The shard whose run the most shards are of; `None` when no run has more than another.
+fn usual_run(shards: &[Shard]) -> Option<&Shard> {
+    let runs: Vec<Vec<(&str, String)>> = shards.iter().map(run_of).collect();
+    let count = |run: &Vec<(&str, String)>| runs.iter().filter(|other| *other == run).count();
+    let most = runs.iter().map(count).max()?;
+    let holders = runs.iter().filter(|run| count(run) == most).count();
+    (holders == most)
+        .then(|| runs.iter().position(|run| count(run) == most))
+        .flatten()
+        .map(|at| &shards[at])
+}
+
+/// The tail of a refusal: which shard is the odd one when the others agree, and how the options
+/// differ or what ties shards to one invocation.
+fn odd_one(shards: &[Shard], odd: &Shard, what: &str) -> String {
+    let others = shards.len() - 1;
+    let mut tail = String::new();
+    if others >= 2 {
+        tail.push_str(&format!(
+            "; {} is the odd one, the other {others} agree",
+            odd.source
+        ));
+    }
+    match what {
+        "options" => {
+            let words = |shard: &Shard| option_words(&without_partition(&shard.report.rerun));
+            let theirs = words(odd);
+            let ours = shards
+                .iter()
+                .find(|s| !std::ptr::eq(*s, odd))
+                .map(words)
+                .unwrap_or_default();
+            let only = |a: &[String], b: &[String]| {
+                let differ: Vec<&str> = a
+                    .iter()
+                    .filter(|w| !b.contains(w))
+                    .map(String::as_str)
+                    .collect();
+                if differ.is_empty() {
+                    "(none)".to_string()
+                } else {
+                    differ.join(" ")
+                }
+            };
+            tail.push_str(&format!(
+                " (its Re-run line has {}, the others' {})",
+                only(&theirs, &ours),
+                only(&ours, &theirs)
+            ));
+        }
+        "invocation" => tail.push_str(
+            " (a shard of an earlier run? every shard of one run is given one --invocation, see docs/src/ci.md)",
+        ),
+        _ => {}
+    }
+    tail
+}
+
+/// A Re-run line as its options, each flag with its value (`--timeout 30s`).
+fn option_words(line: &str) -> Vec<String> {
+    let mut options: Vec<String> = Vec::new();
+    for word in line.split(' ').skip_while(|word| *word != "run").skip(1) {
+        match options.last_mut() {
+            Some(last)
+                if !word.starts_with("--") && last.starts_with("--") && !last.contains(' ') =>
+            {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => options.push(word.to_string()),
+        }
+    }
+    options
 }
 
 /// Each selected rule's report, in the split's order: a dealt rule's from the shard that ran
@@ -274,7 +376,7 @@ fn joined(reports: &[&RuleReport]) -> RuleReport {
 }
 
 /// A shard's re-run line without its `--partition`: the whole run's.
-fn without_partition(rerun: &str) -> String {
+pub fn without_partition(rerun: &str) -> String {
     let mut words = rerun.split(' ').peekable();
     let mut kept = Vec::new();
     while let Some(word) = words.next() {

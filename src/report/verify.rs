@@ -160,6 +160,65 @@ pub fn verify(
     })
 }
 
+/// A report read for `compare` (its bytes `read` from `path`), checked against the attestation
+/// beside it: the signature by `public_key` when one is given (and then the attestation must
+/// be there), and always the report's SHA-256 against the one the attestation names. A report
+/// whose verdicts were flipped and its own digest recomputed still matches that digest, not the
+/// signed one. `Ok(None)`: no attestation and no key; `Ok(Some)`: what held.
+pub fn attested(
+    path: &Path,
+    read: &[u8],
+    public_key: Option<&[u8]>,
+) -> Result<Option<String>, String> {
+    let (dir, _) = locate(path);
+    let name = path
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let envelope_path = dir.join(attestation::ATTESTATION_FILE);
+    let envelope = match files::read_text(&envelope_path, files::EVIDENCE_CAP) {
+        Ok(envelope) => envelope,
+        Err(e) if e.not_found() && public_key.is_none() => return Ok(None),
+        Err(e) if e.not_found() => {
+            return Err(format!(
+                "no {} beside it: it is not signed, and --public-key asks that it be",
+                attestation::ATTESTATION_FILE
+            ));
+        }
+        Err(e) => return Err(format!("{}: {e}", attestation::ATTESTATION_FILE)),
+    };
+    let statement = attestation::open_envelope(&envelope, public_key)
+        .map_err(|reason| format!("{}: {reason}", attestation::ATTESTATION_FILE))?;
+    let subjects = statement["subject"].as_array().cloned().unwrap_or_default();
+    let Some(subject) = subjects
+        .iter()
+        .find(|subject| subject["name"] == name.as_str())
+    else {
+        return Err(format!(
+            "the {} beside it does not cover {name}",
+            attestation::ATTESTATION_FILE
+        ));
+    };
+    let recorded = subject["digest"]["sha256"].as_str().unwrap_or_default();
+    let digest = crate::contract::sha256_hex(read);
+    if digest != recorded {
+        return Err(format!(
+            "its SHA-256 {digest} is not the {recorded} the {} beside it names: edited after it was signed",
+            attestation::ATTESTATION_FILE
+        ));
+    }
+    Ok(Some(match public_key {
+        Some(key) => format!(
+            "{name} is the file signed by this public key (keyid {})",
+            attestation::key_id(key)
+        ),
+        None => format!(
+            "{name} matches the {} beside it (its signature not checked without --public-key)",
+            attestation::ATTESTATION_FILE
+        ),
+    }))
+}
+
 /// report.json read back to be compared: refused when its content does not match its own
 /// digest (edited after the run, a verdict flipped) or it carries none.
 pub fn intact(text: &str) -> Result<Report, String> {
@@ -188,6 +247,10 @@ fn own_digest(text: &str) -> Result<(Report, Result<String, String>), String> {
     Ok((report, line))
 }
 
+/// The most bytes of a subject hashed when its attestation gives no length (one written before
+/// they did): more than any report file holds, far less than a planted sparse file.
+const UNSIZED_CAP: u64 = 1 << 30;
+
 /// Every subject's digest against the file, and every report file present a subject.
 fn check_subjects(
     dir: &Path,
@@ -208,11 +271,24 @@ fn check_subjects(
             ));
             continue;
         }
-        match super::writing::sha256_of_file(&dir.join(name)) {
-            Ok(digest) if digest == recorded => {
+        // Its length, when the attestation gives it, is checked before a byte is read: a
+        // 20 GB sparse file, or a link to a /proc file that reads on, is refused at once.
+        let recorded_size = subject["annotations"][attestation::SIZE_ANNOTATION].as_u64();
+        let path = dir.join(name);
+        let size = std::fs::metadata(&path).map(|meta| meta.len());
+        if let (Some(recorded_size), Ok(size)) = (recorded_size, &size)
+            && *size != recorded_size
+        {
+            failures.push(format!(
+                "FAILED digest: {name} holds {size} bytes, the attestation says {recorded_size}"
+            ));
+            continue;
+        }
+        match super::writing::sha256_of_file(&path, recorded_size.unwrap_or(UNSIZED_CAP)) {
+            Ok((digest, _)) if digest == recorded => {
                 lines.push(format!("digest: {name} matches the attestation"))
             }
-            Ok(digest) => failures.push(format!(
+            Ok((digest, _)) => failures.push(format!(
                 "FAILED digest: {name} has SHA-256 {digest}, the attestation says {recorded}"
             )),
             Err(e) => failures.push(format!("FAILED digest: {name}: {e}")),

@@ -107,13 +107,14 @@ impl ReportDir {
         // Digested before the borrowed names below: a file of this directory the run wrote in
         // place is evidence the attestation must cover, or `verify-report` would find it
         // uncovered.
-        let beside: Vec<(String, String)> = match signing {
+        let beside: Vec<(String, String, u64)> = match signing {
             Some(_) => beside
                 .iter()
                 .filter(|path| self.holds(path))
                 .filter_map(|path| {
                     let name = path.file_name()?.to_str()?.to_string();
-                    Some((name, sha256_of_file(path).ok()?))
+                    let (digest, size) = sha256_of_file(path, u64::MAX).ok()?;
+                    Some((name, digest, size))
                 })
                 .collect(),
             None => Vec::new(),
@@ -133,14 +134,14 @@ impl ReportDir {
             (REPORT_FILES[3], html::render(report)),
         ];
         let mut names = Vec::new();
-        // Each file's SHA-256, for the attestation.
-        let mut digests: Vec<(&str, String)> = Vec::new();
+        // Each file's SHA-256 and length, for the attestation.
+        let mut digests: Vec<(&str, String, u64)> = Vec::new();
         for (name, text) in rendered {
             let text = redactor.redact(&text).into_bytes();
             self.write_partial(name, &text)?;
             names.push(name);
             if signing.is_some() {
-                digests.push((name, crate::contract::sha256_hex(&text)));
+                digests.push((name, crate::contract::sha256_hex(&text), text.len() as u64));
             }
         }
         for name in staged.iter().copied() {
@@ -151,13 +152,13 @@ impl ReportDir {
                 if self.partial(name).exists() {
                     names.push(name);
                 }
-            } else if let Ok(digest) = sha256_of_file(&self.partial(name)) {
+            } else if let Ok((digest, size)) = sha256_of_file(&self.partial(name), u64::MAX) {
                 names.push(name);
-                digests.push((name, digest));
+                digests.push((name, digest, size));
             }
         }
-        for (name, digest) in &beside {
-            digests.push((name.as_str(), digest.clone()));
+        for (name, digest, size) in &beside {
+            digests.push((name.as_str(), digest.clone(), *size));
         }
         if let Some((key, configuration)) = signing {
             let statement = attestation::statement(report, &digests, configuration);
@@ -247,26 +248,42 @@ pub fn write_all(
     ReportDir::prepare(dir)?.commit(report, redactor, &[], &[], None)
 }
 
-/// Lowercase hex SHA-256 of the regular file at `path`, read 64 KiB at a time (a FIFO or a
-/// device planted where a report file belongs is refused, not read for ever).
-pub(super) fn sha256_of_file(path: &Path) -> Result<String, files::ReadError> {
+/// Lowercase hex SHA-256 of the regular file at `path` and its length, read 64 KiB at a time
+/// (a FIFO or a device planted where a report file belongs is refused, not read for ever); a
+/// file of more than `cap` bytes, or that reads past them (a `/proc` file says it holds none),
+/// is refused before or as soon as it shows it.
+pub(super) fn sha256_of_file(path: &Path, cap: u64) -> Result<(String, u64), files::ReadError> {
     use std::io::Read;
-    let mut file = files::open_regular(path)?;
+    let file = files::open_regular(path)?;
+    let size = file.metadata()?.len();
+    if size > cap {
+        return Err(files::ReadError::TooLarge { size, cap });
+    }
+    let mut file = file.take(cap.saturating_add(1));
     let mut context = ring::digest::Context::new(&ring::digest::SHA256);
     let mut buffer = vec![0u8; 64 << 10];
+    let mut read_in_all = 0u64;
     loop {
         let read = file.read(&mut buffer)?;
         if read == 0 {
             break;
         }
+        read_in_all += read as u64;
+        if read_in_all > cap {
+            return Err(files::ReadError::TooLarge {
+                size: read_in_all,
+                cap,
+            });
+        }
         context.update(&buffer[..read]);
     }
-    Ok(context
+    let digest = context
         .finish()
         .as_ref()
         .iter()
         .map(|b| format!("{b:02x}"))
-        .collect())
+        .collect();
+    Ok((digest, read_in_all))
 }
 
 #[cfg(test)]
@@ -282,9 +299,17 @@ mod tests {
         let bytes: Vec<u8> = (0..200_003u32).map(|n| (n % 251) as u8).collect();
         std::fs::write(&path, &bytes).unwrap();
         assert_eq!(
-            sha256_of_file(&path).unwrap(),
-            crate::contract::sha256_hex(&bytes)
+            sha256_of_file(&path, u64::MAX).unwrap(),
+            (crate::contract::sha256_hex(&bytes), bytes.len() as u64)
         );
+        // One byte fewer allowed than it holds: refused, before any is read.
+        assert!(matches!(
+            sha256_of_file(&path, bytes.len() as u64 - 1),
+            Err(files::ReadError::TooLarge { .. })
+        ));
+        // A /proc file says it holds nothing and reads on: refused past the cap (or at the
+        // read the cap makes uneven, which pagemap refuses), never read to its end.
+        assert!(sha256_of_file(Path::new("/proc/self/pagemap"), 1 << 20).is_err());
         let _ = std::fs::remove_dir_all(dir);
     }
 }

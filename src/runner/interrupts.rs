@@ -112,7 +112,7 @@ pub fn quit_on_first_signal() {
 }
 
 fn quit(code: u8) -> ! {
-    eprintln!("petstore-conformance: interrupted");
+    stderrln!("petstore-conformance: interrupted");
     std::process::exit(code.into());
 }
 
@@ -127,7 +127,7 @@ fn heard(code: u8) {
         quit(code);
     }
     if first {
-        eprintln!(
+        stderrln!(
             "petstore-conformance: interrupted: no more requests; writing the reports (again to quit at once)"
         );
         for (_, stop) in &hooks.stop {
@@ -138,7 +138,7 @@ fn heard(code: u8) {
     for (_, quit) in &hooks.quit {
         quit();
     }
-    eprintln!("petstore-conformance: interrupted again: quitting without a report");
+    stderrln!("petstore-conformance: interrupted again: quitting without a report");
     std::process::exit(signalled().unwrap_or(code).into());
 }
 

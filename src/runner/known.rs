@@ -78,25 +78,32 @@ pub fn checked(entries: Vec<KnownFailure>, catalogue: &Catalogue) -> Result<Know
                 entry.rule
             ));
         }
-        if let Some(date) = &entry.expires {
-            let ok = date.len() == 10
-                && date.bytes().enumerate().all(|(i, b)| {
-                    if i == 4 || i == 7 {
-                        b == b'-'
-                    } else {
-                        b.is_ascii_digit()
-                    }
-                });
-            if !ok {
-                return Err(format!(
-                    "rule {:?}: expires {date:?} is not a YYYY-MM-DD date",
-                    entry.rule
-                ));
-            }
+        if let Some(date) = &entry.expires
+            && !is_date(date)
+        {
+            return Err(format!(
+                "rule {:?}: expires {date:?} is not a YYYY-MM-DD date",
+                entry.rule
+            ));
         }
         known.insert(entry.rule.clone(), entry);
     }
     Ok(known)
+}
+
+/// Whether `date` is a day of the calendar written `YYYY-MM-DD`: the shape alone let
+/// `2027-13-45` through, and as it sorts after every real date it excused a failure for ever.
+/// Once the day is real, comparing the text compares the dates (`KnownFailure::expired`).
+fn is_date(date: &str) -> bool {
+    let shaped = date.len() == 10
+        && date.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    shaped && humantime::parse_rfc3339(&format!("{date}T00:00:00Z")).is_ok()
 }
 
 /// Today, as `YYYY-MM-DD` (UTC).
@@ -106,4 +113,27 @@ pub fn today() -> String {
         .chars()
         .take(10)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_date;
+
+    #[test]
+    fn a_date_is_a_day_of_the_calendar_not_its_shape() {
+        for date in ["2027-01-31", "2028-02-29", "1999-12-31"] {
+            assert!(is_date(date), "{date}");
+        }
+        for date in [
+            "2027-13-45",
+            "9999-99-99",
+            "2027-02-29",
+            "2027-04-31",
+            "2027-00-10",
+            "2027-1-5",
+            "27-01-01",
+        ] {
+            assert!(!is_date(date), "{date}");
+        }
+    }
 }

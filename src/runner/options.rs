@@ -177,6 +177,11 @@ run_options! {
         #[arg(long, env = "PETSTORE_PARTITION")]
         #[serde(deserialize_with = "from_text")]
         [Repeated] partition: Option<Partition>,
+        /// The run a shard is part of, the same in every shard (a CI sets it from its pipeline's
+        /// id); `merge` refuses shards of different ones [default: the CI's run id, else the
+        /// process that started this one].
+        #[arg(long, env = "PETSTORE_INVOCATION")]
+        [Left] invocation: Option<String>,
         /// How long one exchange may take, connect to last byte (1s to 1h; `30s`, or seconds).
         #[arg(long, env = "PETSTORE_TIMEOUT", default_value = "10")]
         [Repeated] timeout: Seconds,

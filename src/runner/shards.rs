@@ -3,19 +3,28 @@
 
 use std::path::{Path, PathBuf};
 
-use libtest_mimic::{Arguments, Trial};
+use libtest_mimic::Trial;
 
 use super::error::RunError;
+use super::settings::RunConfig;
 use crate::catalogue::Catalogue;
 use crate::catalogue::partition::{Partition, ShardRecord};
+use crate::contract::sha256_hex;
 use crate::engine::schedule::{self, Phase};
 use crate::execution::{Redactor, files};
 use crate::report::merge::{self, Shard};
 use crate::report::{CREATED_PETS_FILE, REPORT_FILES, Report, ReportDir};
 
 /// The split as this shard sees it: the rules the user's filter selects (the whole run's),
-/// the oracles every shard runs, and this shard's part of the rest.
-pub fn record(args: &Arguments, catalogue: &Catalogue, partition: Partition) -> ShardRecord {
+/// the oracles every shard runs, and this shard's part of the rest; the run's invocation and
+/// the digest of its options, which every shard of it shares.
+pub fn record(
+    config: &RunConfig,
+    catalogue: &Catalogue,
+    partition: Partition,
+    invocation: String,
+) -> ShardRecord {
+    let args = config.libtest_args();
     let selected: Vec<&crate::catalogue::Rule> = catalogue
         .rules
         .iter()
@@ -35,7 +44,74 @@ pub fn record(args: &Arguments, catalogue: &Catalogue, partition: Partition) -> 
             .filter(|rule| schedule::phase(&rule.check) == Phase::Last)
             .map(|rule| rule.id.clone())
             .collect(),
+        invocation,
+        options_sha256: sha256_hex(
+            merge::without_partition(&super::rerun::command(config)).as_bytes(),
+        ),
     }
+}
+
+/// Longest invocation id taken: a CI's run id and attempt, a UUID, a pipeline's name.
+const MAX_INVOCATION: usize = 128;
+
+/// The invocation a shard records: `given` (`--invocation`, `PETSTORE_INVOCATION`), else the
+/// CI's id of the pipeline run (every shard job of one run reads the same one, and a re-run's
+/// attempt is another invocation), else the process that started this one, with its start
+/// time (a script or `xargs -P` starting every shard; a shard started apart needs the flag).
+pub fn invocation(given: Option<&str>) -> Result<String, RunError> {
+    if let Some(id) = given {
+        let fits = !id.is_empty()
+            && id.len() <= MAX_INVOCATION
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._:-/+".contains(&b));
+        return if fits {
+            Ok(id.to_string())
+        } else {
+            Err(RunError::Config(format!(
+                "--invocation: 1 to {MAX_INVOCATION} letters, digits and ._:-/+ (the CI's pipeline id)"
+            )))
+        };
+    }
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    if let Some(run) = var("GITHUB_RUN_ID") {
+        let attempt = var("GITHUB_RUN_ATTEMPT").unwrap_or_else(|| "1".into());
+        return Ok(format!("github:{run}-{attempt}"));
+    }
+    for (ci, name) in [
+        ("gitlab", "CI_PIPELINE_ID"),
+        ("buildkite", "BUILDKITE_BUILD_ID"),
+        ("circleci", "CIRCLE_WORKFLOW_ID"),
+        ("azure", "BUILD_BUILDID"),
+        ("jenkins", "BUILD_TAG"),
+    ] {
+        if let Some(id) = var(name) {
+            return Ok(format!("{ci}:{id}"));
+        }
+    }
+    Ok(format!(
+        "local:{}",
+        &sha256_hex(parent_process().as_bytes())[..16]
+    ))
+}
+
+/// The parent process as one string that a later process of the same id does not share: its
+/// id, its start time and the machine's boot, where /proc has them.
+fn parent_process() -> String {
+    // SAFETY: getppid has no preconditions and cannot fail.
+    let parent = unsafe { libc::getppid() };
+    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+    let stat = read(&format!("/proc/{parent}/stat"));
+    // Field 22, counted after the command's closing parenthesis (a name may hold spaces).
+    let started = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(19))
+        .unwrap_or_default()
+        .to_string();
+    format!(
+        "{parent} {started} {}",
+        read("/proc/sys/kernel/random/boot_id").trim()
+    )
 }
 
 /// Whether the shard runs the rule `id`.
@@ -110,4 +186,24 @@ pub fn merge_dirs(
     let signing = sign_key.map(|key| (key, &configuration));
     let written = report_dir.commit(&report, &redactor, &staged, &[], signing)?;
     Ok(MergeOutcome { report, written })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_invocation_is_one_word_a_ci_gives_and_the_derived_one_is_the_same_each_time() {
+        for id in ["1234567-1", "gitlab-998877", "nightly/2026-11-27", "a"] {
+            assert_eq!(invocation(Some(id)).unwrap(), id);
+        }
+        let long = "x".repeat(MAX_INVOCATION + 1);
+        for id in ["", "two words", "key=\"v\"", long.as_str()] {
+            assert!(invocation(Some(id)).is_err(), "{id:?}");
+        }
+        // Every shard a process starts derives the same one.
+        let derived = invocation(None).unwrap();
+        assert!(!derived.is_empty() && derived.len() <= MAX_INVOCATION);
+        assert_eq!(invocation(None).unwrap(), derived);
+    }
 }

@@ -49,6 +49,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
         loaded,
         known,
         report_dir,
+        invocation,
     } = configured;
     let deadline = clock.deadline(config.time_budget().map(generation_budget));
     let (run, catalogue) = populate(
@@ -60,7 +61,7 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     )?;
     interrupts.reach(&run);
     if config.announce {
-        eprintln!(
+        stderrln!(
             "petstore-conformance {}: seed {seed} (replay with --seed {seed})",
             crate::SUITE_VERSION,
             seed = config.seed()
@@ -69,7 +70,10 @@ pub fn execute(config: RunConfig) -> Result<RunOutcome, RunError> {
     let shard = config
         .options
         .partition
-        .map(|partition| super::shards::record(&config.libtest_args(), &catalogue, partition));
+        .zip(invocation)
+        .map(|(partition, invocation)| {
+            super::shards::record(&config, &catalogue, partition, invocation)
+        });
     let Some(results) = judge(&config, &catalogue, &run, &known, shard.as_ref())? else {
         return Ok(RunOutcome {
             report: None,
@@ -123,6 +127,8 @@ struct Configured {
     loaded: Loaded,
     known: KnownFailures,
     report_dir: Option<ReportDir>,
+    /// The invocation a shard records (`None`: not a shard).
+    invocation: Option<String>,
 }
 
 /// Configure: the contract, the catalogue, the request space and the saved counterexamples,
@@ -152,10 +158,18 @@ fn configure(config: &RunConfig) -> Result<Configured, RunError> {
         ),
         _ => None,
     };
+    // A shard's invocation, refused now if it is not one, before anything is sent.
+    let invocation = match config.options.partition {
+        Some(_) => Some(super::shards::invocation(
+            config.options.invocation.as_deref(),
+        )?),
+        None => None,
+    };
     Ok(Configured {
         loaded,
         known,
         report_dir,
+        invocation,
     })
 }
 
@@ -278,7 +292,7 @@ fn request_log(config: &RunConfig) -> Option<Mutex<std::io::BufWriter<std::fs::F
     let path = config.options.request_log.as_ref()?;
     crate::execution::files::create(path)
         .map_err(|e| {
-            eprintln!(
+            stderrln!(
                 "petstore-conformance: warning: --request-log {}: cannot create it ({e}); the run goes on without a request log",
                 path.display()
             );
@@ -292,7 +306,7 @@ fn har(config: &RunConfig) -> Option<crate::execution::har::Har> {
     let path = config.options.har.as_ref()?;
     crate::execution::har::Har::create(path)
         .map_err(|e| {
-            eprintln!(
+            stderrln!(
                 "petstore-conformance: warning: --har {}: cannot create it ({e}); the run goes on without it",
                 path.display()
             );
@@ -347,7 +361,7 @@ fn report_stage(
     }
     run.fixtures.created.flush();
     if let Err(e) = save_regressions(config, &report, redactor) {
-        eprintln!(
+        stderrln!(
             "petstore-conformance: warning: counterexamples not saved: {e}; the reports are written all the same"
         );
     }

@@ -70,7 +70,7 @@ pub(super) fn load(config: &RunConfig) -> Result<Loaded, RunError> {
         .map_err(|e| RunError::Config(e.to_string()))?;
     let new_pet_schema = Schemas::new(&contract).flatten(&contract, SchemaName::NewPet)?;
     for note in crate::generation::check_caps(&new_pet_schema, "NewPet")? {
-        eprintln!("petstore-conformance: {note}");
+        stderrln!("petstore-conformance: {note}");
     }
     let regressions = match &config.regressions {
         Some(path) => regressions::load(path).map_err(RunError::Config)?,

@@ -287,6 +287,11 @@ fn known_failures_are_reported_not_gated_until_they_expire() {
             r#"known_failures = [{ rule = "auth/missing-key/list-pets", reason = "x", expires = "soon" }]"#,
             "YYYY-MM-DD",
         ),
+        // The shape of a date, not a day: it would sort after every real one and never expire.
+        (
+            r#"known_failures = [{ rule = "auth/missing-key/list-pets", reason = "x", expires = "2027-13-45" }]"#,
+            "2027-13-45",
+        ),
     ] {
         write(text);
         let (output, _) = run_with(&[]);

@@ -14,6 +14,7 @@ mod listings;
 mod options;
 mod replay;
 mod shards;
+mod streams;
 mod terminal;
 
 fn temp_dir(name: &str) -> PathBuf {

@@ -330,6 +330,11 @@ known_failures = [{ rule = "auth/missing-key/list-pets", reason = "PET-1" }]
             "[profile.default]\napi_key = \"x\"\n",
             vec!["profile.default.api_key", "never allowed"],
         ),
+        // As `--category-ids ''` is refused: no category is no list of them.
+        (
+            "[profile.default]\ncategory_ids = []\n",
+            vec!["profile.default.category_ids", "empty"],
+        ),
     ] {
         std::fs::write(&file, text).unwrap();
         let output = run(&["--config", config], None, &reports);

@@ -266,8 +266,8 @@ fn mismatched_shards_are_refused() {
 }
 
 /// The command line: `run --partition` writes each shard's reports, `merge` writes the whole
-/// run's in every format with `run`'s exit code, and refuses a shard of another seed (exit 2,
-/// one line).
+/// run's in every format with `run`'s exit code and every option on its Re-run line, and
+/// refuses a shard of another invocation, other options or another seed (exit 2, one line).
 #[test]
 fn run_partition_then_merge_on_the_command_line() {
     let dir = common::temp_dir("shards", "cli");
@@ -281,6 +281,10 @@ fn run_partition_then_merge_on_the_command_line() {
                 "7",
                 "--reference-fault",
                 "limit-off-by-one",
+                "--timeout",
+                "30",
+                "--category-ids",
+                "1,2,3",
             ])
             .args(["--partition", &format!("hash:{}/3", k + 1), "--report-dir"])
             .arg(shard_dir)
@@ -323,12 +327,86 @@ fn run_partition_then_merge_on_the_command_line() {
         String::from_utf8_lossy(&verified.stdout)
     );
 
+    // The merged Re-run line is the shards' own, every option kept, `--partition` left out.
+    assert!(
+        report.rerun.contains("--timeout 30s") && report.rerun.contains("--category-ids 1,2,3"),
+        "{}",
+        report.rerun
+    );
+    assert!(!report.rerun.contains("--partition"), "{}", report.rerun);
+
+    // A shard of another invocation (yesterday's, same seed and target) or run with other
+    // options: refused, exit 2, one line naming it as the odd one.
+    let shard_with = |name: &str, extra: &[&str]| {
+        let shard_dir = dir.join(name);
+        let output = Command::new(common::BIN)
+            .args(["run", "--no-regressions", "--seed", "7"])
+            .args([
+                "--reference-fault",
+                "limit-off-by-one",
+                "--partition",
+                "hash:1/3",
+            ])
+            .args(extra)
+            .arg("--report-dir")
+            .arg(&shard_dir)
+            .output()
+            .unwrap();
+        assert!(
+            matches!(output.status.code(), Some(0 | 1)),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        shard_dir
+    };
+    let stale = shard_with(
+        "stale",
+        &[
+            "--timeout",
+            "30",
+            "--category-ids",
+            "1,2,3",
+            "--invocation",
+            "yesterday",
+        ],
+    );
+    let other_options = shard_with("other-options", &["--category-ids", "1,2,3"]);
+    for (odd, needles) in [
+        (&stale, vec!["invocation", "yesterday", "--invocation"]),
+        (&other_options, vec!["options", "--timeout 30s"]),
+    ] {
+        let refused = Command::new(common::BIN)
+            .arg("merge")
+            .args([odd, &shard_dirs[1], &shard_dirs[2]])
+            .arg("--report-dir")
+            .arg(dir.join("refused"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{} is the odd one",
+                odd.join("report.json").display()
+            )),
+            "{stderr}"
+        );
+        for needle in needles {
+            assert!(stderr.contains(needle), "{needle}: {stderr}");
+        }
+    }
+
     // A shard of another seed: refused, one line, exit 2.
     let stranger = dir.join("stranger");
     Command::new(common::BIN)
         .args([
             "run",
             "--no-regressions",
+            "--timeout",
+            "30",
+            "--category-ids",
+            "1,2,3",
             "--seed",
             "8",
             "--partition",

@@ -1,7 +1,8 @@
 //! A signed run's attestation: verified by `verify-report` and by an independent DSSE check
 //! written here (PAE + Ed25519 over the payload, SHA-256 of each subject); any single-byte
 //! change to any report file, a forged report.json with its plain digest recomputed, another
-//! key, and a foreign catalogue each fail, with a line saying which.
+//! key, and a foreign catalogue each fail, with a line saying which; a file of another size than
+//! attested is refused unread, and `compare` checks the attestation beside a report.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -418,5 +419,122 @@ fn every_file_of_a_signed_directory_is_covered_or_named_and_the_har_refuses_a_li
     );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
     assert!(std::fs::symlink_metadata(&har).unwrap().is_symlink());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A signed directory's files are refused when they hold more or fewer bytes than the
+/// attestation says, before a byte is hashed: a 20 GB sparse junit.xml, and a link to
+/// /proc/self/pagemap (a file that says it is empty and reads on). `compare` refuses a report
+/// whose verdict was flipped and its own digest recomputed when the attestation beside it
+/// names another digest, and with `--public-key` checks the signature itself.
+#[test]
+fn a_file_of_another_size_is_refused_unread_and_compare_checks_the_attestation() {
+    let dir = temp_dir("bounded");
+    let (private, public) = key_pair(&dir, "signer");
+    let reports = dir.join("reports");
+    let output = command(&["run", "--seed", "7", "--no-regressions", "list-pets/limit"])
+        .arg("--sign-key")
+        .arg(&private)
+        .arg("--report-dir")
+        .arg(&reports)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let statement = independent_check(&reports, &raw_public_key(&public)).unwrap();
+    let junit = statement["subject"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "junit.xml")
+        .unwrap();
+    let junit_size = std::fs::metadata(reports.join("junit.xml")).unwrap().len();
+    assert_eq!(junit["annotations"]["size"], junit_size);
+
+    let planted = dir.join("planted");
+    copy_dir(&reports, &planted);
+    let sparse = std::fs::File::create(planted.join("junit.xml")).unwrap();
+    sparse.set_len(20 << 30).unwrap();
+    drop(sparse);
+    std::fs::remove_file(planted.join("summary.md")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/pagemap", planted.join("summary.md")).unwrap();
+    let started = std::time::Instant::now();
+    let (code, said) = verify(&planted, &public, &[]);
+    // Hashing 20 GB takes a minute; refused unread, it is the start of a process. (A second
+    // on an idle machine; ten allow for a loaded one.)
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(code, Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "FAILED digest: junit.xml holds {} bytes, the attestation says {junit_size}",
+            20u64 << 30
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains("FAILED digest: summary.md holds 0 bytes"),
+        "{said}"
+    );
+
+    // compare: the report against itself is no regression, with or without the key.
+    let compare = |old: &Path, new: &Path, key: Option<&Path>| {
+        let mut compare = command(&["compare"]);
+        compare.arg(old).arg(new);
+        if let Some(key) = key {
+            compare.arg("--public-key").arg(key);
+        }
+        let output = compare.output().unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let signed = reports.join("report.json");
+    assert_eq!(compare(&signed, &signed, None).0, Some(0));
+    assert_eq!(compare(&signed, &signed, Some(&public)).0, Some(0));
+    // A verdict flipped, the report's own digest recomputed, the attestation left beside it.
+    let flipped = dir.join("flipped");
+    copy_dir(&reports, &flipped);
+    let mut report: Value = serde_json::from_slice(&std::fs::read(&signed).unwrap()).unwrap();
+    let rule = report["rules"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|rule| rule["verdict"] == "passed" && rule["level"] == "required")
+        .unwrap();
+    rule["verdict"] = Value::from("failed");
+    report["integrity"]["sha256"] = Value::from("");
+    let digest = sha256_hex(report.to_string().as_bytes());
+    report["integrity"]["sha256"] = Value::from(digest);
+    std::fs::write(
+        flipped.join("report.json"),
+        serde_json::to_string_pretty(&report).unwrap(),
+    )
+    .unwrap();
+    let (code, said) = compare(&signed, &flipped.join("report.json"), None);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("edited after it was signed"), "{said}");
+    assert_eq!(said.trim().lines().count(), 1, "{said}");
+    // Without the attestation, its own digest is all it has: the forgery then reads as a run
+    // (what --public-key is for).
+    std::fs::remove_file(flipped.join("attestation.intoto.json")).unwrap();
+    let (code, said) = compare(&signed, &flipped.join("report.json"), None);
+    assert_eq!(code, Some(1), "{said}");
+    let (code, said) = compare(&signed, &flipped.join("report.json"), Some(&public));
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("not signed"), "{said}");
+    // Another key: the signature does not hold.
+    let (_, other) = key_pair(&dir, "other");
+    let (code, said) = compare(&signed, &signed, Some(&other));
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("no signature by this public key"), "{said}");
     let _ = std::fs::remove_dir_all(dir);
 }
