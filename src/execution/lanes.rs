@@ -205,6 +205,8 @@ pub struct Lanes {
     /// Every request holds it shared; one sent alone holds it whole: the lowest level there is,
     /// where an answer of overload is the store's own (see `Client::send_async`).
     turns: Arc<tokio::sync::RwLock<()>>,
+    /// An answer came on a kept connection: the target keeps them (see [`Lanes::reuse_for`]).
+    kept_answered: std::sync::atomic::AtomicBool,
     /// The shortest idle time after which a kept connection was found closed by the target
     /// (its keep-alive timeout, or less), in ms; `u64::MAX` until one was.
     idle_close_ms: AtomicU64,
@@ -247,6 +249,7 @@ impl Lanes {
             freed: tokio::sync::Notify::new(),
             turns: Arc::default(),
             idle_close_ms: AtomicU64::new(u64::MAX),
+            kept_answered: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

@@ -316,6 +316,9 @@ pub struct FailureReport {
     pub response: Option<RecordedResponse>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport_error: Option<String>,
+    /// Earlier tries of the request that got no answer (see `outcome::Retries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<crate::outcome::Retries>,
     /// When the target throttled the request before answering it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throttled: Option<crate::outcome::Throttling>,
@@ -348,6 +351,10 @@ impl FailureReport {
                 .exchange
                 .as_ref()
                 .and_then(|e| e.transport_error.clone()),
+            retries: failure
+                .exchange
+                .as_ref()
+                .and_then(|e| e.retries.as_deref().cloned()),
             throttled: failure.exchange.as_ref().and_then(|e| e.throttled),
             curl: failure.exchange.as_ref().map(|e| e.curl(key_env)),
             counterexample: failure.counterexample.clone(),

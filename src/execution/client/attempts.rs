@@ -139,17 +139,16 @@ impl Client {
                     }
                     return Some(exchange);
                 }
-                Attempt::Unavailable(exchange) if unavailable <= UNAVAILABLE_BESIDE => {
+                Attempt::Unavailable(_) if unavailable <= UNAVAILABLE_BESIDE => {
+                    // A burst's lane hands it to the others, fewer at once; the last lane left
+                    // sends it again itself after the pause, as any request does.
                     if lane.is_some() && hand_off() {
                         return None;
                     }
                     unavailable += 1;
                     self.lanes.resending();
-                    if lane.is_none() {
-                        self.pause_before_resend(unavailable as usize).await;
-                        continue;
-                    }
-                    *exchange
+                    self.pause_before_resend(unavailable as usize).await;
+                    continue;
                 }
                 // Sent alone and still refused for overload: the store's answer.
                 Attempt::Unavailable(exchange) => *exchange,
@@ -288,7 +287,12 @@ impl Client {
             .send_once(lane, spec, stall_after, answers_before)
             .await
         {
-            Sent::Exchange(exchange) => exchange,
+            Sent::Exchange(exchange, fresh) => {
+                if !fresh && exchange.response.is_some() {
+                    self.lanes.kept_answered();
+                }
+                exchange
+            }
             Sent::Stalled => {
                 self.lanes.overloaded(Overload::StalledConnect);
                 return Attempt::Overloaded;

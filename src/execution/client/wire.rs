@@ -11,8 +11,9 @@ use crate::outcome::{BODY_KEPT, Exchange, REDACTED, RecordedRequest, RecordedRes
 
 /// What one request on a lane came to.
 pub(super) enum Sent {
-    /// An exchange: an answer, or a failure that stands for one (a failed connect, a timeout).
-    Exchange(Exchange),
+    /// An exchange: an answer, or a failure that stands for one (a failed connect, a timeout);
+    /// and whether it went on a connection opened for it.
+    Exchange(Exchange, bool),
     /// After `stall_after` without response headers, on a connection opened for it that the
     /// server has not taken (the caller cuts the level and sends it again).
     Stalled,
@@ -39,7 +40,10 @@ impl Client {
         let (request, recorded) = match self.build(lane, spec) {
             Ok(built) => built,
             Err(reason) => {
-                return Sent::Exchange(self.failed_exchange(spec, String::new(), reason, started));
+                return Sent::Exchange(
+                    self.failed_exchange(spec, String::new(), reason, started),
+                    false,
+                );
             }
         };
         let pending = request.send();
@@ -81,12 +85,14 @@ impl Client {
                         fresh: lane.connects() != connects,
                     };
                 }
-                return Sent::Exchange(exchange);
+                return Sent::Exchange(exchange, lane.connects() != connects);
             }
         };
+        let fresh = lane.connects() != connects;
         Sent::Exchange(
             self.read_answer(lane, spec, response, recorded, started)
                 .await,
+            fresh,
         )
     }
 

@@ -102,8 +102,12 @@ impl Lanes {
     /// What idle lane a request may take: `repeatable` when sending it twice cannot repeat
     /// its effect (a GET). Once the target has closed a kept connection, none idle half as
     /// long is taken; before that a request that is not repeatable takes none idle past
-    /// [`SAFE_IDLE`].
+    /// [`SAFE_IDLE`], and none at all until a kept connection has been answered on (a server
+    /// may close each connection after its answer without saying so).
     pub fn reuse_for(&self, repeatable: bool) -> Reuse {
+        if !repeatable && !self.kept_answered.load(Ordering::Relaxed) {
+            return Reuse::Never;
+        }
         let learned = match self.idle_close_ms.load(Ordering::Relaxed) {
             u64::MAX => None,
             ms => Some(std::time::Duration::from_millis(ms / 2)),
@@ -113,6 +117,11 @@ impl Lanes {
             (true, Some(learned)) => Reuse::IdleUnder(learned),
             (false, learned) => Reuse::IdleUnder(learned.map_or(SAFE_IDLE, |l| l.min(SAFE_IDLE))),
         }
+    }
+
+    /// An answer came on a kept connection.
+    pub fn kept_answered(&self) {
+        self.kept_answered.store(true, Ordering::Relaxed);
     }
 
     /// The target closed a kept connection that had been idle this long: it keeps them no

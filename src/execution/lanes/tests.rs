@@ -64,16 +64,20 @@ async fn the_level_grows_per_answer_then_halves_and_grows_by_one_per_round() {
 
 #[tokio::test]
 async fn an_answer_that_waited_in_the_servers_queue_does_not_grow_the_level() {
-    let lanes = lanes(4 * START);
-    let held = checkouts(&lanes, START).await;
-    // Slow start: past twice the lanes proven, one more per answer as fast as the fastest.
-    let half = START / 2 + 8;
-    for checkout in &held[..half] {
+    let lanes = lanes(16 * START);
+    let mut held = checkouts(&lanes, START).await;
+    // Slow start: one more per answer as fast as the fastest, within twice the lanes proven.
+    for checkout in &held {
         lanes.answered(checkout.lane(), 50, true);
     }
+    assert_eq!(
+        lanes.level(),
+        2 * START,
+        "answers as fast as the fastest grow it"
+    );
+    held.extend(checkouts(&lanes, START).await);
     let level = lanes.level();
-    assert_eq!(level, START + 8, "answers as fast as the fastest grow it");
-    for checkout in &held[half..] {
+    for checkout in &held[START..] {
         lanes.answered(checkout.lane(), 50 + 101 + 50, true);
     }
     assert_eq!(lanes.level(), level, "queued answers do not grow it");
@@ -91,40 +95,35 @@ async fn an_answer_that_waited_in_the_servers_queue_does_not_grow_the_level() {
     );
 }
 
-#[tokio::test]
-async fn against_a_near_target_the_level_stays_at_the_near_level() {
-    let lanes = lanes(4 * START);
-    let held = checkouts(&lanes, START).await;
-    for _ in 0..10 {
+/// Answers every lane the level allows, `rounds` times over, each after `ms` (`served`: a
+/// 2xx); returns the level reached.
+async fn grow(lanes: &Lanes, rounds: usize, ms: u64, served: bool) -> usize {
+    for _ in 0..rounds {
+        let held = checkouts(lanes, lanes.level()).await;
         for checkout in &held {
-            lanes.answered(checkout.lane(), 0, true);
+            lanes.answered(checkout.lane(), ms, served);
         }
     }
+    lanes.level()
+}
+
+#[tokio::test]
+async fn against_a_near_target_the_level_stays_at_the_near_level() {
+    let lanes = lanes(4 * NEAR_LEVEL);
     assert_eq!(
-        lanes.level(),
+        grow(&lanes, 8, 0, true).await,
         NEAR_LEVEL,
-        "down from the start, made for a far one"
+        "grown from the start up to the near level, not past it"
     );
-    for checkout in &held {
-        lanes.answered(checkout.lane(), 50, true);
-    }
     assert_eq!(
-        lanes.level(),
+        grow(&lanes, 2, 50, true).await,
         NEAR_LEVEL,
         "the fastest answer says the target is near"
     );
-    drop(held);
-    assert!(
-        lanes.live() <= NEAR_LEVEL,
-        "the lanes past it closed as they came back"
-    );
+    assert!(lanes.live() <= NEAR_LEVEL, "no lane past it");
     // A refusal at a gateway's edge, however fast, says nothing of how far the store is.
-    let far = super::tests::lanes(4 * START);
-    let held = checkouts(&far, START).await;
-    for checkout in &held {
-        far.answered(checkout.lane(), 0, false);
-    }
-    assert!(far.level() > NEAR_LEVEL.max(START), "{}", far.level());
+    let far = super::tests::lanes(4 * NEAR_LEVEL);
+    assert!(grow(&far, 8, 0, false).await > NEAR_LEVEL);
     assert_eq!(far.fastest_answer(), std::time::Duration::MAX);
 }
 
@@ -139,7 +138,8 @@ async fn lanes_never_outnumber_the_level_and_a_stall_caps_it_at_the_proven_lanes
     }
     assert_eq!(lanes.live(), start);
     assert!(lanes.permits.try_acquire().is_err(), "the level is full");
-    for checkout in &held[..10] {
+    let proven = start / 2;
+    for checkout in &held[..proven] {
         lanes.answered(checkout.lane(), 50, true);
     }
     let mut stalled = held.pop().unwrap();
@@ -148,7 +148,7 @@ async fn lanes_never_outnumber_the_level_and_a_stall_caps_it_at_the_proven_lanes
     drop(stalled);
     let level = lanes.level();
     assert!(
-        level <= 10,
+        level <= proven,
         "halved, and capped at the lanes proven: {level}"
     );
     drop(held);
@@ -159,14 +159,18 @@ async fn lanes_never_outnumber_the_level_and_a_stall_caps_it_at_the_proven_lanes
         lanes.answered(lane.lane(), 50, true);
     }
     drop(lane);
-    assert_eq!(lanes.level(), 10, "capped at the lanes proven at the stall");
+    assert_eq!(
+        lanes.level(),
+        proven,
+        "capped at the lanes proven at the stall, for a while"
+    );
     let many = lanes.checkout_many(100).await.unwrap();
     assert_eq!(
         many.len(),
-        10,
+        proven,
         "after an overload, a burst takes at most the level"
     );
-    assert!(lanes.live() <= 10);
+    assert!(lanes.live() <= proven);
     drop(many);
     let fresh = super::tests::lanes(64);
     let many = fresh.checkout_many(100).await.unwrap();
