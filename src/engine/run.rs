@@ -89,7 +89,11 @@ impl Stops {
             *self.last_through.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
             self.consecutive_throttled.store(0, Ordering::Relaxed);
         }
-        if exchange.response.is_some() && !crate::execution::client::stalled_mid_body(exchange) {
+        // A head too large to read came from a target that answers.
+        let answered = (exchange.response.is_some()
+            && !crate::execution::client::stalled_mid_body(exchange))
+            || crate::execution::client::head_too_large(exchange);
+        if answered {
             self.answered.store(true, Ordering::Relaxed);
             self.consecutive_failures.store(0, Ordering::Relaxed);
             return;

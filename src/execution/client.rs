@@ -24,7 +24,7 @@ pub use settings::{
 pub use throttle::ThrottleTally;
 use throttle::{ThrottleCounter, throttle_wait};
 use tls::tls_config;
-pub use transport::stalled_mid_body;
+pub use transport::{head_too_large, stalled_mid_body};
 use transport::{is_connect_error, is_timeout};
 
 #[derive(Debug, thiserror::Error)]
@@ -118,7 +118,8 @@ impl Client {
                 .pool_max_idle_per_host(1)
                 .timeout(lane_settings.timeout)
                 .connect_timeout(lane_settings.connect_timeout)
-                .user_agent(concat!("petstore-conformance/", env!("CARGO_PKG_VERSION")));
+                .user_agent(concat!("petstore-conformance/", env!("CARGO_PKG_VERSION")))
+                .http1_max_headers(transport::MAX_HEAD_FIELDS);
             if lane_settings.http2_prior_knowledge {
                 builder = builder.http2_prior_knowledge();
             }

@@ -191,29 +191,33 @@ impl Client {
                 )
             })
             .collect();
-        let content_encoding = response
+        // Every field's codings, in the order applied (RFC 9110 section 5.3).
+        let codings: Vec<&str> = response
             .headers()
-            .get(reqwest::header::CONTENT_ENCODING)
-            .and_then(|value| value.to_str().ok())
-            .map(String::from);
+            .get_all(reqwest::header::CONTENT_ENCODING)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .collect();
+        let content_encoding = (!codings.is_empty()).then(|| codings.join(", "));
         let (bytes, mut body_truncated, body_error) =
             read_capped(response, self.settings.body_cap).await;
         if body_truncated || body_error.is_some() {
             lane.disconnected(); // a body not read to its end takes its connection with it
         }
         // A whole body is read as its Content-Encoding says (the headers stay as received).
-        let bytes = if body_truncated || body_error.is_some() {
-            bytes
+        let (bytes, unread) = if body_truncated || body_error.is_some() {
+            (bytes, None)
         } else {
-            let (bytes, over) =
+            let decoded =
                 super::coding::decoded(bytes, content_encoding.as_deref(), self.settings.body_cap);
-            body_truncated = over;
-            bytes
+            body_truncated = decoded.over;
+            (decoded.bytes, decoded.unread)
         };
         // A cut may leave the start of the key at the end.
         let cut = body_truncated || body_error.is_some();
-        let unparsed =
-            body_truncated.then(|| format!("body exceeds {} bytes", self.settings.body_cap));
+        let unparsed = body_truncated
+            .then(|| format!("body exceeds {} bytes", self.settings.body_cap))
+            .or(unread);
         let body = self
             .bodies
             .record(&bytes, cut, unparsed, &self.redactor)

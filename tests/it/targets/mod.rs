@@ -3,5 +3,6 @@
 mod capped;
 mod evidence;
 mod hostile;
+mod readings;
 mod tls;
 mod transport;
