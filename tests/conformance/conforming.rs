@@ -63,7 +63,8 @@ pub fn seeds_cover_readings() -> Result<(), Failed> {
         .collect();
     let link =
         |form: LinkForm| move |c: &Choices| c.signals == Signals::All && c.headers.link == form;
-    let wanted: [(&str, Box<dyn Fn(&Choices) -> bool>); 6] = [
+    type Drew = Box<dyn Fn(&Choices) -> bool>;
+    let wanted: [(&str, Drew); 6] = [
         (
             "gzip in two members",
             Box::new(|c| c.headers.gzip && c.headers.gzip_members == 2),
@@ -78,7 +79,7 @@ pub fn seeds_cover_readings() -> Result<(), Failed> {
         ),
         (
             "a percent-encoded link",
-            Box::new(|c| link(LinkForm::PercentEncoded)(c) || link(LinkForm::QuotedTitles)(c)),
+            Box::new(move |c| link(LinkForm::PercentEncoded)(c) || link(LinkForm::QuotedTitles)(c)),
         ),
         ("quoted link titles", Box::new(link(LinkForm::QuotedTitles))),
         (
@@ -87,7 +88,7 @@ pub fn seeds_cover_readings() -> Result<(), Failed> {
         ),
     ];
     for (what, drew) in wanted {
-        if !drawn.iter().any(|choices| drew(choices)) {
+        if !drawn.iter().any(&drew) {
             return Err(format!("no CI seed draws a store with {what}").into());
         }
     }
