@@ -211,6 +211,10 @@ fn main() {
         "conforming::seeds-cover-surrogates",
         conforming::seeds_cover_surrogates,
     ));
+    trials.push(Trial::test(
+        "conforming::seeds-cover-readings",
+        conforming::seeds_cover_readings,
+    ));
     for seed in 0..conforming::seeds() {
         trials.push(Trial::test(format!("conforming::seed-{seed}"), move || {
             conforming::store_conforms(seed)

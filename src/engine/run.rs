@@ -105,10 +105,12 @@ impl Stops {
             *self.last_through.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
             self.consecutive_throttled.store(0, Ordering::Relaxed);
         }
-        // A request the store never answers, while it answers others: the store is up.
+        // A request the store never answers while it answers others, or a head too large to
+        // read: the target answers.
         let answered = (exchange.response.is_some()
             && !crate::execution::client::stalled_mid_body(exchange))
-            || exchange.never_answered().is_some();
+            || exchange.never_answered().is_some()
+            || crate::execution::client::head_too_large(exchange);
         if answered {
             self.answered.store(true, Ordering::Relaxed);
             self.consecutive_failures.store(0, Ordering::Relaxed);

@@ -25,7 +25,7 @@ pub use settings::{
 use throttle::ThrottleCounter;
 pub use throttle::ThrottleTally;
 use tls::tls_config;
-pub use transport::stalled_mid_body;
+pub use transport::{head_too_large, stalled_mid_body};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -109,7 +109,8 @@ impl Client {
                 .pool_max_idle_per_host(1)
                 .timeout(lane_settings.timeout)
                 .connect_timeout(lane_settings.connect_timeout)
-                .user_agent(concat!("petstore-conformance/", env!("CARGO_PKG_VERSION")));
+                .user_agent(concat!("petstore-conformance/", env!("CARGO_PKG_VERSION")))
+                .http1_max_headers(transport::MAX_HEAD_FIELDS);
             if lane_settings.http2_prior_knowledge {
                 builder = builder.http2_prior_knowledge();
             }

@@ -112,6 +112,8 @@ pub(super) async fn client_headers(
             .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
         return refused;
     }
+    let mut response = response;
+    with_filler_fields(&mut response, shared.choices.headers.filler_fields);
     let asks_gzip = headers
         .get_all(header::ACCEPT_ENCODING)
         .iter()
@@ -123,27 +125,69 @@ pub(super) async fn client_headers(
             let refused = parts.any(|p| p.trim().replace(' ', "") == "q=0");
             name.eq_ignore_ascii_case("gzip") && !refused
         });
-    if asks_gzip && shared.choices.headers.gzip {
-        return gzipped(response).await;
+    let chosen = &shared.choices.headers;
+    if asks_gzip && chosen.gzip {
+        return coded(response, "gzip", |bytes| gzip(bytes, chosen.gzip_members)).await;
+    }
+    // No Accept-Encoding at all: any coding is acceptable (RFC 9110 section 12.5.3).
+    if !headers.contains_key(header::ACCEPT_ENCODING) {
+        match chosen.unasked {
+            Unasked::Identity => {}
+            Unasked::Brotli => return coded(response, "br", super::codings::brotli_stored).await,
+            Unasked::Zstd => return coded(response, "zstd", super::codings::zstd).await,
+        }
     }
     response
 }
 
-/// The answer with its body gzipped (RFC 9110 section 8.4.1.3).
-async fn gzipped(response: Response) -> Response {
+/// Fields of no meaning, as a gateway's tracing adds them, on every answer.
+fn with_filler_fields(response: &mut Response, count: usize) {
+    for n in 1..=count {
+        let name = format!("x-trace-{n}");
+        if let (Ok(name), Ok(value)) = (
+            header::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&format!("{:016x}", crate::seed::splitmix64(n as u64))),
+        ) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+}
+
+/// `bytes` gzipped in `members` members (RFC 1952 section 2.2: a gzip file is a series of
+/// members; its body cut in as many parts).
+fn gzip(bytes: &[u8], members: usize) -> Vec<u8> {
+    let part = bytes.len().div_ceil(members.max(1)).max(1);
+    let mut out = Vec::new();
+    for chunk in bytes.chunks(part) {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        if encoder.write_all(chunk).is_ok()
+            && let Ok(member) = encoder.finish()
+        {
+            out.extend(member);
+        }
+    }
+    out
+}
+
+/// The answer with its body in `coding` (RFC 9110 section 8.4.1); a body-less answer stays
+/// as it is.
+async fn coded(
+    response: Response,
+    coding: &'static str,
+    encode: impl Fn(&[u8]) -> Vec<u8>,
+) -> Response {
     let (mut parts, body) = response.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, 64 << 20).await else {
         return (StatusCode::INTERNAL_SERVER_ERROR, "").into_response();
     };
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    let encoded = encoder.write_all(&bytes).and_then(|()| encoder.finish());
-    let Ok(encoded) = encoded else {
+    if bytes.is_empty() {
         return Response::from_parts(parts, Body::from(bytes));
-    };
+    }
+    let encoded = encode(&bytes);
     parts.headers.remove(header::CONTENT_LENGTH);
     parts
         .headers
-        .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        .insert(header::CONTENT_ENCODING, HeaderValue::from_static(coding));
     parts
         .headers
         .insert(header::VARY, HeaderValue::from_static("accept-encoding"));

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-pub use headers::HeaderChoices;
+pub use headers::{HeaderChoices, LinkForm, Unasked};
 
 use super::json_text::{Controls, Escaping, Order, Spacing, Style};
 use super::variants::Variant;

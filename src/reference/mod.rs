@@ -6,6 +6,7 @@
 
 mod answers;
 mod clients;
+pub mod codings;
 mod conforming;
 mod faults;
 mod gate;
@@ -33,7 +34,7 @@ use axum::routing::get;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-pub use conforming::{Choices, Surrogates, meets};
+pub use conforming::{Choices, LinkForm, Signals, Surrogates, Unasked, meets};
 pub use faults::{FAULTS, Fault, FaultInfo};
 pub use variants::{VARIANTS, Variant, VariantInfo};
 pub use wire::{

@@ -213,35 +213,12 @@ pub fn before_removal(ctx: &RuleCtx) -> Checked {
     Ok(())
 }
 
-/// Links of a `Link` header value whose `rel` includes `relation`; returns their targets.
-pub fn link_targets<'v>(value: &'v str, relation: &str) -> Vec<&'v str> {
-    value
-        .split(',')
-        .filter_map(|link| {
-            let mut parts = link.split(';');
-            let target = parts.next()?.trim().strip_prefix('<')?.strip_suffix('>')?;
-            let has_rel = parts.any(|param| {
-                let Some((name, rel)) = param.split_once('=') else {
-                    return false;
-                };
-                name.trim().eq_ignore_ascii_case("rel")
-                    && rel
-                        .trim()
-                        .trim_matches('"')
-                        .split_ascii_whitespace()
-                        .any(|r| r.eq_ignore_ascii_case(relation))
-            });
-            has_rel.then_some(target)
-        })
-        .collect()
-}
-
 /// The successor-version links of an answer.
 fn successor_targets(exchange: &Exchange) -> Vec<&str> {
     exchange
         .headers("link")
         .into_iter()
-        .flat_map(|value| link_targets(value, "successor-version"))
+        .flat_map(|value| super::links::targets(value, "successor-version"))
         .collect()
 }
 
@@ -262,11 +239,14 @@ pub fn successor_link(ctx: &RuleCtx) -> Checked {
 
 /// Whether `target`, resolved against `request_url` (RFC 3986 section 5), is listPets under
 /// `base_url`: the same path on the request's own origin, or a path ending in the base's
-/// `/v1/pets` on another (a gateway's public address). A query (the status filter) may follow.
+/// `/v1/pets` on another (a gateway's public address), each compared after RFC 3986's
+/// normalisation (`/%7Estage/v1/pets` is `/~stage/v1/pets`). A query (the status filter) may
+/// follow.
 pub fn resolves_to_list_pets(target: &str, request_url: &str, base_url: &str) -> Option<String> {
-    let request = reqwest::Url::parse(request_url).ok()?;
-    let resolved = request.join(target).ok()?;
-    let base = reqwest::Url::parse(base_url).ok()?;
+    use super::links::normalised;
+    let request = normalised(&reqwest::Url::parse(request_url).ok()?);
+    let resolved = normalised(&request.join(target).ok()?);
+    let base = normalised(&reqwest::Url::parse(base_url).ok()?);
     let list_pets = format!("{}/pets", base.path().trim_end_matches('/'));
     let same_origin = resolved.origin() == request.origin();
     let version_pets = format!(
@@ -344,17 +324,6 @@ mod tests {
     }
 
     #[test]
-    fn link_header_values() {
-        let value = r#"</v1/pets>; rel="successor-version", <https://x/docs>; rel=help"#;
-        assert_eq!(link_targets(value, "successor-version"), vec!["/v1/pets"]);
-        assert_eq!(
-            link_targets("<a>; rel=\"help successor-version\"", "successor-version"),
-            vec!["a"]
-        );
-        assert!(link_targets("garbage", "successor-version").is_empty());
-    }
-
-    #[test]
     fn successor_links_resolve_against_the_request() {
         let base = "http://h:1/v1";
         let request = "http://h:1/v1/pets/7";
@@ -367,6 +336,24 @@ mod tests {
             assert_eq!(resolves_to_list_pets(good, request, base), None, "{good}");
         }
         for bad in ["pets", "/pets", "/v1/pets/", "http://h:1/v2/pets", "."] {
+            assert!(resolves_to_list_pets(bad, request, base).is_some(), "{bad}");
+        }
+        // The same URI once normalised (RFC 3986 section 6.2.2).
+        let (base, request) = ("http://h:1/~stage/v1", "http://h:1/~stage/v1/pets/7");
+        for good in [
+            "/%7Estage/v1/pets",
+            "/%7estage/%76%31/pets",
+            "HTTP://H:1/~stage/v1/pets",
+            "http://h/~stage/v1/x/../pets",
+            "../%70ets",
+        ] {
+            assert_eq!(resolves_to_list_pets(good, request, base), None, "{good}");
+        }
+        for bad in [
+            "/%7Estage/v1/pets%2F",
+            "/stage/v1/pets",
+            "/%257Estage/v1/pets",
+        ] {
             assert!(resolves_to_list_pets(bad, request, base).is_some(), "{bad}");
         }
     }

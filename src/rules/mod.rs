@@ -12,6 +12,7 @@ mod create_pet;
 mod deprecation;
 mod get_pet;
 pub mod inputs;
+mod links;
 mod list_pets;
 mod parameters;
 mod read_back;

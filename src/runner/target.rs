@@ -185,9 +185,9 @@ pub(super) fn preflight(
     let stopped = || halt.reason().is_some() || super::interrupts::signalled().is_some();
     // Another of the snapshot's requests answered: the target is there, and the rules say
     // what it does next.
-    let any_answered = answers
-        .iter()
-        .any(|(_, exchange)| exchange.response.is_some());
+    let any_answered = answers.iter().any(|(_, exchange)| {
+        exchange.response.is_some() || crate::execution::client::head_too_large(exchange)
+    });
     if preflight.response.is_none() {
         if !preflight.was_sent() || stopped() || any_answered {
             return Ok(answers);

@@ -49,6 +49,52 @@ pub fn seeds_cover_surrogates() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Among the seeds CI runs, stores whose answers HTTP allows and a careless client misreads:
+/// gzip in two members, brotli and zstd to requests that asked no coding, a successor link
+/// percent-encoded or among quoted titles, 120 header fields.
+pub fn seeds_cover_readings() -> Result<(), Failed> {
+    use petstore_conformance::reference::{Choices, LinkForm, Signals, Unasked};
+    let drawn: Vec<Choices> = (0..CI_SEEDS)
+        .map(|seed| {
+            let mut reference = ReferenceConfig::new("k");
+            reference.conforming = Some(seed);
+            reference.choices()
+        })
+        .collect();
+    let link =
+        |form: LinkForm| move |c: &Choices| c.signals == Signals::All && c.headers.link == form;
+    type Drew = Box<dyn Fn(&Choices) -> bool>;
+    let wanted: [(&str, Drew); 6] = [
+        (
+            "gzip in two members",
+            Box::new(|c| c.headers.gzip && c.headers.gzip_members == 2),
+        ),
+        (
+            "unasked brotli",
+            Box::new(|c| c.headers.unasked == Unasked::Brotli),
+        ),
+        (
+            "unasked zstd",
+            Box::new(|c| c.headers.unasked == Unasked::Zstd),
+        ),
+        (
+            "a percent-encoded link",
+            Box::new(move |c| link(LinkForm::PercentEncoded)(c) || link(LinkForm::QuotedTitles)(c)),
+        ),
+        ("quoted link titles", Box::new(link(LinkForm::QuotedTitles))),
+        (
+            "120 header fields",
+            Box::new(|c| c.headers.filler_fields == 120),
+        ),
+    ];
+    for (what, drew) in wanted {
+        if !drawn.iter().any(&drew) {
+            return Err(format!("no CI seed draws a store with {what}").into());
+        }
+    }
+    Ok(())
+}
+
 /// The default run against the store drawn from `seed`.
 pub fn store_conforms(seed: u64) -> Result<(), Failed> {
     let mut reference = ReferenceConfig::new(format!("conforming-key-{seed:016x}"));

@@ -83,6 +83,23 @@ pub fn stalled_mid_body(exchange: &crate::outcome::Exchange) -> bool {
             .is_some_and(is_timeout)
 }
 
+/// The start of a transport error where the target answered with a head the client does not
+/// read: more fields than [`MAX_HEAD_FIELDS`], or more bytes than hyper buffers (400 KiB).
+const HEAD_TOO_LARGE: &str = "answer's head too large";
+
+/// The fields an answer's head may have: past what common servers send (nginx, Node and Go
+/// take some hundreds), hyper's own 100 turned a conforming answer into no answer.
+pub(super) const MAX_HEAD_FIELDS: usize = 256;
+
+/// Whether the target answered, with a head too large to read: an answer, not a target that
+/// could not be reached, and no evidence about the contract either (HTTP sets no bound).
+pub fn head_too_large(exchange: &crate::outcome::Exchange) -> bool {
+    exchange
+        .transport_error
+        .as_deref()
+        .is_some_and(|error| error.starts_with(HEAD_TOO_LARGE))
+}
+
 /// The start of a transport error that never reached the target: the connect failed.
 const CONNECT_FAILED: &str = "could not connect";
 /// The start of a transport error where the exchange outlasted `--timeout`.
@@ -112,6 +129,15 @@ pub(super) fn describe_error(error: &reqwest::Error) -> String {
     while let Some(cause) = source {
         reasons.push(cause.to_string());
         source = cause.source();
+    }
+    // hyper's words for a head past its bounds (`Parse::TooLarge`).
+    if reasons
+        .iter()
+        .any(|reason| reason == "message head is too large")
+    {
+        return format!(
+            "{HEAD_TOO_LARGE}: the target answered with a head of more than {MAX_HEAD_FIELDS} fields or 400 KiB, which the harness does not read"
+        );
     }
     if reasons.is_empty() {
         kind.to_string()

@@ -68,7 +68,8 @@ impl Client {
             Ok(response) => response,
             Err(e) => {
                 lane.disconnected();
-                let closed = !(e.is_connect() || e.is_timeout() || e.is_builder());
+                let closed =
+                    !(e.is_connect() || e.is_timeout() || e.is_builder() || answer_came(&e));
                 let exchange = Exchange {
                     request: recorded,
                     response: None,
@@ -221,29 +222,33 @@ impl Client {
                 )
             })
             .collect();
-        let content_encoding = response
+        // Every field's codings, in the order applied (RFC 9110 section 5.3).
+        let codings: Vec<&str> = response
             .headers()
-            .get(reqwest::header::CONTENT_ENCODING)
-            .and_then(|value| value.to_str().ok())
-            .map(String::from);
+            .get_all(reqwest::header::CONTENT_ENCODING)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .collect();
+        let content_encoding = (!codings.is_empty()).then(|| codings.join(", "));
         let (bytes, mut body_truncated, body_error) =
             read_capped(response, self.settings.body_cap).await;
         if body_truncated || body_error.is_some() {
             lane.disconnected(); // a body not read to its end takes its connection with it
         }
         // A whole body is read as its Content-Encoding says (the headers stay as received).
-        let bytes = if body_truncated || body_error.is_some() {
-            bytes
+        let (bytes, unread) = if body_truncated || body_error.is_some() {
+            (bytes, None)
         } else {
-            let (bytes, over) =
+            let decoded =
                 super::coding::decoded(bytes, content_encoding.as_deref(), self.settings.body_cap);
-            body_truncated = over;
-            bytes
+            body_truncated = decoded.over;
+            (decoded.bytes, decoded.unread)
         };
         // A cut may leave the start of the key at the end.
         let cut = body_truncated || body_error.is_some();
-        let unparsed =
-            body_truncated.then(|| format!("body exceeds {} bytes", self.settings.body_cap));
+        let unparsed = body_truncated
+            .then(|| format!("body exceeds {} bytes", self.settings.body_cap))
+            .or(unread);
         let body = self
             .bodies
             .record(&bytes, cut, unparsed, &self.redactor)
@@ -351,20 +356,29 @@ impl Client {
     }
 }
 
-/// Whether hyper handed the request back unsent: its connection closed before the request was
-/// written to it (hyper's "canceled"), so sending it again cannot repeat it.
-fn never_written(error: &reqwest::Error) -> bool {
+/// Whether bytes of an answer came that hyper could not read as one (a head too large, not
+/// HTTP at all): an answer of sorts, not a connection closed before any.
+fn answer_came(error: &reqwest::Error) -> bool {
+    hyper_error(error)
+        .is_some_and(|e| e.is_parse() || e.is_parse_too_large() || e.is_parse_status())
+}
+
+/// The hyper error under a reqwest one, if any.
+fn hyper_error(error: &reqwest::Error) -> Option<&hyper::Error> {
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
-        if cause
-            .downcast_ref::<hyper::Error>()
-            .is_some_and(hyper::Error::is_canceled)
-        {
-            return true;
+        if let Some(hyper) = cause.downcast_ref::<hyper::Error>() {
+            return Some(hyper);
         }
         source = cause.source();
     }
-    false
+    None
+}
+
+/// Whether hyper handed the request back unsent: its connection closed before the request was
+/// written to it (hyper's "canceled"), so sending it again cannot repeat it.
+fn never_written(error: &reqwest::Error) -> bool {
+    hyper_error(error).is_some_and(hyper::Error::is_canceled)
 }
 
 /// Spaces a padded body is sent from, block after block (one static block, shared).

@@ -1,8 +1,10 @@
 //! How a store's headers read where the contract leaves the words open: whether it gzips an
-//! answer a client asked gzip for, and the values of getPet's deprecation signals (a
-//! Deprecation date at or before the removal, a Sunset instant on 5 December 2030 in some time
-//! zone and any of the three HTTP-date forms, a successor-version link in any form that
-//! resolves to `GET /pets`).
+//! answer a client asked gzip for (in one member or two, RFC 1952 section 2.2), how it codes
+//! an answer to a client that asked for no coding (any, RFC 9110 section 12.5.3), how many
+//! fields its heads carry, and the values of getPet's deprecation signals (a Deprecation date
+//! at or before the removal, a Sunset instant on 5 December 2030 in some time zone and any of
+//! the three HTTP-date forms, a successor-version link in any form that resolves to
+//! `GET /pets`).
 
 use crate::contract::{DEPRECATED_SINCE_UNIX, SUNSET_UNIX};
 
@@ -19,6 +21,20 @@ pub enum LinkForm {
     WithStatusFilter,
     /// After another link: `<https://docs.example/deprecations>; rel="deprecation", </v1/pets>`.
     AfterDocsLink,
+    /// `</%76%31/pets>`: unreserved characters percent-encoded, the same URI (RFC 3986
+    /// section 6.2.2.2).
+    PercentEncoded,
+    /// Quoted titles holding commas and semicolons, `rel` after them (RFC 8288 section 3), the
+    /// successor percent-encoded as `PercentEncoded`'s.
+    QuotedTitles,
+}
+
+/// The coding of an answer to a client that named none in `Accept-Encoding`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unasked {
+    Identity,
+    Brotli,
+    Zstd,
 }
 
 /// A store's header choices.
@@ -26,6 +42,12 @@ pub enum LinkForm {
 pub struct HeaderChoices {
     /// Answers are gzipped when the client asks for gzip.
     pub gzip: bool,
+    /// A gzipped answer's members (1 or 2: its body cut in two, each part gzipped).
+    pub gzip_members: usize,
+    /// How answers to a client that asked for no coding are coded.
+    pub unasked: Unasked,
+    /// Fields of no meaning each answer's head carries besides its own (a gateway's traces).
+    pub filler_fields: usize,
     /// The Deprecation date, unix seconds (at or before the Sunset).
     pub deprecated_since: i64,
     /// The Sunset header's value.
@@ -41,6 +63,9 @@ impl HeaderChoices {
     pub fn reference() -> HeaderChoices {
         HeaderChoices {
             gzip: false,
+            gzip_members: 1,
+            unasked: Unasked::Identity,
+            filler_fields: 0,
             deprecated_since: DEPRECATED_SINCE_UNIX as i64,
             sunset: http_date(SUNSET_UNIX as i64, 0),
             link: LinkForm::AbsolutePath,
@@ -63,9 +88,14 @@ impl HeaderChoices {
             LinkForm::Relative,
             LinkForm::WithStatusFilter,
             LinkForm::AfterDocsLink,
-        ][next(5)];
+            LinkForm::PercentEncoded,
+            LinkForm::QuotedTitles,
+        ][next(7)];
         HeaderChoices {
             gzip: next(2) == 0,
+            gzip_members: 1 + next(2),
+            unasked: [Unasked::Identity, Unasked::Brotli, Unasked::Zstd][next(3)],
+            filler_fields: [0, 120][next(2)],
             deprecated_since,
             sunset: http_date(sunset, form),
             link,
@@ -87,13 +117,25 @@ impl HeaderChoices {
                 "<https://docs.example/deprecations>; rel=\"deprecation\", {}",
                 successor("/v1/pets")
             ),
+            LinkForm::PercentEncoded => successor("/%76%31/pets"),
+            LinkForm::QuotedTitles => concat!(
+                r#"<https://docs.example/deprecations>; title="getPet, then listPets; see \"pets\""; rel=deprecation, "#,
+                r#"</%76%31/pets>;title="pets, by status";rel="successor-version""#
+            )
+            .to_string(),
         }
     }
 
     pub fn describe(&self) -> String {
         format!(
-            "gzip when asked: {}; Deprecation: @{}; Sunset: {}; successor link: {:?}",
-            self.gzip, self.deprecated_since, self.sunset, self.link
+            "gzip when asked: {} ({} members); unasked coding: {:?}; filler fields: {}; Deprecation: @{}; Sunset: {}; successor link: {:?}",
+            self.gzip,
+            self.gzip_members,
+            self.unasked,
+            self.filler_fields,
+            self.deprecated_since,
+            self.sunset,
+            self.link
         )
     }
 }

@@ -339,7 +339,8 @@ pub(super) async fn read_head<R: AsyncRead + Unpin>(
             break;
         }
     }
-    let mut headers = [httparse::EMPTY_HEADER; 128];
+    // As many fields as the harness reads (a store's filler fields among them).
+    let mut headers = [httparse::EMPTY_HEADER; 256];
     let mut parsed = httparse::Response::new(&mut headers);
     if !matches!(parsed.parse(&bytes), Ok(httparse::Status::Complete(_))) {
         return Err(invalid("a head that does not parse"));

@@ -4,5 +4,6 @@ mod capped;
 mod evidence;
 mod hostile;
 mod ordinary;
+mod readings;
 mod tls;
 mod transport;
