@@ -196,6 +196,12 @@ impl Client {
             .get(reqwest::header::CONTENT_ENCODING)
             .and_then(|value| value.to_str().ok())
             .map(String::from);
+        // The body's text is read in its charset (the redactor reads characters, not bytes).
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .map(String::from);
         let (bytes, mut body_truncated, body_error) =
             read_capped(response, self.settings.body_cap).await;
         if body_truncated || body_error.is_some() {
@@ -216,7 +222,13 @@ impl Client {
             body_truncated.then(|| format!("body exceeds {} bytes", self.settings.body_cap));
         let body = self
             .bodies
-            .record(&bytes, cut, unparsed, &self.redactor)
+            .record(
+                &bytes,
+                cut,
+                unparsed,
+                content_type.as_deref(),
+                &self.redactor,
+            )
             .await;
         drop(bytes);
         Exchange {

@@ -11,6 +11,7 @@ use common::BIN;
 
 mod channels;
 mod command_line;
+mod disguised;
 mod spellings;
 
 fn temp_dir(name: &str) -> PathBuf {
