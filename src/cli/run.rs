@@ -257,8 +257,9 @@ pub(super) fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {
         }
         if report.created_pets.count > 0 {
             eprintln!(
-                "  created {} pets, named {}*",
-                report.created_pets.count, report.run_prefix
+                "  created {}, named {}*",
+                report.created_pets.counted(),
+                report.run_prefix
             );
         }
         if let Some(reason) = &report.target.stopped_answering {
