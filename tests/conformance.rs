@@ -244,6 +244,18 @@ fn main() {
             move || crowded_store_catches(fault, rule_id),
         ));
     }
+    for seed in [1u64, 2, 3, 4] {
+        trials.push(Trial::test(
+            format!("nearly-full::conforms::seed-{seed}"),
+            move || nearly_full_store_conforms(seed),
+        ));
+    }
+    for (fault, rule_id) in STORED_ANYWAY {
+        trials.push(Trial::test(
+            format!("nearly-full::catches::{}", fault.name()),
+            move || nearly_full_store_catches(fault, rule_id),
+        ));
+    }
     trials.push(Trial::test(
         "crowded::certify-needs-every-rule-decided",
         certify_needs_every_rule_decided,

@@ -270,8 +270,8 @@ pub(super) fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {
         }
         if report.created_pets.count > 0 {
             stderrln!(
-                "  created {} pets, named {}*",
-                report.created_pets.count,
+                "  created {}, named {}*",
+                report.created_pets.counted(),
                 report.run_prefix
             );
         }

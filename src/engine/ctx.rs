@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::run::Run;
-use super::schedule::{Phase, on_long_chain, phase, phase_for};
+use super::schedule::{Phase, on_long_chain, phase, phase_for, stores_many};
 use crate::catalogue::Rule;
 use crate::contract::Contract;
 use crate::execution::Priority;
@@ -58,6 +58,9 @@ pub(crate) fn lane(work: impl FnOnce()) -> u32 {
 
 impl<'r> RuleCtx<'r> {
     pub fn new(run: &'r Run, rule: &'r Rule) -> RuleCtx<'r> {
+        if stores_many(rule) {
+            run.storing.fetch_add(1, Ordering::Relaxed);
+        }
         RuleCtx {
             run,
             rule,
@@ -181,6 +184,9 @@ impl<'r> RuleCtx<'r> {
         if phase_for(self.rule, self.run.deadline.is_some()) != Phase::Last
             && !self.first_pass_over.swap(true, Ordering::Relaxed)
         {
+            if stores_many(self.rule) {
+                self.run.storing.fetch_sub(1, Ordering::Relaxed);
+            }
             let _ = self.run.first_pass_left.fetch_update(
                 Ordering::Relaxed,
                 Ordering::Relaxed,

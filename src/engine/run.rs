@@ -195,6 +195,76 @@ impl Stops {
     }
 }
 
+/// Under a time budget, the pets a run creates at most (`--max-pets`): a createPet goes out
+/// only while the pets created and the creates in flight are fewer, so that the count never
+/// passes it, however many are sent at once.
+#[derive(Default)]
+pub struct PetCap {
+    max: Option<u64>,
+    in_flight: AtomicU64,
+    reached: AtomicBool,
+}
+
+impl PetCap {
+    pub fn new(max: Option<u64>) -> PetCap {
+        PetCap {
+            max,
+            ..PetCap::default()
+        }
+    }
+
+    /// The cap, where one applies.
+    pub fn max(&self) -> Option<u64> {
+        self.max
+    }
+
+    /// Whether a createPet was held back by the cap.
+    pub fn reached(&self) -> bool {
+        self.reached.load(Ordering::SeqCst)
+    }
+
+    /// Whether no createPet may go out now: as many pets created, or about to be, as the cap.
+    pub fn full(&self, created: &dyn Fn() -> u64) -> bool {
+        self.max.is_some_and(|max| {
+            // In flight first: a create is counted created before it leaves the flight.
+            let in_flight = self.in_flight.load(Ordering::SeqCst);
+            created().saturating_add(in_flight) >= max
+        })
+    }
+
+    /// A place for one createPet, or none (and the cap is reached).
+    fn admit(&self, created: &dyn Fn() -> u64) -> bool {
+        let Some(max) = self.max else {
+            return true;
+        };
+        loop {
+            let in_flight = self.in_flight.load(Ordering::SeqCst);
+            if created().saturating_add(in_flight) >= max {
+                self.reached.store(true, Ordering::SeqCst);
+                return false;
+            }
+            if self
+                .in_flight
+                .compare_exchange(in_flight, in_flight + 1, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                return true;
+            }
+        }
+    }
+
+    fn release(&self) {
+        if self.max.is_some() {
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Whether a request creates a pet (createPet).
+fn creates(spec: &RequestSpec) -> bool {
+    spec.method == "POST" && spec.path == "/pets"
+}
+
 /// Whether a request may be sent twice with the effect of once: the contract's reads (listPets,
 /// getPet, the store orders) are GETs; createPet (POST) is not.
 fn idempotent(method: &str) -> bool {
@@ -209,6 +279,9 @@ pub struct Run {
     pub new_pet_schema: Value,
     pub seed: u64,
     pub cases: u32,
+    /// Generated cases of a rule that stores a pet per case (see
+    /// [`super::schedule::stores_every_case`]).
+    pub storing_cases: u32,
     /// Requests in flight at once, at most (`--concurrency`): also how many cases of a
     /// property rule are judged at once.
     pub concurrency: usize,
@@ -226,12 +299,17 @@ pub struct Run {
     pub observations: Observations,
     /// Nothing may be created on the target.
     pub read_only: bool,
+    /// Under a time budget, the pets the run may create (`--max-pets`).
+    pub pet_cap: PetCap,
     /// Exchanges recorded so far (for the progress bar).
     pub(crate) sent: AtomicU64,
     /// Rules (before the last phase) still on their first pass; under a time budget, the
     /// generation past a rule's first batch waits for none to be left (see
     /// `RuleCtx::end_first_pass`).
     pub first_pass_left: std::sync::atomic::AtomicUsize,
+    /// Rules storing many pets ([`super::schedule::stores_many`]) on their first pass now: the
+    /// population fixture makes its page of theirs rather than of pets of its own.
+    pub storing: std::sync::atomic::AtomicUsize,
     /// Quiet-store rules whose first requests are not answered yet: the reads that run beside
     /// them wait for none to be left, so that the creates have the first places (see
     /// [`super::schedule::phase_for`]).
@@ -254,6 +332,9 @@ impl Run {
     pub fn send(&self, rule_id: &str, spec: &RequestSpec, priority: Priority) -> Exchange {
         if let Some(reason) = self.stops.reason() {
             return self.client.not_sent(spec, &reason);
+        }
+        if !self.admitted(spec) {
+            return self.client.not_sent(spec, &self.cap_reason());
         }
         let exchange = self.record(rule_id, spec, self.client.send_as(spec, priority));
         if !(exchange.cut_by_transport() && idempotent(spec.method))
@@ -287,12 +368,34 @@ impl Run {
                 .map(|spec| self.client.not_sent(spec, &reason))
                 .collect();
         }
-        let exchanges = send(specs);
-        let mut exchanges: Vec<Exchange> = specs
-            .iter()
-            .zip(exchanges)
-            .map(|(spec, exchange)| self.record(rule_id, spec, exchange))
-            .collect();
+        let admitted: Vec<bool> = specs.iter().map(|spec| self.admitted(spec)).collect();
+        let mut exchanges: Vec<Exchange> = if admitted.iter().all(|admitted| *admitted) {
+            let exchanges = send(specs);
+            specs
+                .iter()
+                .zip(exchanges)
+                .map(|(spec, exchange)| self.record(rule_id, spec, exchange))
+                .collect()
+        } else {
+            // Past the cap: the creates it holds back are not sent, the rest go out together.
+            let going: Vec<RequestSpec> = specs
+                .iter()
+                .zip(&admitted)
+                .filter(|(_, admitted)| **admitted)
+                .map(|(spec, _)| spec.clone())
+                .collect();
+            let mut answers = send(&going).into_iter();
+            specs
+                .iter()
+                .zip(&admitted)
+                .map(
+                    |(spec, admitted)| match admitted.then(|| answers.next()).flatten() {
+                        Some(exchange) => self.record(rule_id, spec, exchange),
+                        None => self.client.not_sent(spec, &self.cap_reason()),
+                    },
+                )
+                .collect()
+        };
         let again: Vec<usize> = (0..specs.len())
             .filter(|&n| exchanges[n].cut_by_transport() && idempotent(specs[n].method))
             .collect();
@@ -313,8 +416,34 @@ impl Run {
         }
     }
 
-    /// The recorder: every exchange of the rules passes here once.
+    /// Whether `spec` may go out under the pet cap (a createPet takes a place until recorded).
+    fn admitted(&self, spec: &RequestSpec) -> bool {
+        !creates(spec) || self.pet_cap.admit(&|| self.fixtures.created.count())
+    }
+
+    fn cap_reason(&self) -> String {
+        format!(
+            "not sent: the run created the {} pets --max-pets allows under its time budget",
+            self.pet_cap.max().unwrap_or_default()
+        )
+    }
+
+    /// Whether the run may create no more pets now (see [`PetCap`]).
+    pub fn out_of_pets(&self) -> bool {
+        self.pet_cap.full(&|| self.fixtures.created.count())
+    }
+
+    /// The recorder: every exchange of the rules passes here once. A createPet's place under
+    /// the cap is given back once its pet, if any, is counted.
     fn record(&self, rule_id: &str, spec: &RequestSpec, exchange: Exchange) -> Exchange {
+        let exchange = self.recorded(rule_id, spec, exchange);
+        if creates(spec) {
+            self.pet_cap.release();
+        }
+        exchange
+    }
+
+    fn recorded(&self, rule_id: &str, spec: &RequestSpec, exchange: Exchange) -> Exchange {
         if self.stops.interrupted() && exchange.response.is_none() {
             return exchange; // cut off by the interrupt: says nothing about the target
         }
@@ -362,8 +491,7 @@ impl Run {
         if let Some(har) = &self.har {
             har.add(rule_id, logged, self.client.redactor());
         }
-        if spec.method == "POST"
-            && spec.path == "/pets"
+        if creates(spec)
             && !exchange.cut_by_transport()
             && let (Some(200..=299), Some(pet)) = (exchange.status(), exchange.json())
         {

@@ -73,6 +73,31 @@ pub fn phase(check: &Check) -> Phase {
     }
 }
 
+/// Whether a property rule stores a pet for each case it draws (valid NewPets, sequences that
+/// create): a shared store keeps them all, the contract having no delete, so a run without
+/// `--cases` or a budget draws fewer of these ([`STORING_CASES`]).
+pub fn stores_every_case(rule: &Rule) -> bool {
+    // create-pet/valid/created and sequences/read-your-writes keep their 32: a name past 255
+    // characters, which only generated cases draw, must show in nearly every seed, and a
+    // sequence's listing must ask a limit under the pets it made.
+    match rule.check {
+        Check::CreateRoundTrip {} => true,
+        Check::InputsWalk {} => rule.operation == crate::contract::Operation::CreatePet,
+        _ => false,
+    }
+}
+
+/// Whether a rule stores many pets on its first pass (a pet per case, or a burst of creates):
+/// the pets of a page are made of theirs, so the population fixture waits for them.
+pub fn stores_many(rule: &Rule) -> bool {
+    stores_every_case(rule) || matches!(rule.check, Check::CreateConcurrentDistinctIds { .. })
+}
+
+/// Generated cases of a rule that stores a pet per case, where `--cases` and `--time-budget`
+/// say none: its boundary values (the longest name, the ends of int64) are tried besides, and
+/// the faults these rules catch show in this many.
+pub const STORING_CASES: u32 = 8;
+
 /// Whether a check starts before the others of its phase: the checks whose chain of dependent
 /// requests is long (sequences, rounds, a fixture to build first, cases in batches) go first,
 /// so that the phase's end is their chain's, not a queue of short checks before them; a

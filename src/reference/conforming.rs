@@ -90,6 +90,8 @@ pub enum Stored {
     Few(usize),
     /// 5,000 pets, sequential ids.
     Crowded,
+    /// This many plain pets (`resident N`, status available), sequential ids.
+    Plain(usize),
 }
 
 /// One store's every choice.
@@ -233,6 +235,7 @@ impl Choices {
                     choices.text.order = Order::Reversed;
                 }
                 Variant::CrowdedStore => choices.stored = Stored::Crowded,
+                Variant::NearlyFullStore => choices.stored = Stored::Plain(90),
                 Variant::BusyStore => choices.busy = true,
                 Variant::Unprocessable422 => choices.invalid_values = 422,
                 Variant::Throttled => choices.throttle = Some(30),

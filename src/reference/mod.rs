@@ -153,6 +153,7 @@ pub fn router(config: ReferenceConfig) -> Router {
         Stored::Empty => {}
         Stored::Few(count) => state.others_left(count),
         Stored::Crowded => state.crowd(),
+        Stored::Plain(count) => state.plain(count),
     }
     Router::new()
         .route("/v1/pets", get(list_pets).post(create_pet))

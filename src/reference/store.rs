@@ -123,6 +123,17 @@ impl Shared {
         }
     }
 
+    /// `count` plain pets of another client, all available (the other statuses left empty).
+    pub(super) fn plain(&self, count: usize) {
+        for n in 0..count {
+            self.insert(
+                format!("resident {n}"),
+                (n % 7) as i64,
+                Some("available".into()),
+            );
+        }
+    }
+
     /// Pets of every shape other clients leave in a shared store: every status and none,
     /// names in other scripts, with escapes, empty, long, with a lone surrogate where the store
     /// keeps them, categories at the ends of int64.

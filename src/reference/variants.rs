@@ -16,6 +16,8 @@ pub enum Variant {
     Chunked,
     PrettyReordered,
     CrowdedStore,
+    /// 90 pets of another client: the run's own take the store past a page of 100.
+    NearlyFullStore,
     /// Other clients create pets while the run does.
     BusyStore,
     Unprocessable422,
@@ -128,6 +130,11 @@ pub const VARIANTS: &[VariantInfo] = &[
         variant: Variant::CrowdedStore,
         name: "crowded-store",
         description: "the store already holds 5000 pets the harness did not make (ids 1 to 5000, sequential)",
+    },
+    VariantInfo {
+        variant: Variant::NearlyFullStore,
+        name: "nearly-full-store",
+        description: "the store already holds 90 plain pets the harness did not make (ids 1 to 90, status available): the run's own pets take it past a page of 100 while the rules run",
     },
     VariantInfo {
         variant: Variant::BusyStore,

@@ -17,6 +17,30 @@ pub struct CreatedPetsInfo {
     /// the run wrote no reports.
     pub file: Option<String>,
     pub run_prefix: String,
+    /// Under a time budget, the pets the run could create at most (`--max-pets`), and whether
+    /// it held a createPet back for it; absent without a budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap: Option<CreatedCap>,
+}
+
+/// The cap on a run's pets, and whether it was reached.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CreatedCap {
+    pub max_pets: u64,
+    pub reached: bool,
+}
+
+impl CreatedPetsInfo {
+    /// "N pets", and the cap where it stopped the run creating more.
+    pub fn counted(&self) -> String {
+        match &self.cap {
+            Some(cap) if cap.reached => format!(
+                "{} pets (the --max-pets cap of {}, reached)",
+                self.count, cap.max_pets
+            ),
+            _ => format!("{} pets", self.count),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -26,8 +26,8 @@ pub fn render(report: &Report) -> String {
     if report.created_pets.count > 0 {
         let _ = writeln!(
             out,
-            "\n{} pets were created, named with the prefix `{}`; their ids are in {}.",
-            report.created_pets.count,
+            "\n{} were created, named with the prefix `{}`; their ids are in {}.",
+            report.created_pets.counted(),
             report.run_prefix,
             report
                 .created_pets

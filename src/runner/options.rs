@@ -18,6 +18,9 @@ use crate::catalogue::Gate;
 use crate::catalogue::partition::Partition;
 use crate::report::KnownFailure;
 
+/// Pets a run under a time budget creates at most, unless `--max-pets` says.
+pub const DEFAULT_MAX_PETS: u64 = 1_000;
+
 /// Whether the Re-run line repeats an option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnRerun {
@@ -137,6 +140,11 @@ run_options! {
         /// How long property rules generate new cases (for a nightly job): `20m`, `1h`, or seconds.
         #[arg(long, env = "PETSTORE_TIME_BUDGET")]
         [Repeated] time_budget: Option<Seconds>,
+        /// Pets a run under --time-budget creates at most (a shared store keeps them: the
+        /// contract has no delete); past them it spends the rest of its time on requests that
+        /// create nothing.
+        #[arg(long, env = "PETSTORE_MAX_PETS", default_value_t = DEFAULT_MAX_PETS)]
+        [Repeated] max_pets: u64,
         /// Which failures fail the run: required rules only, or all; `certify`: required rules,
         /// every one decided (a required rule not decidable on this store is undetermined).
         #[arg(long, env = "PETSTORE_GATE", value_enum, default_value = "required")]
@@ -308,6 +316,7 @@ mod tests {
         let options = RunOptions::default();
         assert_eq!(options.timeout, Seconds(10));
         assert_eq!(options.gate, Gate::Required);
+        assert_eq!(options.max_pets, DEFAULT_MAX_PETS);
         assert_eq!(options.report_dir, Some(PathBuf::from("reports")));
         assert_eq!(options.api_key_env, "PETSTORE_API_KEY");
         let flags = RunOptions::flags();

@@ -19,8 +19,8 @@ use crate::outcome::Exchange;
 use crate::report::coverage::InputCoverage;
 use crate::report::statements::{CheckedBy, StatementCoverage, cites, statements};
 use crate::report::{
-    CREATED_PETS_FILE, ContractInfo, CreatedPetsInfo, Named, Report, RuleReport, TargetInfo,
-    TargetKind,
+    CREATED_PETS_FILE, ContractInfo, CreatedCap, CreatedPetsInfo, Named, Report, RuleReport,
+    TargetInfo, TargetKind,
 };
 
 /// What a finished run hands the report: each stage's findings.
@@ -97,6 +97,10 @@ impl Report {
                 count: run.fixtures.created.count(),
                 file: finished.report_dir.then(|| CREATED_PETS_FILE.to_string()),
                 run_prefix: run.prefix.clone(),
+                cap: run.pet_cap.max().map(|max_pets| CreatedCap {
+                    max_pets,
+                    reached: run.pet_cap.reached(),
+                }),
             },
         }
     }

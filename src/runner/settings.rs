@@ -133,6 +133,16 @@ impl RunConfig {
         }
     }
 
+    /// Generated cases of a property rule that stores a pet per case: fewer where neither
+    /// `--cases` nor `--time-budget` says (a shared store keeps every one).
+    pub fn storing_cases(&self) -> u32 {
+        let cases = self.cases().at_least_one().limit();
+        match (self.options.cases, self.options.time_budget) {
+            (None, None) => crate::engine::schedule::STORING_CASES.min(cases),
+            _ => cases,
+        }
+    }
+
     /// Generated cases stop when this much time has passed since the start.
     pub fn time_budget(&self) -> Option<Duration> {
         self.options.time_budget.map(Seconds::duration)

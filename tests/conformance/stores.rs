@@ -248,3 +248,49 @@ pub fn certify_needs_every_rule_decided() -> Result<(), Failed> {
     }
     Ok(())
 }
+
+/// A store of 90 plain pets, which the run's own take past a page of 100 while the rules that
+/// look for a refused pet run: every rule is decided (the ids given since the run began are
+/// read where the listing is full), and the run conforms (exit 0).
+pub fn nearly_full_store_conforms(seed: u64) -> Result<(), Failed> {
+    let variants = BTreeSet::from([Variant::NearlyFullStore]);
+    let (report, exit_code) = run_gated(seed, BTreeSet::new(), variants, Gate::Certify)?;
+    let undecided: BTreeSet<String> = report
+        .rules
+        .iter()
+        .filter(|rule| rule.verdict != VerdictKind::Passed)
+        .map(|rule| rule.id.clone())
+        .collect();
+    if !undecided.is_empty() {
+        return Err(format!(
+            "90 pets (seed {seed}): not passed:\n{}",
+            describe(&report, &undecided)
+        )
+        .into());
+    }
+    if exit_code != 0 || report.conformance != Conformance::Conforms {
+        return Err(format!(
+            "90 pets (seed {seed}): {:?}, exit {exit_code}",
+            report.conformance
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// A fault that stores a refused pet still fails the run on a store of 90 pets (exit 1), with
+/// the rule that shows it.
+pub fn nearly_full_store_catches(fault: Fault, rule_id: &str) -> Result<(), Failed> {
+    let variants = BTreeSet::from([Variant::NearlyFullStore]);
+    let (report, exit_code) = run_gated(21, BTreeSet::from([fault]), variants, Gate::Required)?;
+    let rule = rule_in(&report, rule_id)?;
+    if rule.verdict != VerdictKind::Failed || exit_code != 1 {
+        return Err(format!(
+            "{} on 90 pets: exit {exit_code}:\n{}",
+            fault.name(),
+            describe(&report, &BTreeSet::from([rule_id.to_string()]))
+        )
+        .into());
+    }
+    Ok(())
+}

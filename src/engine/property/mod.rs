@@ -130,7 +130,11 @@ where
     S: Strategy<Value = T>,
 {
     fn new(ctx: &'c RuleCtx<'c>, strategy: S) -> Self {
-        let total = ctx.run.cases;
+        let total = if super::schedule::stores_every_case(ctx.rule) {
+            ctx.run.storing_cases
+        } else {
+            ctx.run.cases
+        };
         // Under a budget: a first batch as large as a default run's, then batches of one value
         // per worker, once every rule has had its first pass. A rule holds no more generated
         // values (and their shrink trees) than it can send at once: at eight per worker, a 5 s
@@ -155,11 +159,14 @@ where
         }
     }
 
+    /// Past the time budget, or, for a rule that creates pets, past the pets the run may
+    /// create under it (`--max-pets`): the rule's search ends there, its cases so far judged.
     fn past_deadline(&self) -> bool {
         self.ctx
             .run
             .deadline
             .is_some_and(|deadline| Instant::now() >= deadline)
+            || (self.ctx.rule.writes && self.ctx.run.out_of_pets())
     }
 
     /// `wanted` generated values and their seeds, drawn from the rule's runner.

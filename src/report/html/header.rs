@@ -49,8 +49,8 @@ pub(super) fn header(out: &mut String, report: &Report, conformance: &str, confo
     if report.created_pets.count > 0 {
         let _ = writeln!(
             out,
-            "<p>{} pets were created, named with the prefix <code>{}</code>; their ids are in {}.</p>",
-            report.created_pets.count,
+            "<p>{} were created, named with the prefix <code>{}</code>; their ids are in {}.</p>",
+            report.created_pets.counted(),
             escape(&report.run_prefix),
             escape(
                 report

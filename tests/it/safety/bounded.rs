@@ -203,6 +203,61 @@ fn without_a_time_budget_a_slow_target_is_cut_by_the_default_bound() {
     assert!(cut > 0, "no rule says the default bound cut it");
 }
 
+/// The lines of the run's `created-pets.jsonl`: one per pet it created.
+fn pets_listed(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("created-pets.jsonl"))
+        .expect("the created pets are listed")
+        .lines()
+        .count()
+}
+
+#[test]
+fn a_time_budget_creates_no_more_pets_than_max_pets_and_says_it_stopped_there() {
+    // A budget used to create pets as fast as the rules could send them (199,061 in two
+    // minutes of a 5 m budget): on a shared store, with no delete, that is damage.
+    let dir = temp_dir("bounded", "max-pets");
+    let (output, _) = run(&["--time-budget", "3", "--max-pets", "50"], &dir);
+    let report = report(&dir);
+    let created = &report["created_pets"];
+    let count = created["count"].as_u64().unwrap();
+    assert!(count <= 50, "{count} pets created under --max-pets 50");
+    assert_eq!(pets_listed(&dir) as u64, count);
+    assert_eq!(created["cap"]["max_pets"], 50, "{created}");
+    assert_eq!(created["cap"]["reached"], true, "{created}");
+    assert!(
+        stderr(&output).contains(&format!(
+            "created {count} pets (the --max-pets cap of 50, reached)"
+        )),
+        "{}",
+        stderr(&output)
+    );
+    // A re-run is held to the same cap.
+    assert!(report["rerun"].as_str().unwrap().contains("--max-pets 50"));
+}
+
+#[test]
+fn a_default_run_creates_at_most_420_pets() {
+    // A default run created 520 pets on the target, 78 of them the population fixture's own;
+    // it makes its page of the other rules' pets now, and two rules that store a pet per case
+    // draw 8.
+    let dir = temp_dir("bounded", "default-pets");
+    let (output, _) = run(&["--seed", "7"], &dir);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report = report(&dir);
+    let count = report["created_pets"]["count"].as_u64().unwrap();
+    assert!(count <= 420, "a default run created {count} pets");
+    assert_eq!(pets_listed(&dir) as u64, count);
+    assert!(
+        report["created_pets"].get("cap").is_none(),
+        "no cap without a budget"
+    );
+    assert!(
+        stderr(&output).contains(&format!("created {count} pets, named")),
+        "{}",
+        stderr(&output)
+    );
+}
+
 /// Waits for `child` with its resource usage: the exit code and the peak RSS in kB.
 fn wait_measured(child: &std::process::Child) -> (Option<i32>, u64) {
     let mut status = 0;
