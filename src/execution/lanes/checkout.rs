@@ -271,6 +271,16 @@ impl Lanes {
                 .map_or_else(Default::default, |at| at.elapsed());
             lane
         });
+        if idle.is_none() && reuse != Reuse::Any {
+            // A lane of its own while others sit idle: the oldest idle one closes, so the
+            // connections open stay within the level (`--concurrency` included).
+            let level = self.state().level;
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            if self.live.load(Ordering::Relaxed) >= level && !idle.is_empty() {
+                let oldest = idle.remove(0);
+                self.close(oldest);
+            }
+        }
         let lane = idle.unwrap_or_else(|| {
             let shared = Arc::new(LaneConnector {
                 served: Some(tokio::sync::watch::channel(0).0),
