@@ -196,8 +196,8 @@ impl Client {
             .get(reqwest::header::CONTENT_ENCODING)
             .and_then(|value| value.to_str().ok())
             .map(String::from);
-        let (bytes, mut body_truncated, body_error) =
-            read_capped(response, self.settings.body_cap).await;
+        let (bytes, mut body_truncated, body_error, mut room) =
+            read_capped(response, self.settings.body_cap, &self.bodies).await;
         if body_truncated || body_error.is_some() {
             lane.disconnected(); // a body not read to its end takes its connection with it
         }
@@ -208,6 +208,11 @@ impl Client {
             let (bytes, over) =
                 super::coding::decoded(bytes, content_encoding.as_deref(), self.settings.body_cap);
             body_truncated = over;
+            if bytes.len() > room.bytes() && room.bytes() < crate::execution::bodies::HELD {
+                // Inflated past the room it was read in: room for what it came to.
+                drop(room);
+                room = self.bodies.room(bytes.len()).await;
+            }
             bytes
         };
         // A cut may leave the start of the key at the end.
@@ -219,6 +224,7 @@ impl Client {
             .record(&bytes, cut, unparsed, &self.redactor)
             .await;
         drop(bytes);
+        drop(room);
         Exchange {
             request: recorded,
             response: Some(RecordedResponse {
