@@ -19,14 +19,30 @@
 //!   noted (section 4: names "SHOULD be unique"; a recommendation, not the grammar).
 //!
 //! Nesting deeper than [`MAX_DEPTH`] is not refused as "not JSON" (the grammar has no bound):
-//! it is [`Unread::TooDeep`], which judges nothing. The reader keeps no stack of its own calls,
-//! so no body can overflow it.
+//! it is [`Unread::TooDeep`], which judges nothing; nor is a text whose values would hold more
+//! than [`MAX_HELD`] bytes ([`Unread::TooLarge`]: values cost many times their text, 1 MiB of
+//! `[{"":0},...]` is a hundred MiB of maps). The reader keeps no stack of its own calls, so no
+//! body can overflow it.
 
 use serde_json::{Map, Number, Value};
 
 /// Arrays and objects nested deeper than this are not read (RFC 8259 section 9 lets a parser
 /// set a limit; the contract's bodies nest two deep).
 pub const MAX_DEPTH: usize = 512;
+
+/// What the values of one text may hold, about (RFC 8259 section 9 lets a parser set limits
+/// on a text's size): 1 MiB of the shortest valid pets (30,000 of them) holds about 27 MiB,
+/// so every listing within the default `--body-cap` is read.
+pub const MAX_HELD: usize = 32 << 20;
+
+/// What a value costs where it is kept (an array's slot, a member's value).
+const VALUE_BYTES: usize = std::mem::size_of::<Value>();
+
+/// What an object's first member costs beyond its value: a map's node, room for 11.
+const OBJECT_BYTES: usize = 640;
+
+/// What each member costs beyond its value and its name's bytes: the name's place in a node.
+const MEMBER_BYTES: usize = 56;
 
 /// Member names noted as given twice, at most (the rest are counted).
 const MAX_NOTED: usize = 8;
@@ -51,6 +67,8 @@ pub enum Unread {
     NotJson(String),
     /// Nested past [`MAX_DEPTH`]: maybe JSON, but not read, so nothing in it is judged.
     TooDeep,
+    /// Its values would hold more than [`MAX_HELD`] bytes: maybe JSON, but not read.
+    TooLarge,
 }
 
 impl std::fmt::Display for Unread {
@@ -58,6 +76,11 @@ impl std::fmt::Display for Unread {
         match self {
             Unread::NotJson(reason) => f.write_str(reason),
             Unread::TooDeep => write!(f, "nested deeper than {MAX_DEPTH} levels: not read"),
+            Unread::TooLarge => write!(
+                f,
+                "its values would hold more than {} MiB: not read",
+                MAX_HELD >> 20
+            ),
         }
     }
 }
@@ -75,6 +98,7 @@ pub fn read(bytes: &[u8]) -> Result<Read, Unread> {
         at: 0,
         duplicate_names: Vec::new(),
         lone_surrogates: false,
+        held: 0,
     };
     let value = reader.document()?;
     Ok(Read {
@@ -136,9 +160,20 @@ struct Reader<'t> {
     at: usize,
     duplicate_names: Vec<String>,
     lone_surrogates: bool,
+    /// What the values read so far hold, about (see [`MAX_HELD`]).
+    held: usize,
 }
 
 impl Reader<'_> {
+    /// Counts `bytes` more held; past [`MAX_HELD`] the text is not read on.
+    fn hold(&mut self, bytes: usize) -> Result<(), Unread> {
+        self.held += bytes;
+        if self.held > MAX_HELD {
+            return Err(Unread::TooLarge);
+        }
+        Ok(())
+    }
+
     fn fail<T>(&self, what: &str) -> Result<T, Unread> {
         let found = match self.text.get(self.at) {
             None => "the end".to_string(),
@@ -186,6 +221,7 @@ impl Reader<'_> {
                         self.at += 1;
                         Value::Array(Vec::new())
                     } else {
+                        self.hold(VALUE_BYTES)?;
                         stack.push(Frame::Array(Vec::new()));
                         continue 'value;
                     }
@@ -201,6 +237,7 @@ impl Reader<'_> {
                         Value::Object(Map::new())
                     } else {
                         let name = self.member_name()?;
+                        self.hold(VALUE_BYTES + OBJECT_BYTES + MEMBER_BYTES + name.len())?;
                         stack.push(Frame::Object(Map::new(), name));
                         continue 'value;
                     }
@@ -212,6 +249,7 @@ impl Reader<'_> {
                 Some(b'n') => self.literal("null", Value::Null)?,
                 _ => return self.fail("a value"),
             };
+            self.hold(VALUE_BYTES + done.as_str().map_or(0, str::len))?;
             // Close every container the value ends.
             loop {
                 let Some(frame) = stack.pop() else {
@@ -229,6 +267,11 @@ impl Reader<'_> {
                             }
                             Some(b']') => {
                                 self.at += 1;
+                                // Grown by doubling: up to half of a large array's room is
+                                // for nothing, held for as long as its parse is kept.
+                                if items.capacity() - items.len() > 1024 {
+                                    items.shrink_to_fit();
+                                }
                                 Value::Array(items)
                             }
                             _ => return self.fail("',' or ']'"),
@@ -244,6 +287,7 @@ impl Reader<'_> {
                                 self.at += 1;
                                 self.skip_ws();
                                 let next = self.member_name()?;
+                                self.hold(MEMBER_BYTES + next.len())?;
                                 stack.push(Frame::Object(members, next));
                                 continue 'value;
                             }

@@ -104,7 +104,9 @@ impl From<crate::json::Unread> for NoJson {
     fn from(unread: crate::json::Unread) -> NoJson {
         match unread {
             crate::json::Unread::NotJson(reason) => NoJson::NotJson(reason),
-            crate::json::Unread::TooDeep => NoJson::NotRead(unread.to_string()),
+            crate::json::Unread::TooDeep | crate::json::Unread::TooLarge => {
+                NoJson::NotRead(unread.to_string())
+            }
         }
     }
 }

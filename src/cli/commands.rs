@@ -223,11 +223,21 @@ pub(super) fn bench(
     output: &Path,
     long_budget: u64,
     only_throughput: bool,
+    only_heavy: bool,
 ) -> Result<u8, RunError> {
     use petstore_conformance::runner::bench;
     if only_throughput {
         let figure = bench::throughput(Duration::from_secs(5)).map_err(RunError::Config)?;
         stdout!("{}", bench::render_throughput(&figure));
+        return Ok(0);
+    }
+    if only_heavy {
+        let heavy = [bench::Heavy::TinyItems, bench::Heavy::Listing]
+            .into_iter()
+            .map(bench::heavy_memory)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(RunError::Config)?;
+        print!("{}", bench::render_heavy(&heavy));
         return Ok(0);
     }
     if !LONG_BUDGET_SECONDS.contains(&long_budget) {

@@ -127,6 +127,9 @@ enum Command {
         /// Print only the time-budget throughput line (a few seconds), for tuning it.
         #[arg(long, hide = true)]
         only_throughput: bool,
+        /// Print only the peak RSS against the targets that send much (a few seconds each).
+        #[arg(long, hide = true, conflicts_with = "only_throughput")]
+        only_heavy: bool,
     },
     /// Merge the reports of the shards of one split run (`run --partition K/N`, one report
     /// directory each) into the report of the whole run, in every format. Exit codes as
@@ -240,7 +243,8 @@ pub fn main() -> ExitCode {
             output,
             long_budget,
             only_throughput,
-        } => bench(&output, long_budget, only_throughput),
+            only_heavy,
+        } => bench(&output, long_budget, only_throughput, only_heavy),
         Command::VerifyReport {
             report,
             public_key,

@@ -1,10 +1,14 @@
 //! What a response body costs the run in memory, bounded by bytes rather than by what the
 //! target sends. A parsed body is many times its bytes (a 1 MiB array of `{}` is 11 MiB of
-//! values), and a run holds dozens of exchanges at once (a burst of 72 creates, 32 rules), so:
-//! - large bodies are redacted and parsed two at a time, which bounds the passing peak (the
+//! values), and a run holds dozens of exchanges at once (a burst of 72 creates, 128 places in
+//! flight), so:
+//! - the bytes of large bodies held at once, read or being read until their exchange is
+//!   recorded, are at most [`HELD`]: a large body waits for room before it is read on (the
+//!   rest waits in the socket, not in the run), where 128 answers of 1 MiB held 128 MiB;
+//! - large bodies are redacted and parsed one at a time, which bounds the passing peak (the
 //!   body's text, its lowercase copy, the parse growing);
-//! - identical large bodies share one parse (a target answering the same listing, or the same
-//!   blob, to every request costs one parse, not one per exchange);
+//! - identical large bodies share one parse, and the last one stays (a target answering the
+//!   same listing, or the same blob, to every request costs one parse, not one per exchange);
 //! - the recorded body text keeps its first [`BODY_KEPT`] bytes; the parse is of all of it.
 //!
 //! The recorded text is the body read in its declared charset (UTF-16 and UTF-32 found by
@@ -17,34 +21,68 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::Value;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 use super::redact::Redactor;
 pub use crate::outcome::BODY_KEPT;
 use crate::outcome::NoJson;
 
-/// Bodies from this size on are parsed under a permit and shared when identical.
-const LARGE: usize = 64 << 10;
+/// Bodies from this size on are parsed under a permit, held under [`HELD`] and shared when
+/// identical.
+pub const LARGE: usize = 64 << 10;
+
+/// Bytes of large bodies held at once (eight of 1 MiB, the default `--body-cap`).
+pub const HELD: usize = 8 << 20;
 
 /// Large bodies parsed at once: the parse is CPU work, so more would not go faster, only hold
-/// more memory.
-const PARSING: usize = 2;
+/// more memory (a parse grows to many times its body).
+const PARSING: usize = 1;
 
 /// Large parses remembered for sharing.
 const REMEMBERED: usize = 8;
 
-/// The parses of large bodies, and the permits to make one.
+/// The parses of large bodies, the permits to make one, and the room to hold one.
 pub struct Bodies {
-    parsing: tokio::sync::Semaphore,
+    parsing: Semaphore,
+    /// [`HELD`] in units of [`LARGE`] bytes.
+    held: Semaphore,
     /// Recent large bodies (their bytes, key-free) and their parse while an exchange holds it.
     recent: Mutex<VecDeque<Remembered>>,
+    /// The last large parse, kept when no exchange holds it: the next identical body shares
+    /// it rather than parsing again (at most one parse, a body's worth of values).
+    last: Mutex<Option<Arc<Value>>>,
 }
 
 impl Default for Bodies {
     fn default() -> Bodies {
         Bodies {
-            parsing: tokio::sync::Semaphore::new(PARSING),
+            parsing: Semaphore::new(PARSING),
+            held: Semaphore::new(HELD / LARGE),
             recent: Mutex::new(VecDeque::new()),
+            last: Mutex::new(None),
         }
+    }
+}
+
+/// Room for a large body's bytes: they count against [`HELD`] until it is dropped.
+pub struct Room<'b> {
+    /// Held only to be let go when the room is dropped.
+    _permit: Option<SemaphorePermit<'b>>,
+    bytes: usize,
+}
+
+impl Room<'_> {
+    /// Room for nothing: a small body needs none.
+    pub fn none() -> Room<'static> {
+        Room {
+            _permit: None,
+            bytes: 0,
+        }
+    }
+
+    /// The bytes this room was taken for (a body larger than [`HELD`] takes all of it).
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 }
 
@@ -66,6 +104,28 @@ type Remembered = (Vec<u8>, Weak<Value>, Vec<String>);
 type Reading = (Option<Arc<Value>>, Option<NoJson>, Vec<String>);
 
 impl Bodies {
+    /// Room to hold a body of `bytes` bytes (none below [`LARGE`]): waits while the large
+    /// bodies held take [`HELD`]. Whoever holds room only reads on, redacts and parses (CPU
+    /// work; the permits to parse are never waited for while room is wanted), so the wait
+    /// ends. A room is all wanted at once (one held can only be let go, never grown), so no
+    /// two bodies each hold part of what the other waits for.
+    pub async fn room(&self, bytes: usize) -> Room<'_> {
+        if bytes < LARGE {
+            return Room::none();
+        }
+        let units = bytes.div_ceil(LARGE).min(HELD / LARGE);
+        // Never closed, so the permit always comes.
+        let permit = self
+            .held
+            .acquire_many(u32::try_from(units).unwrap_or(u32::MAX))
+            .await
+            .ok();
+        Room {
+            _permit: permit,
+            bytes: units * LARGE,
+        }
+    }
+
     /// Redacts and parses `bytes`; `cut` when the body did not arrive whole (the end of the
     /// text may hold the start of the key), `unparsed` when it must not be parsed (and why);
     /// `content_type` names its charset, if the target gave one.
@@ -153,6 +213,8 @@ impl Bodies {
             recent.pop_front();
         }
         recent.push_back((bytes.to_vec(), Arc::downgrade(json), duplicates.to_vec()));
+        drop(recent);
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(json));
     }
 }
 
@@ -289,6 +351,52 @@ mod tests {
         let third = record(&bodies, other.as_bytes(), &redactor).json.unwrap();
         assert!(!Arc::ptr_eq(&a, &third));
         assert_eq!(third[0]["a"], 1);
+    }
+
+    #[test]
+    fn the_last_large_parse_is_kept_for_the_next_identical_body() {
+        let bodies = Bodies::default();
+        let redactor = Redactor::new("bodies-test-key");
+        let blob = format!("[{}{{}}]", "{},".repeat(100_000));
+        let first = record(&bodies, blob.as_bytes(), &redactor).json.unwrap();
+        let weak = Arc::downgrade(&first);
+        drop(first);
+        // No exchange holds it, and the next identical body is not parsed again.
+        let again = record(&bodies, blob.as_bytes(), &redactor).json.unwrap();
+        assert!(std::ptr::eq(weak.as_ptr(), Arc::as_ptr(&again)));
+        // Another large body takes its place: one parse kept, not one per body seen.
+        let other = blob.replacen("{}", "[]", 1);
+        drop(again);
+        let _other = record(&bodies, other.as_bytes(), &redactor);
+        assert!(weak.upgrade().is_none());
+    }
+
+    #[test]
+    fn large_bodies_wait_for_room_while_what_is_held_is_at_its_bound() {
+        use futures_util::FutureExt;
+        let bodies = Bodies::default();
+        // A small body needs no room.
+        assert_eq!(bodies.room(LARGE - 1).now_or_never().unwrap().bytes(), 0);
+        let one = 1 << 20;
+        let held: Vec<Room> = (0..HELD / one)
+            .map(|_| {
+                bodies
+                    .room(one)
+                    .now_or_never()
+                    .expect("room while under the bound")
+            })
+            .collect();
+        assert!(held.iter().all(|room| room.bytes() == one));
+        assert!(bodies.room(LARGE).now_or_never().is_none());
+        assert_eq!(bodies.room(LARGE - 1).now_or_never().unwrap().bytes(), 0);
+        drop(held);
+        // Room is counted in units of LARGE, and a body past the bound takes all of it (so it
+        // waits for everything held, and is not refused).
+        let small = bodies.room(LARGE + 1).now_or_never().unwrap();
+        assert_eq!(small.bytes(), 2 * LARGE);
+        assert!(bodies.room(HELD * 4).now_or_never().is_none());
+        drop(small);
+        assert_eq!(bodies.room(HELD * 4).now_or_never().unwrap().bytes(), HELD);
     }
 
     #[test]

@@ -159,3 +159,43 @@ fn deep_nesting_is_not_read_and_cannot_overflow() {
     let huge = "[{\"a\":".repeat(1_000_000);
     assert_eq!(read(huge.as_bytes()), Err(Unread::TooDeep));
 }
+
+#[test]
+fn a_text_whose_values_would_hold_too_much_is_not_read() {
+    // 1 MiB of one-member objects: each a map's node of its own, a hundred MiB in all.
+    let mut maps = b"[{\"\":0}".to_vec();
+    while maps.len() < 1 << 20 {
+        maps.extend_from_slice(b",{\"\":0}");
+    }
+    maps.push(b']');
+    assert_eq!(read(&maps), Err(Unread::TooLarge));
+    // A small text of the same kind is read, and a large one the grammar refuses before the
+    // bound is still not JSON.
+    assert!(read(b"[{\"\":0},{\"\":0}]").is_ok());
+    maps[1] = b'x';
+    assert!(not_json(&maps));
+}
+
+#[test]
+fn a_megabyte_of_valid_pets_is_read_whole_and_a_large_array_holds_no_spare_room() {
+    // The shortest valid pets, as many as 1 MiB holds.
+    let mut pets = String::from("[");
+    let mut id = 0;
+    while pets.len() < (1 << 20) - 64 {
+        id += 1;
+        pets.push_str(&format!(r#"{{"id":{id},"name":"","categoryId":1}},"#));
+    }
+    pets.push_str(r#"{"id":0,"name":"","categoryId":1}]"#);
+    let read = read(pets.as_bytes()).unwrap();
+    let Value::Array(items) = &read.value else {
+        panic!("not an array")
+    };
+    assert_eq!(items.len(), id + 1);
+    assert!(items.len() > 25_000, "{}", items.len());
+    // Grown by doubling, then trimmed.
+    assert!(
+        items.capacity() - items.len() <= 1024,
+        "{}",
+        items.capacity()
+    );
+}

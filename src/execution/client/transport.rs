@@ -2,35 +2,44 @@
 
 use std::time::Instant;
 
-/// Reads at most `cap` bytes of the body; returns the bytes, whether more was sent, and the
-/// error that cut the body short, if any.
-pub(super) async fn read_capped(
+use crate::execution::bodies::{Bodies, HELD, LARGE, Room};
+
+/// Reads at most `cap` bytes of the body; returns the bytes, whether more was sent, the error
+/// that cut the body short, if any, and the room its bytes take among the large bodies held
+/// (taken before a large body is read on, so that what the run holds of them is bounded).
+pub(super) async fn read_capped<'b>(
     mut response: reqwest::Response,
     cap: usize,
-) -> (Vec<u8>, bool, Option<String>) {
+    bodies: &'b Bodies,
+) -> (Vec<u8>, bool, Option<String>, Room<'b>) {
     // Sized from the declared length (up to 1 MiB: a declared length is only a claim), so the
     // buffer of a large body does not double past it.
-    let declared = response.content_length().unwrap_or(0);
-    let mut bytes = Vec::with_capacity(
-        usize::try_from(declared)
-            .unwrap_or(cap)
-            .min(cap)
-            .min(1 << 20),
-    );
+    let declared = usize::try_from(response.content_length().unwrap_or(0))
+        .unwrap_or(cap)
+        .min(cap);
+    let mut room = bodies.room(declared).await;
+    let mut bytes = Vec::with_capacity(declared.min(1 << 20));
     loop {
         match response.chunk().await {
             Ok(Some(chunk)) => {
-                let room = cap.saturating_sub(bytes.len());
-                if chunk.len() > room {
-                    bytes.extend_from_slice(&chunk[..room]);
-                    return (bytes, true, None);
+                let room_left = cap.saturating_sub(bytes.len());
+                let taken = chunk.len().min(room_left);
+                let wanted = bytes.len() + taken;
+                if wanted >= LARGE && wanted > room.bytes() && room.bytes() < HELD {
+                    // Past what was declared (or nothing was): room for as much as the cap
+                    // lets it grow to, the room held let go first.
+                    drop(std::mem::replace(&mut room, Room::none()));
+                    room = bodies.room(cap).await;
                 }
-                bytes.extend_from_slice(&chunk);
+                bytes.extend_from_slice(&chunk[..taken]);
+                if taken < chunk.len() {
+                    return (bytes, true, None, room);
+                }
             }
-            Ok(None) => return (bytes, false, None),
+            Ok(None) => return (bytes, false, None, room),
             Err(e) => {
                 let error = format!("{BODY_CUT}: {}", describe_error(&e));
-                return (bytes, false, Some(error));
+                return (bytes, false, Some(error), room);
             }
         }
     }
@@ -187,5 +196,60 @@ mod tests {
         let kept = headers(&[("connection", "keep-alive"), ("content-length", "2")]);
         assert!(persists(Version::HTTP_10, 200, false, &kept));
         assert!(persists(Version::HTTP_2, 200, false, &none));
+    }
+
+    /// One answer of `body` (its length declared or not) on a loopback port; its URL.
+    fn serve_once(body: Vec<u8>, declared: bool) -> String {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut head = [0u8; 1024];
+            let _ = stream.read(&mut head);
+            let framing = if declared {
+                format!("Content-Length: {}", body.len())
+            } else {
+                "Connection: close".to_string()
+            };
+            let _ = stream.write_all(format!("HTTP/1.1 200 OK\r\n{framing}\r\n\r\n").as_bytes());
+            let _ = stream.write_all(&body);
+        });
+        url
+    }
+
+    #[test]
+    fn a_large_body_is_read_on_only_with_room_to_hold_it() {
+        use crate::execution::bodies::{Bodies, HELD, LARGE};
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        for declared in [true, false] {
+            let body = vec![b' '; 3 * LARGE];
+            let url = serve_once(body.clone(), declared);
+            runtime.block_on(async {
+                let bodies = Bodies::default();
+                let all = bodies.room(HELD).await;
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                let client = reqwest::Client::builder().no_proxy().build().unwrap();
+                let response = client.get(url).send().await.unwrap();
+                let read = super::read_capped(response, 1 << 20, &bodies);
+                tokio::pin!(read);
+                // Everything is held: the body waits for room (in the socket, not here).
+                let waited =
+                    tokio::time::timeout(std::time::Duration::from_millis(300), &mut read).await;
+                assert!(
+                    waited.is_err(),
+                    "read on without room (declared: {declared})"
+                );
+                drop(all);
+                let (bytes, cut, error, room) = read.await;
+                assert_eq!((bytes, cut, error), (body, false, None));
+                // Room for what was declared, or for the cap when nothing was.
+                let expected = if declared { 3 * LARGE } else { 1 << 20 };
+                assert_eq!(room.bytes(), expected);
+            });
+        }
     }
 }

@@ -236,8 +236,8 @@ impl Client {
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
             .map(String::from);
-        let (bytes, mut body_truncated, body_error) =
-            read_capped(response, self.settings.body_cap).await;
+        let (bytes, mut body_truncated, body_error, mut room) =
+            read_capped(response, self.settings.body_cap, &self.bodies).await;
         if body_truncated || body_error.is_some() {
             lane.disconnected(); // a body not read to its end takes its connection with it
         }
@@ -248,6 +248,11 @@ impl Client {
             let decoded =
                 super::coding::decoded(bytes, content_encoding.as_deref(), self.settings.body_cap);
             body_truncated = decoded.over;
+            if decoded.bytes.len() > room.bytes() && room.bytes() < crate::execution::bodies::HELD {
+                // Inflated past the room it was read in: room for what it came to.
+                drop(room);
+                room = self.bodies.room(decoded.bytes.len()).await;
+            }
             (decoded.bytes, decoded.unread)
         };
         // A cut may leave the start of the key at the end.
@@ -266,6 +271,7 @@ impl Client {
             )
             .await;
         drop(bytes);
+        drop(room);
         Exchange {
             request: recorded,
             response: Some(RecordedResponse {

@@ -516,6 +516,21 @@ pub fn run_all(long: Duration) -> Result<Bench, String> {
     })
 }
 
+/// The table of peak RSS against the targets that send much.
+pub fn render_heavy(heavy: &[HeavyMemory]) -> String {
+    let mut out = String::from("| target | peak RSS | wall | exit |\n|---|---|---|---|\n");
+    for h in heavy {
+        out.push_str(&format!(
+            "| {} | {:.1} MB | {:.1} s | {} |\n",
+            h.target,
+            h.peak_rss_kb as f64 / 1024.0,
+            h.wall_ms as f64 / 1000.0,
+            h.exit_code.map_or("-".into(), |c| c.to_string())
+        ));
+    }
+    out
+}
+
 /// The throughput line.
 pub fn render_throughput(t: &Throughput) -> String {
     format!(
@@ -563,16 +578,8 @@ pub fn render(bench: &Bench) -> String {
             m.pets_created
         ));
     }
-    out.push_str("\n| target | peak RSS | wall | exit |\n|---|---|---|---|\n");
-    for h in &bench.heavy_answers {
-        out.push_str(&format!(
-            "| {} | {:.0} MB | {:.1} s | {} |\n",
-            h.target,
-            h.peak_rss_kb as f64 / 1024.0,
-            h.wall_ms as f64 / 1000.0,
-            h.exit_code.map_or("-".into(), |c| c.to_string())
-        ));
-    }
+    out.push('\n');
+    out.push_str(&render_heavy(&bench.heavy_answers));
     let sh = &bench.shards;
     let walls: Vec<String> = sh
         .shard_wall_ms
