@@ -237,7 +237,7 @@ pub(super) fn bench(
             .map(bench::heavy_memory)
             .collect::<Result<Vec<_>, _>>()
             .map_err(RunError::Config)?;
-        print!("{}", bench::render_heavy(&heavy));
+        stdout!("{}", bench::render_heavy(&heavy));
         return Ok(0);
     }
     if !LONG_BUDGET_SECONDS.contains(&long_budget) {
