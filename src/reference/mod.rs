@@ -147,6 +147,7 @@ pub fn router(config: ReferenceConfig) -> Router {
         creates_arrived: std::sync::atomic::AtomicUsize::new(0),
         opened: std::time::Instant::now(),
         others_stored: std::sync::atomic::AtomicU64::new(0),
+        requests_seen: std::sync::atomic::AtomicU64::new(0),
         throttle_window: Mutex::new((std::time::Instant::now(), 0)),
     });
     match state.choices.stored {
