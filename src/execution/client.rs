@@ -87,10 +87,7 @@ impl Client {
         let proxy = match &settings.proxy {
             ProxySetting::Explicit(url) => Some(
                 reqwest::Proxy::all(url.as_str())
-                    .map_err(|e| {
-                        let shown = super::redact::url_for_display(url);
-                        ClientError::Build(format!("--proxy {shown}: {e}"))
-                    })?
+                    .map_err(|e| ClientError::Build(format!("--proxy {url}: {e}")))?
                     .no_proxy(reqwest::NoProxy::from_env()),
             ),
             _ => None,
@@ -134,13 +131,8 @@ impl Client {
                 .extra_headers
                 .iter()
                 .filter(|(name, value)| looks_like_credential(name, value))
-                .map(|(_, value)| value.clone())
-                .chain(match &settings.proxy {
-                    ProxySetting::Explicit(url) => super::redact::userinfo_secrets(url),
-                    _ => Vec::new(),
-                })
-                .fold(Redactor::new(key), |redactor, secret| {
-                    redactor.also(&secret)
+                .fold(Redactor::new(key), |redactor, (_, value)| {
+                    redactor.also(value)
                 }),
             runtime,
             cancelled: None,

@@ -11,7 +11,6 @@ use common::BIN;
 
 mod channels;
 mod command_line;
-mod disguised;
 mod shapes;
 mod spellings;
 
