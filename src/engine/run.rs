@@ -428,9 +428,11 @@ impl Run {
         )
     }
 
-    /// Whether the run may create no more pets now (see [`PetCap`]).
+    /// Whether the run may create no more pets: the cap once held a createPet back, or the
+    /// pets created and in flight fill it. Once held back stays so: refused creates create
+    /// nothing, so places free up again and a search would go on drawing cases the cap refuses.
     pub fn out_of_pets(&self) -> bool {
-        self.pet_cap.full(&|| self.fixtures.created.count())
+        self.pet_cap.reached() || self.pet_cap.full(&|| self.fixtures.created.count())
     }
 
     /// The recorder: every exchange of the rules passes here once. A createPet's place under
