@@ -89,7 +89,9 @@ pub enum Overload {
     /// A request on a fresh connection got no answer in time: the server did not take the
     /// connection (a full worker pool, a connection cap leaving it in the listen backlog).
     StalledConnect,
-    /// The connect was refused or timed out.
+    /// The connect was refused, reset or timed out while the target answered on other
+    /// connections: a cap on connections, as a stalled connect shows it (the level is capped
+    /// at the lanes proven then).
     ConnectFailed,
     /// The exchange timed out.
     TimedOut,
@@ -190,6 +192,9 @@ pub struct Lanes {
     most_live: AtomicUsize,
     /// Live lanes with an answer on them.
     proven: AtomicUsize,
+    /// The most lanes with an answer on them open at once: connections the target has shown
+    /// it takes together (see [`Reuse::Unrepeatable`]).
+    most_proven: AtomicUsize,
     opened: Arc<AtomicU64>,
     resent: AtomicU64,
     /// The fastest answer so far, in ms: the round trip with nothing queued.
@@ -240,6 +245,7 @@ impl Lanes {
             live: AtomicUsize::new(0),
             most_live: AtomicUsize::new(0),
             proven: AtomicUsize::new(0),
+            most_proven: AtomicUsize::new(0),
             opened: Arc::default(),
             resent: AtomicU64::new(0),
             fastest_ms: AtomicU64::new(u64::MAX),
@@ -268,7 +274,8 @@ impl Lanes {
         // The wait for a connection that never came back is the client's, not the target's.
         let elapsed_ms = elapsed_ms.saturating_sub(lane.take_graced());
         if !lane.proven.swap(true, Ordering::Relaxed) {
-            self.proven.fetch_add(1, Ordering::Relaxed);
+            let proven = self.proven.fetch_add(1, Ordering::Relaxed) + 1;
+            self.most_proven.fetch_max(proven, Ordering::Relaxed);
         }
         let fastest = if served {
             self.fastest_ms
@@ -336,7 +343,10 @@ impl Lanes {
         state.slow_start = false;
         state.credit = 0;
         state.backoffs += 1;
-        if matches!(why, Overload::StalledConnect | Overload::Refused) {
+        if matches!(
+            why,
+            Overload::StalledConnect | Overload::Refused | Overload::ConnectFailed
+        ) {
             let bearable = self.proven.load(Ordering::Relaxed).max(1);
             state.limit = state.limit.min(bearable);
             state.limit_until = Some(now + LIMIT_HOLD);

@@ -107,6 +107,9 @@ impl Client {
                 Attempt::Overloaded => {
                     resends += 1;
                     self.lanes.resending();
+                    // Time for the level's cut to close connections: sent again at once, a
+                    // request finds the server as full as it was.
+                    self.pause_before_resend(resends as usize).await;
                     continue;
                 }
                 Attempt::Closed(exchange, unwritten) => {
@@ -331,9 +334,10 @@ impl Client {
                 .is_some_and(is_connect_error) =>
             {
                 self.lanes.overloaded(Overload::ConnectFailed);
-                // While other requests are answered, a refused or stalled connect is overload
-                // (a full backlog, a connection cap); the request never left.
-                if may_resend && self.answers.load(Relaxed) > answers_before {
+                // Once the target has answered, a refused, reset or stalled connect is overload
+                // (a full backlog, a connection cap resetting what is past it); the request
+                // never left, whatever its method.
+                if may_resend && self.answers.load(Relaxed) > 0 {
                     return Attempt::Overloaded;
                 }
             }

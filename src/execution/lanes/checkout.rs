@@ -25,7 +25,19 @@ pub enum Reuse {
     IdleUnder(std::time::Duration),
     /// None: a lane of its own, on a fresh connection.
     Never,
+    /// For a request that may not be sent twice (createPet): an idle lane only as `IdleUnder`
+    /// says (none at all with `None`), and a fresh connection only within the connections the
+    /// target has served at once ([`super::START`] before any): a server that takes so many
+    /// and resets the rest unread (a worker pool's cap) would take the request with it, and
+    /// no one could say whether it was applied. Past that, the request waits for a lane to
+    /// come back (a probe past the cap is left to the requests that may be sent again), at
+    /// most [`FRESH_WAIT`].
+    Unrepeatable(Option<std::time::Duration>),
 }
+
+/// The longest a request that may not be sent twice waits for a lane it may take before it
+/// opens a connection past those the target has served at once.
+pub const FRESH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The longest a connection may have been idle for a request that may not be sent twice
 /// (createPet) to go on it, until the target shows how long it keeps them: common servers
@@ -109,7 +121,7 @@ impl Lanes {
         // one it replaces closes: a kept one is taken then.
         let below_ceiling = self.live.load(Ordering::Relaxed) < self.state().ceiling;
         if !repeatable && !self.kept_answered.load(Ordering::Relaxed) && below_ceiling {
-            return Reuse::Never;
+            return Reuse::Unrepeatable(None);
         }
         let learned = match self.idle_close_ms.load(Ordering::Relaxed) {
             u64::MAX => None,
@@ -118,7 +130,9 @@ impl Lanes {
         match (repeatable, learned) {
             (true, None) => Reuse::Any,
             (true, Some(learned)) => Reuse::IdleUnder(learned),
-            (false, learned) => Reuse::IdleUnder(learned.map_or(SAFE_IDLE, |l| l.min(SAFE_IDLE))),
+            (false, learned) => {
+                Reuse::Unrepeatable(Some(learned.map_or(SAFE_IDLE, |l| l.min(SAFE_IDLE))))
+            }
         }
     }
 
@@ -157,6 +171,44 @@ impl Lanes {
         turn: Turn,
         reuse: Reuse,
     ) -> Result<Checkout<'_>, String> {
+        if !matches!(reuse, Reuse::Unrepeatable(_)) {
+            let permit = self.place(priority).await?;
+            return Ok(self.lane_for(permit, turn, reuse));
+        }
+        let opens_anyway = tokio::time::Instant::now() + FRESH_WAIT;
+        loop {
+            let permit = self.place(priority).await?;
+            if self.may_take() || tokio::time::Instant::now() >= opens_anyway {
+                return Ok(self.lane_for(permit, turn, reuse));
+            }
+            // The place goes back to the others meanwhile: their lanes come back idle.
+            drop(permit);
+            self.freed.notify_one();
+            let freed = self.freed.notified();
+            let _ = tokio::time::timeout(PLAIN_RECHECK, freed).await;
+        }
+    }
+
+    /// Whether a request that may not be sent twice finds a lane it may take now: an idle one
+    /// (as recent as it asks, or closed to make room for a fresh one, as [`Lanes::lane_for`]
+    /// does), or room for a fresh one within the connections the target has served at once.
+    fn may_take(&self) -> bool {
+        !self
+            .idle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+            || self.live.load(Ordering::Relaxed) < self.fresh_bound()
+    }
+
+    /// The connections a request that may not be sent twice may open up to.
+    fn fresh_bound(&self) -> usize {
+        self.most_proven.load(Ordering::Relaxed).max(super::START)
+    }
+
+    /// A place in flight, once the level has room and, for a plain request, no chain request
+    /// (nor burst) waits for it.
+    async fn place(&self, priority: Priority) -> Result<SemaphorePermit<'_>, String> {
         // The semaphore hands a place given back to the requests in its line (chain requests
         // and bursts) first: a place is free to take only when none waits there. A plain
         // request that has waited a usual answer's time joins the line: it may end a short
@@ -167,7 +219,7 @@ impl Lanes {
             tokio::pin!(freed);
             freed.as_mut().enable();
             match self.permits.try_acquire() {
-                Ok(permit) => return Ok(self.lane_for(permit, turn, reuse)),
+                Ok(permit) => return Ok(permit),
                 Err(tokio::sync::TryAcquireError::Closed) => return Err("closed".into()),
                 Err(tokio::sync::TryAcquireError::NoPermits) => {}
             }
@@ -177,8 +229,7 @@ impl Lanes {
             )
             .await;
         }
-        let permit = self.permits.acquire().await.map_err(|e| e.to_string())?;
-        Ok(self.lane_for(permit, turn, reuse))
+        self.permits.acquire().await.map_err(|e| e.to_string())
     }
 
     /// The run's usual answer time (a moving average; none before the first answer).
@@ -257,9 +308,9 @@ impl Lanes {
         reuse: Reuse,
     ) -> Checkout<'a> {
         let idle = match reuse {
-            Reuse::Never => None,
+            Reuse::Never | Reuse::Unrepeatable(None) => None,
             Reuse::Any => self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop(),
-            Reuse::IdleUnder(most) => {
+            Reuse::IdleUnder(most) | Reuse::Unrepeatable(Some(most)) => {
                 let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
                 let recent = idle
                     .iter()
@@ -277,9 +328,14 @@ impl Lanes {
         if idle.is_none() && reuse != Reuse::Any {
             // A lane of its own while others sit idle: the oldest idle one closes, so the
             // connections open stay within the level (`--concurrency` included).
-            let level = self.state().level;
+            // One that may not be sent twice stays within the connections the target has
+            // served at once as well.
+            let mut most = self.state().level;
+            if matches!(reuse, Reuse::Unrepeatable(_)) {
+                most = most.min(self.fresh_bound());
+            }
             let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            if self.live.load(Ordering::Relaxed) >= level && !idle.is_empty() {
+            if self.live.load(Ordering::Relaxed) >= most && !idle.is_empty() {
                 let oldest = idle.remove(0);
                 self.close(oldest);
             }

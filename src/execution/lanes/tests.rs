@@ -244,3 +244,42 @@ async fn a_plain_request_takes_a_place_no_chain_request_waits_for_and_joins_the_
             .is_ok()
     );
 }
+
+#[tokio::test]
+async fn a_request_that_may_not_be_sent_twice_opens_no_connection_past_those_served_at_once() {
+    // A worker pool that resets connections past its cap would take such a request with the
+    // connection; a lane comes back soon, and it goes on that one.
+    let lanes = lanes(16 * START);
+    let held = checkouts(&lanes, START).await;
+    for checkout in &held {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    assert!(lanes.level() > START, "room for more: {}", lanes.level());
+    let unrepeatable = Reuse::Unrepeatable(Some(SAFE_IDLE));
+    let waiting = tokio::time::timeout(
+        std::time::Duration::from_millis(200),
+        lanes.checkout_reusing(Priority::Chain, unrepeatable),
+    )
+    .await;
+    assert!(
+        waiting.is_err(),
+        "it waited rather than open a ninth connection"
+    );
+    let repeatable = lanes.checkout_reusing(Priority::Chain, Reuse::Any).await;
+    assert_eq!(
+        lanes.live(),
+        START + 1,
+        "one that may be sent again probes past them"
+    );
+    drop(repeatable);
+    drop(held);
+    let taken = lanes
+        .checkout_reusing(Priority::Chain, unrepeatable)
+        .await
+        .unwrap();
+    assert!(
+        taken.lane().proven.load(Ordering::Relaxed),
+        "it took a lane the target answered on"
+    );
+    assert_eq!(lanes.live(), START + 1);
+}

@@ -296,14 +296,18 @@ pub(super) const FAULTS: &[FaultInfo] = &[
     FaultInfo {
         fault: Fault::RacyIdCounter,
         name: "racy-id-counter",
-        description: "under load (64 creates at once) the id counter is read, then written: creates at the same moment get the same id",
+        description: "under load (16 creates at once) the id counter is read, then written: creates at the same moment get the same id",
         breaks: &["create-pet/concurrent/distinct-ids"],
-        // Rules whose creates happen to overlap the concurrent rounds (at 256 in flight, most
-        // do), and the rules of more than 100 pets, whose fixture cannot count pets given one
+        // Rules whose creates happen to overlap the concurrent rounds or each other 16 at a
+        // time (any rule that creates a pet and reads it back), and the rules of more than 100 pets, whose fixture cannot count pets given one
         // id between them (undecided). The request space's existing-id class reads its fixture
         // pet back by id: another pet given that id shows instead.
         may_break: &[
             "inputs/create-pet/required",
+            "inputs/create-pet/recommended",
+            "create-pet/sizes/name-ladder",
+            "create-pet/sizes/body-ladder",
+            "create-pet/valid/created",
             "create-pet/valid/unique-ids",
             "create-pet/valid/round-trip",
             "create-pet/concurrent/all-listed",
@@ -322,17 +326,21 @@ pub(super) const FAULTS: &[FaultInfo] = &[
     FaultInfo {
         fault: Fault::LostWriteUnderLoad,
         name: "lost-write-under-load",
-        description: "under load (64 creates at once) createPet answers 201 but the pet is not kept",
+        description: "under load (16 creates at once) createPet answers 201 but the pet is not kept",
         breaks: &["create-pet/concurrent/distinct-ids"],
-        // Rules whose creates happen to overlap the concurrent rounds (at 256 in flight, most
-        // do), and the rules that read a pet of a fixture created among them: the existing
+        // Rules whose creates happen to overlap the concurrent rounds or each other 16 at a
+        // time (any rule that creates a pet and reads it back), and the rules that read a pet of a fixture created among them: the existing
         // pet, the more than 100 pets of a full page.
         may_break: &[
             "create-pet/concurrent/all-listed",
             "create-pet/valid/round-trip",
+            "create-pet/valid/created",
+            "create-pet/sizes/name-ladder",
+            "create-pet/sizes/body-ladder",
             "get-pet/existing/returns-pet",
             "sequences/read-your-writes",
             "inputs/create-pet/required",
+            "inputs/create-pet/recommended",
             "inputs/get-pet/required",
             "inputs/get-pet/recommended",
             "list-pets/limit/maximum-fills-page",

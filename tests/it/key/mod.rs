@@ -61,6 +61,13 @@ fn decoded(text: &str) -> String {
         let chars: Vec<char> = text.chars().collect();
         let mut i = 0;
         while i < chars.len() {
+            // Only `&` and `\` start an escape: the rest is copied without looking ahead (the
+            // HAR of a run holds megabytes).
+            if !matches!(chars[i], '&' | '\\') {
+                out.push(chars[i]);
+                i += 1;
+                continue;
+            }
             let rest: String = chars[i..chars.len().min(i + 12)].iter().collect();
             // (radix, characters before the digits, most digits, a reference: `;` may follow)
             let (radix, skip, most, reference) =
