@@ -43,7 +43,7 @@ const RESEND_PAUSE: Duration = Duration::from_millis(200);
 
 /// Whether sending `spec` twice has the effect of sending it once (RFC 9110 section 9.2.2):
 /// the contract's reads are GETs; createPet is a POST.
-fn repeatable(spec: &RequestSpec) -> bool {
+pub(super) fn repeatable(spec: &RequestSpec) -> bool {
     matches!(spec.method, "GET" | "HEAD")
 }
 

@@ -12,7 +12,15 @@ impl Client {
     /// the same lanes as they come free.
     pub fn send_at_once(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
         self.runtime.block_on(async {
-            let checkouts = match self.until_halt(self.lanes.checkout_many(specs.len())).await {
+            // A burst of creates takes no idle connection the server may be closing as the
+            // request goes out (a create lost so may not be sent again).
+            let reuse = self
+                .lanes
+                .reuse_for(specs.iter().all(|spec| super::attempts::repeatable(spec)));
+            let checkouts = match self
+                .until_halt(self.lanes.checkout_many(specs.len(), reuse))
+                .await
+            {
                 Ok(checkouts) => checkouts,
                 Err(reason) => {
                     return specs

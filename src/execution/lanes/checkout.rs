@@ -41,9 +41,10 @@ pub const FRESH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The longest a connection may have been idle for a request that may not be sent twice
 /// (createPet) to go on it, until the target shows how long it keeps them: common servers
-/// close idle connections after 2 to 75 seconds, and one closing just as the request is
-/// written loses it with no way to tell whether it was applied.
-pub const SAFE_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
+/// close idle connections after 2 to 75 seconds, a hand-written one sooner, and one closing
+/// just as the request is written loses it with no way to tell whether it was applied. A run's
+/// lanes come back within a round trip or two: few are idle this long.
+pub const SAFE_IDLE: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// A lane taken for a request, with its place among those in flight; both go back on drop.
 pub struct Checkout<'a> {
@@ -241,7 +242,9 @@ impl Lanes {
     /// checked with, so while no overload has been seen it may raise the level up to the
     /// ceiling for itself (slow start would have got there). One burst gathers at a time, so
     /// that two never hold half the lanes each, waiting for the other's.
-    pub async fn checkout_many(&self, n: usize) -> Result<Vec<Checkout<'_>>, String> {
+    /// Its idle lanes are taken as `reuse` says: a burst of creates takes none the server may be
+    /// closing.
+    pub async fn checkout_many(&self, n: usize, reuse: Reuse) -> Result<Vec<Checkout<'_>>, String> {
         let _gathering = self.gathering.lock().await;
         // One shared turn for the whole burst: taken lane by lane, a request waiting to go
         // alone between two of them would wait for the burst, and the burst for it.
@@ -283,7 +286,7 @@ impl Lanes {
                             checkouts.push(self.lane_for(
                                 one,
                                 Turn::beside(Arc::clone(&turn)),
-                                Reuse::Any,
+                                reuse,
                             ));
                         }
                         continue 'gather;

@@ -165,7 +165,7 @@ async fn lanes_never_outnumber_the_level_and_a_stall_caps_it_at_the_proven_lanes
         proven,
         "capped at the lanes proven at the stall, for a while"
     );
-    let many = lanes.checkout_many(100).await.unwrap();
+    let many = lanes.checkout_many(100, Reuse::Any).await.unwrap();
     assert_eq!(
         many.len(),
         proven,
@@ -174,7 +174,7 @@ async fn lanes_never_outnumber_the_level_and_a_stall_caps_it_at_the_proven_lanes
     assert!(lanes.live() <= proven);
     drop(many);
     let fresh = super::tests::lanes(64);
-    let many = fresh.checkout_many(100).await.unwrap();
+    let many = fresh.checkout_many(100, Reuse::Any).await.unwrap();
     assert_eq!(
         many.len(),
         64,
