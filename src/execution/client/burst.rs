@@ -16,7 +16,7 @@ impl Client {
             // request goes out (a create lost so may not be sent again).
             let reuse = self
                 .lanes
-                .reuse_for(specs.iter().all(|spec| super::attempts::repeatable(spec)));
+                .reuse_for(specs.iter().all(super::attempts::repeatable));
             let checkouts = match self
                 .until_halt(self.lanes.checkout_many(specs.len(), reuse))
                 .await
