@@ -11,8 +11,10 @@ pub const REDACTED: &str = "[REDACTED]";
 
 mod curl;
 mod escaped;
+mod kept;
 pub use curl::header_variable;
 pub use escaped::{escape_body, unescape_body};
+pub use kept::BODY_SHOWN;
 
 /// How each near miss is written where the key may not be: an expression over `[REDACTED]`
 /// that `replay` expands and a curl line turns into the shell's own (`${KEY:1}`, `${KEY%?}`,
@@ -214,33 +216,6 @@ impl Exchange {
 
     pub fn json(&self) -> Option<&Value> {
         self.response.as_ref()?.json.as_deref()
-    }
-
-    /// A copy to keep as evidence for the rest of the run: the parse of a body longer than
-    /// [`BODY_KEPT`] is let go (many times the body's size; the reports show its text), so
-    /// what failures keep is bounded by bytes.
-    pub fn evidence(&self) -> Exchange {
-        let mut copy = self.clone();
-        if let Some(body) = &mut copy.request.body
-            && body.len() > BODY_KEPT
-        {
-            // The client may have cut it already (and redaction changed its length since).
-            copy.request.body_length.get_or_insert(body.len());
-            let mut end = BODY_KEPT;
-            while !body.is_char_boundary(end) {
-                end -= 1;
-            }
-            body.truncate(end);
-        }
-        if let Some(response) = &mut copy.response
-            && response.body_omitted > 0
-            && response.json.take().is_some()
-        {
-            response.json_error = Some(NoJson::NotRead(format!(
-                "parsed body not kept with the evidence: the body passed {BODY_KEPT} bytes"
-            )));
-        }
-        copy
     }
 
     /// All values of a response header (case-insensitive name).

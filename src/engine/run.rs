@@ -445,7 +445,7 @@ impl Run {
         exchange
     }
 
-    fn recorded(&self, rule_id: &str, spec: &RequestSpec, exchange: Exchange) -> Exchange {
+    fn recorded(&self, rule_id: &str, spec: &RequestSpec, mut exchange: Exchange) -> Exchange {
         if self.stops.interrupted() && exchange.response.is_none() {
             return exchange; // cut off by the interrupt: says nothing about the target
         }
@@ -499,6 +499,8 @@ impl Run {
         {
             self.fixtures.record_created(rule_id, pet, &exchange);
         }
+        // Written where every byte kept is: the rules hold what reports show.
+        exchange.keep_shown();
         exchange
     }
 

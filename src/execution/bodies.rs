@@ -9,7 +9,8 @@
 //!   body's text, its lowercase copy, the parse growing);
 //! - identical large bodies share one parse, and the last one stays (a target answering the
 //!   same listing, or the same blob, to every request costs one parse, not one per exchange);
-//! - the recorded body text keeps its first [`BODY_KEPT`] bytes; the parse is of all of it.
+//! - the recorded body text keeps its first [`BODY_KEPT`] bytes (the parse is of all of it),
+//!   and once recorded the characters reports show ([`crate::outcome::BODY_SHOWN`]).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
@@ -25,8 +26,9 @@ use crate::outcome::NoJson;
 /// identical.
 pub const LARGE: usize = 64 << 10;
 
-/// Bytes of large bodies held at once (eight of 1 MiB, the default `--body-cap`).
-pub const HELD: usize = 8 << 20;
+/// Bytes of large bodies held at once (four of 1 MiB, the default `--body-cap`): one is
+/// parsed at a time, so more read ahead would only wait, held.
+pub const HELD: usize = 4 << 20;
 
 /// Large bodies parsed at once: the parse is CPU work, so more would not go faster, only hold
 /// more memory (a parse grows to many times its body).

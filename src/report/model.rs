@@ -564,7 +564,7 @@ fn is_zero_u32(count: &u32) -> bool {
 }
 
 /// Characters of a response body kept in a report; the rest is summarised.
-pub const BODY_EXCERPT: usize = 4096;
+pub const BODY_EXCERPT: usize = crate::outcome::BODY_SHOWN;
 
 fn excerpt(mut response: RecordedResponse) -> RecordedResponse {
     // The exchange kept the start of a long body; what it left out counts as not shown.
