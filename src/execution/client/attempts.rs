@@ -228,6 +228,18 @@ impl Client {
         if matches!(attempt, Attempt::Overloaded | Attempt::Closed(..)) {
             checkout.discard(); // its connection stalled, failed or closed
         }
+        if let Attempt::Done(exchange) | Attempt::Unavailable(exchange) = &attempt
+            && exchange.response.as_ref().is_some_and(|response| {
+                response.body_omitted > 0
+                    || response.body_truncated
+                    || response.body.len() >= crate::execution::bodies::LARGE
+            })
+        {
+            // A connection that read a large answer keeps a read buffer as large (hyper's
+            // grows to hundreds of KiB and stays while it is kept): closed, memory stays
+            // bounded by the large bodies held, not by the connections kept.
+            checkout.discard();
+        }
         Ok(attempt)
     }
 
