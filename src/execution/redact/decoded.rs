@@ -1,8 +1,17 @@
-//! A text as a reader decodes it, character by character, wherever the escapes stand: HTML
-//! character references (`&#75;`, `&#x4B;`, with leading zeros, with or without the `;` a
-//! browser forgives), the five named ones XML and HTML share, and backslash escapes (`\u004B`,
-//! `\/`, `\"`, `\\`) inside a JSON string or not. A target can spell each character of the key
-//! its own way; no list of whole spellings covers the mixes, the decoded text does.
+//! A text as a reader decodes it, character by character, wherever the escapes stand, with
+//! what the eye does not see left out. Decoded: HTML character references (`&#75;`, `&#x4B;`,
+//! with leading zeros, with or without the `;` a browser forgives), the five named ones XML
+//! and HTML share, backslash escapes (`\u004B`, `\u{4B}`, `\x4B`, octal `\113`, `\/`, `\"`,
+//! `\\`) inside a JSON string or not, percent-encoding (`%4B`) and
+//! quoted-printable (`=4B`, its soft line breaks), each once per decoding. Left out: NUL and the other controls,
+//! zero-width and bidirectional characters, the soft hyphen, variation selectors. Folded:
+//! fullwidth forms (`Ｋ`) to ASCII. A target can spell each character of the key its own way,
+//! and a web stack encodes what another encoded: no list of whole spellings covers the mixes;
+//! the text decoded, as often as [`DEPTH`] says, does.
+
+/// Decodings applied one over another: three undo `&amp;#37;25` (HTML over percent over
+/// percent) and any two of the others.
+const DEPTH: usize = 3;
 
 /// The decoded text, and where its escapes stood in the original.
 pub(super) struct Decoded {
@@ -28,11 +37,59 @@ impl Decoded {
     }
 }
 
-/// Whether `text` holds an escape that can spell any character (`&#...;`, `\uXXXX`): then
-/// [`decode`] is worth its copy. The named references and JSON's short escapes alone are
-/// whole spellings the redactor lists.
+/// A text decoded again and again, each decoding of the one before.
+pub(super) struct Deep {
+    layers: Vec<Decoded>,
+}
+
+impl Deep {
+    /// How many decodings there are.
+    pub(super) fn depth(&self) -> usize {
+        self.layers.len()
+    }
+
+    /// The text as the `depth`th decoding (from 1) left it. Each is searched: a decoding
+    /// further may undo what was no escape (a base85 text's `=4F`).
+    pub(super) fn text(&self, depth: usize) -> &str {
+        self.layers
+            .get(depth.wrapping_sub(1))
+            .map_or("", |layer| layer.text.as_str())
+    }
+
+    /// The original's bytes that spell `text(depth)[range]`.
+    pub(super) fn original(
+        &self,
+        depth: usize,
+        range: std::ops::Range<usize>,
+    ) -> std::ops::Range<usize> {
+        self.layers[..depth.min(self.layers.len())]
+            .iter()
+            .rev()
+            .fold(range, |range, layer| layer.original(range))
+    }
+}
+
+/// `text` decoded up to [`DEPTH`] times, while a decoding changes something.
+pub(super) fn decode_deep(text: &str) -> Deep {
+    let mut layers = vec![decode(text)];
+    while let Some(last) = layers.last()
+        && layers.len() < DEPTH
+        && !last.marks.is_empty()
+        && has_escapes(&last.text)
+    {
+        let next = decode(&last.text);
+        layers.push(next);
+    }
+    Deep { layers }
+}
+
+/// Whether `text` holds anything [`decode`] changes: then it is worth its copy. Most texts
+/// (plain JSON, ASCII) hold none of these bytes and are searched as they are only.
 pub(super) fn has_escapes(text: &str) -> bool {
-    text.contains("&#") || text.contains("amp;#") || text.contains("\\u") || text.contains("\\U")
+    text.bytes().any(|b| {
+        matches!(b, b'&' | b'\\' | b'%' | b'=' | 0xc0..=0xff)
+            || (b.is_ascii_control() && !matches!(b, b'\t' | b'\n' | b'\r'))
+    })
 }
 
 /// `text` decoded, with where each escape stood.
@@ -46,8 +103,14 @@ pub(super) fn decode(text: &str) -> Decoded {
     let mut i = 0;
     while i < bytes.len() {
         let escape = match bytes[i] {
-            b'&' => reference(&text[i..]),
-            b'\\' => backslash(&text[i..]),
+            b'&' => reference(&text[i..]).map(|(c, length)| (unseen(c), length)),
+            b'\\' => backslash(&text[i..]).map(|(c, length)| (unseen(c), length)),
+            b'%' => percent(&text[i..]).map(|(c, length)| (unseen(c), length)),
+            b'=' => quoted_printable(&text[i..]),
+            0xc0..=0xff | 0..=0x1f | 0x7f => text[i..].chars().next().and_then(|c| {
+                let seen = unseen(c);
+                (seen != Some(c)).then_some((seen, c.len_utf8()))
+            }),
             _ => None,
         };
         let Some((c, length)) = escape else {
@@ -56,13 +119,71 @@ pub(super) fn decode(text: &str) -> Decoded {
         };
         decoded.text.push_str(&text[plain..i]);
         decoded.marks.push((decoded.text.len(), i));
-        decoded.text.push(c);
+        if let Some(c) = c {
+            decoded.text.push(c);
+        }
         i += length;
         plain = i;
         decoded.marks.push((decoded.text.len(), i));
     }
     decoded.text.push_str(&text[plain..]);
     decoded
+}
+
+/// `c` as the eye reads it: nothing for a character that shows nothing (or acts instead of
+/// showing: a control), ASCII for a fullwidth form.
+fn unseen(c: char) -> Option<char> {
+    match c {
+        '\t' | '\n' | '\r' => Some(c),
+        c if c.is_control() => None,
+        '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{180e}' => None,
+        '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' => None,
+        '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ffa0}' => None,
+        '\u{e0000}'..='\u{e007f}' => None,
+        '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xfee0),
+        '\u{3000}' => Some(' '),
+        c => Some(c),
+    }
+}
+
+/// `%HH` at the start of `text`, and a character's UTF-8 bytes encoded so one after another
+/// (`%254B`, encoded twice, is `%4B` here, and `K` at the next decoding).
+fn percent(text: &str) -> Option<(char, usize)> {
+    escaped_bytes(text, '%')
+}
+
+/// Quoted-printable at the start of `text`: `=HH` a byte (a character's UTF-8 bytes one after
+/// another), `=` at a line's end a soft line break, which is nothing.
+fn quoted_printable(text: &str) -> Option<(Option<char>, usize)> {
+    if text.starts_with("=\r\n") {
+        return Some((None, 3));
+    }
+    if text.starts_with("=\n") {
+        return Some((None, 2));
+    }
+    escaped_bytes(text, '=').map(|(c, length)| (unseen(c), length))
+}
+
+/// A character as `mark` and two hex digits per byte of its UTF-8 (`%C3%A9`, `=C3=A9`).
+fn escaped_bytes(text: &str, mark: char) -> Option<(char, usize)> {
+    let byte_at = |at: usize| -> Option<u8> {
+        let hex = text.get(at..at + 3)?.strip_prefix(mark)?;
+        hex.bytes()
+            .all(|b| b.is_ascii_hexdigit())
+            .then(|| u8::from_str_radix(hex, 16).ok())
+            .flatten()
+    };
+    let first = byte_at(0)?;
+    let count = match first {
+        0..=0x7f => return Some((char::from(first), 3)),
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => return None,
+    };
+    let utf8: Option<Vec<u8>> = (0..count).map(|n| byte_at(3 * n)).collect();
+    let c = std::str::from_utf8(&utf8?).ok()?.chars().next()?;
+    Some((c, 3 * count))
 }
 
 /// An HTML character reference at the start of `text`: the character and its length. One
@@ -142,6 +263,9 @@ fn backslash(text: &str) -> Option<(char, usize)> {
         let value = 0x10000 + ((first - 0xd800) << 10) + (low - 0xdc00);
         return char::from_u32(value).map(|c| (c, length + second));
     }
+    if let Some(found) = other_backslash(text) {
+        return Some(found);
+    }
     let c = match text.as_bytes().get(1)? {
         b'"' => '"',
         b'\\' => '\\',
@@ -153,6 +277,31 @@ fn backslash(text: &str) -> Option<(char, usize)> {
         _ => return None,
     };
     Some((c, 2))
+}
+
+/// The backslash escapes of C, Python, Rust and shells: `\xHH`, `\u{H..}`, octal `\NNN`.
+fn other_backslash(text: &str) -> Option<(char, usize)> {
+    let rest = text.get(1..)?;
+    let (digits, radix, skip, close) = if let Some(braced) = rest.strip_prefix("u{") {
+        (
+            braced.find('}').filter(|end| (1..=6).contains(end))?,
+            16,
+            3,
+            1,
+        )
+    } else if rest.starts_with(['x', 'X']) {
+        (2, 16, 2, 0)
+    } else if rest.starts_with(['0', '1', '2', '3']) {
+        (3, 8, 1, 0)
+    } else {
+        return None;
+    };
+    let number = rest.get(skip - 1..skip - 1 + digits)?;
+    if !number.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let c = char::from_u32(u32::from_str_radix(number, radix).ok()?)?;
+    Some((c, skip + digits + close))
 }
 
 #[cfg(test)]

@@ -5,7 +5,19 @@
 //! either end (a near miss the harness itself sent). Every value taken from a response passes
 //! through [`Redactor::redact`] (or [`Redactor::redact_json`]) *before* it is formatted into a
 //! verdict, and every file and line the harness writes passes through it again, matching the
-//! spellings that JSON, XML, Markdown, HTML and URLs give the key.
+//! spellings that JSON, XML, Markdown, HTML and URLs give the key, and those a web stack
+//! gives it (hex, base32/64/85, percent-encoded once or twice, quoted-printable, `\x`, `\u`
+//! and octal escapes), in the text as it is and in the text decoded ([`decoded`]: escapes
+//! undone, what the eye does not see left out, fullwidth forms folded).
+//!
+//! Not only the whole key: any run of [`MIN_RUN`] of its characters (half a key is a leak, and
+//! a key split across two header lines is two halves), as it is and in every spelling made
+//! character by character (escapes, percent, hex). A spelling that mixes neighbouring bytes
+//! (base32/64/85) is matched for the whole key, its reversal and its near misses only: a run
+//! of 8 characters is 10 to 13 encoded ones at each alignment, and no reader decodes a
+//! fragment of base64 taken out of its text.
+
+use std::ops::Range;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use serde_json::Value;
@@ -24,22 +36,29 @@ pub const MIN_EDGE_PREFIX: usize = 4;
 /// on: shorter ones are too common a substring to take out of every text.
 const MIN_NEAR_MISS: usize = 8;
 
-/// Replaces every spelling of the API key with [`REDACTED`].
+/// Any run of this many consecutive characters of a secret is redacted: shorter runs are too
+/// common a substring to take out of every text (and a key is at least 12 characters, unless
+/// `--allow-short-key` says otherwise).
+pub const MIN_RUN: usize = 8;
+
+/// Replaces every spelling of the API key (and of every other credential) with [`REDACTED`].
 #[derive(Clone)]
 pub struct Redactor {
-    /// Every spelling to take out, ASCII-lowercased, longest first (so that a longer escaped
-    /// form is replaced before a shorter one inside it).
+    /// Every spelling of a whole secret, ASCII-lowercased, longest first (a prefix of one left
+    /// at the end of a cut text is taken out too).
     forms: Vec<String>,
-    /// All of `forms` in one automaton, ASCII case ignored: most texts hold no spelling of the
-    /// key, and one pass over them, with no lowercased copy and no search per spelling, says so
-    /// (every request and response passes here). `None` only if the automaton cannot be built:
-    /// then each form is searched for, as before.
+    /// `forms` and the spellings of every run of [`MIN_RUN`] characters of each secret,
+    /// lowercased: what is searched for.
+    patterns: Vec<String>,
+    /// All of `patterns` in one automaton, ASCII case ignored: most texts hold no spelling of
+    /// the key, and one pass over them, with no lowercased copy and no search per spelling,
+    /// says so (every request and response passes here). Overlapping matches, so that the runs
+    /// of a key's part add up to the whole part. `None` only if the automaton cannot be built:
+    /// then each pattern is searched for.
     finder: Option<AhoCorasick>,
-    /// The secrets themselves (each key, its near misses, the key reversed), searched for in
-    /// a text as a reader decodes it: a target can spell each character its own way
-    /// (`&#75;`, `&#x4B;`, `\u004B`), and no list of whole spellings holds every mix.
+    /// The secrets themselves (each key, its near misses, the key reversed, and the other
+    /// credentials): what [`Redactor::also`] builds on.
     secrets: Vec<String>,
-    decoded_finder: Option<AhoCorasick>,
 }
 
 impl std::fmt::Debug for Redactor {
@@ -87,6 +106,27 @@ pub fn url_for_display(url: &str) -> String {
     shown
 }
 
+/// The secrets of `url`'s userinfo (a proxy's): the password as written and percent-decoded,
+/// and the userinfo whole. A user name alone is no secret (it may be a common word).
+pub fn userinfo_secrets(url: &str) -> Vec<String> {
+    let Some((_, after)) = url.split_once("://") else {
+        return Vec::new();
+    };
+    let authority = &after[..after.find(['/', '?', '#']).unwrap_or(after.len())];
+    let Some((userinfo, _)) = authority.rsplit_once('@') else {
+        return Vec::new();
+    };
+    match userinfo.split_once(':') {
+        Some((_, password)) if !password.is_empty() => {
+            let decoded = percent_encoding::percent_decode_str(password)
+                .decode_utf8_lossy()
+                .into_owned();
+            vec![userinfo.to_string(), password.to_string(), decoded]
+        }
+        _ => Vec::new(),
+    }
+}
+
 impl Redactor {
     pub fn new(key: &str) -> Redactor {
         Redactor::for_keys(&[key])
@@ -108,19 +148,32 @@ impl Redactor {
     }
 
     fn of_secrets(mut secrets: Vec<String>) -> Redactor {
-        let mut forms: Vec<String> = secrets
-            .iter()
-            .flat_map(|secret| spellings(secret))
-            .map(|form| form.to_ascii_lowercase())
-            .collect();
-        forms.sort_by_key(|form| std::cmp::Reverse(form.len()));
-        forms.dedup();
         secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
         secrets.dedup();
+        let lower = |forms: Vec<String>| -> Vec<String> {
+            let mut forms: Vec<String> = forms.iter().map(|f| f.to_ascii_lowercase()).collect();
+            forms.sort_by_key(|form| std::cmp::Reverse(form.len()));
+            forms.dedup();
+            forms
+        };
+        let forms = lower(
+            secrets
+                .iter()
+                .flat_map(|secret| spellings(secret, true))
+                .collect(),
+        );
+        let mut patterns = forms.clone();
+        patterns.extend(
+            secrets
+                .iter()
+                .flat_map(|secret| runs(secret))
+                .flat_map(|run| spellings(&run, false)),
+        );
+        let patterns = lower(patterns);
         Redactor {
-            finder: automaton(&forms),
-            decoded_finder: automaton(&secrets),
+            finder: automaton(&patterns),
             forms,
+            patterns,
             secrets,
         }
     }
@@ -136,44 +189,58 @@ impl Redactor {
         Redactor::of_secrets(secrets)
     }
 
-    /// `text` with every secret redacted where decoding its escapes (`&#75;`, `&#x4B;`,
-    /// `\u004B`, mixed as a target likes) spells one: the escapes that spell it are replaced.
-    fn redact_decoded(&self, text: String) -> String {
-        let Some(finder) = &self.decoded_finder else {
-            return text;
-        };
-        if !decoded::has_escapes(&text) {
-            return text;
-        }
-        let view = decoded::decode(&text);
-        let found: Vec<std::ops::Range<usize>> = finder
-            .find_iter(&view.text)
-            .map(|found| view.original(found.range()))
-            .collect();
-        if found.is_empty() {
-            return text;
-        }
-        let mut out = String::with_capacity(text.len());
-        let mut last = 0;
-        for range in found {
-            if range.start < last {
-                continue;
+    /// Where `text` spells a secret: as it is, and as decoding it shows it (the escapes and
+    /// what the eye does not see that spell it), overlapping matches joined.
+    fn found(&self, text: &str) -> Vec<Range<usize>> {
+        let mut found = self.matches(text);
+        if decoded::has_escapes(text) {
+            let view = decoded::decode_deep(text);
+            for depth in 1..=view.depth() {
+                found.extend(
+                    self.matches(view.text(depth))
+                        .into_iter()
+                        .map(|range| view.original(depth, range)),
+                );
             }
-            out.push_str(&text[last..range.start]);
-            out.push_str(REDACTED);
-            last = range.end;
         }
-        out.push_str(&text[last..]);
-        out
+        found.sort_by_key(|range| range.start);
+        let mut joined: Vec<Range<usize>> = Vec::with_capacity(found.len());
+        for range in found {
+            match joined.last_mut() {
+                Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
+                _ => joined.push(range),
+            }
+        }
+        joined
+    }
+
+    /// Every match of a pattern in `text`, overlapping ones too, ASCII case ignored.
+    fn matches(&self, text: &str) -> Vec<Range<usize>> {
+        if let Some(finder) = &self.finder {
+            return finder
+                .find_overlapping_iter(text)
+                .map(|found| found.range())
+                .collect();
+        }
+        let lower = text.to_ascii_lowercase();
+        // ASCII lowercasing keeps byte offsets, so positions found in `lower` hold in `text`.
+        self.patterns
+            .iter()
+            .flat_map(|form| {
+                lower
+                    .match_indices(form.as_str())
+                    .map(|(start, _)| start..start + form.len())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
     }
 
     /// Whether `text` holds a form as it is (escapes not decoded), ASCII case ignored.
     fn holds_secret(&self, text: &str) -> bool {
-        if let Some(finder) = &self.finder {
-            return finder.is_match(text);
+        match &self.finder {
+            Some(finder) => finder.is_match(text),
+            None => !self.matches(text).is_empty(),
         }
-        let lower = text.to_ascii_lowercase();
-        self.forms.iter().any(|form| lower.contains(form.as_str()))
     }
 
     /// `text` with every spelling of the key replaced, ASCII case ignored.
@@ -186,32 +253,19 @@ impl Redactor {
         } else {
             text.to_string()
         };
-        let text = self.redact_decoded(text);
-        if !self.holds_secret(&text) {
+        let found = self.found(&text);
+        if found.is_empty() {
             return text;
         }
-        let mut lower = text.to_ascii_lowercase();
-        let mut text = text;
-        for form in &self.forms {
-            if !lower.contains(form.as_str()) {
-                continue;
-            }
-            // ASCII lowercasing keeps byte offsets, so positions found in `lower` hold in `text`.
-            let mut out = String::with_capacity(text.len());
-            let mut last = 0;
-            for (start, _) in lower.match_indices(form.as_str()) {
-                if start < last {
-                    continue;
-                }
-                out.push_str(&text[last..start]);
-                out.push_str(REDACTED);
-                last = start + form.len();
-            }
-            out.push_str(&text[last..]);
-            text = out;
-            lower = text.to_ascii_lowercase();
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for range in found {
+            out.push_str(&text[last..range.start]);
+            out.push_str(REDACTED);
+            last = range.end;
         }
-        text
+        out.push_str(&text[last..]);
+        out
     }
 
     /// Like [`Redactor::redact`], for a text that was cut short (a body at its cap, a message
@@ -379,18 +433,30 @@ fn secrets_of(key: &str) -> [String; 2] {
     [key.to_string(), key.chars().rev().collect()]
 }
 
+/// Every run of [`MIN_RUN`] consecutive characters of `secret` (none when it is no longer).
+fn runs(secret: &str) -> Vec<String> {
+    let chars: Vec<char> = secret.chars().collect();
+    if chars.len() <= MIN_RUN {
+        return Vec::new();
+    }
+    chars
+        .windows(MIN_RUN)
+        .map(|run| run.iter().collect())
+        .collect()
+}
+
 /// One automaton for `patterns` (lowercased), ASCII case ignored. A contiguous NFA: 14 kB for
 /// a 31-character key's spellings where a DFA took 250 kB, and as fast on a 13 kB listing
-/// (0.23 against 0.27 µs: the prefilter does the work). Leftmost-longest: the key, not a near
-/// miss inside it. `None` only if it cannot be built (or there is nothing to find): then each
-/// pattern is searched for.
+/// (0.23 against 0.27 µs: the prefilter does the work). Standard matching, which reports
+/// overlapping matches: the runs of a key's part, joined, are the part. `None` only if it
+/// cannot be built (or there is nothing to find): then each pattern is searched for.
 fn automaton(patterns: &[String]) -> Option<AhoCorasick> {
     if patterns.is_empty() {
         return None;
     }
     AhoCorasick::builder()
         .ascii_case_insensitive(true)
-        .match_kind(MatchKind::LeftmostLongest)
+        .match_kind(MatchKind::Standard)
         .kind(Some(AhoCorasickKind::ContiguousNFA))
         .build(patterns)
         .ok()
