@@ -105,7 +105,10 @@ impl Lanes {
     /// [`SAFE_IDLE`], and none at all until a kept connection has been answered on (a server
     /// may close each connection after its answer without saying so).
     pub fn reuse_for(&self, repeatable: bool) -> Reuse {
-        if !repeatable && !self.kept_answered.load(Ordering::Relaxed) {
+        // At `--concurrency`'s ceiling a fresh lane would be one connection too many while the
+        // one it replaces closes: a kept one is taken then.
+        let below_ceiling = self.live.load(Ordering::Relaxed) < self.state().ceiling;
+        if !repeatable && !self.kept_answered.load(Ordering::Relaxed) && below_ceiling {
             return Reuse::Never;
         }
         let learned = match self.idle_close_ms.load(Ordering::Relaxed) {
