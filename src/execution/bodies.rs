@@ -162,9 +162,9 @@ impl Bodies {
         };
         let raw = text_of(bytes, content_type);
         let text = if cut {
-            redactor.redact_cut(&raw)
+            redactor.redact_sent_cut(&raw)
         } else {
-            redactor.redact(&raw)
+            redactor.redact_sent(&raw)
         };
         // The key appears in no string of the body (redacting its text changed nothing), so
         // the parse needs no redacting: no copy of it is made.

@@ -73,7 +73,7 @@ impl Client {
                 let exchange = Exchange {
                     request: recorded,
                     response: None,
-                    transport_error: Some(self.redactor.redact(&describe_error(&e))),
+                    transport_error: Some(self.redactor.redact_sent(&describe_error(&e))),
                     elapsed_ms: elapsed_ms(started),
                     throttled: None,
                     retries: None,
@@ -285,7 +285,7 @@ impl Client {
                 json_error: body.json_error,
                 duplicate_names: body.duplicate_names,
             }),
-            transport_error: body_error.map(|e| self.redactor.redact(&e)),
+            transport_error: body_error.map(|e| self.redactor.redact_sent(&e)),
             elapsed_ms: elapsed_ms(started),
             throttled: None,
             retries: None,

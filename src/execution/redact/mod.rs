@@ -10,12 +10,21 @@
 //! and octal escapes), in the text as it is and in the text decoded ([`decoded`]: escapes
 //! undone, what the eye does not see left out, fullwidth forms folded).
 //!
-//! Not only the whole key: any run of [`MIN_RUN`] of its characters (half a key is a leak, and
-//! a key split across two header lines is two halves), as it is and in every spelling made
-//! character by character (escapes, percent, hex). A spelling that mixes neighbouring bytes
-//! (base32/64/85) is matched for the whole key, its reversal and its near misses only: a run
-//! of 8 characters is 10 to 13 encoded ones at each alignment, and no reader decodes a
-//! fragment of base64 taken out of its text.
+//! Whose text it is decides how much of the key is searched for. The whole key (its near
+//! misses, its reversal) in every spelling is taken out of every text: [`Redactor::redact`].
+//! What the *target* sent (a body, a header value, a transport error, a verdict quoting them)
+//! loses also any run of [`MIN_RUN`] of its characters: [`Redactor::redact_sent`]. Half a key
+//! can only come from the target (the user never writes half a key; a target may echo half, or
+//! split it across two header lines), while the harness's own text (a file path, an option,
+//! the Re-run line, a message) keeps its ordinary words when the key is made of words
+//! (`read-only-key` must not take `--read-only` out of the Re-run line). A caller names the
+//! source: the client redacts what it records of an answer with `redact_sent`, a verdict is
+//! redacted so, and every file is redacted as a whole with `redact` after its parts were.
+//! Runs are matched as they are and in every spelling made character by character (escapes,
+//! percent, hex). A spelling that mixes neighbouring bytes (base32/64/85) is matched for the
+//! whole key, its reversal and its near misses only: a run of 8 characters is 10 to 13
+//! encoded ones at each alignment, and no reader decodes a fragment of base64 taken out of
+//! its text.
 
 use std::ops::Range;
 
@@ -41,24 +50,80 @@ const MIN_NEAR_MISS: usize = 8;
 /// `--allow-short-key` says otherwise).
 pub const MIN_RUN: usize = 8;
 
+/// Whose text is redacted, which decides what of a secret is searched for (see the module's
+/// note).
+#[derive(Clone, Copy, PartialEq)]
+enum Source {
+    /// Anyone's, the harness's own included: every spelling of a whole secret.
+    Anyone,
+    /// The target's: any run of [`MIN_RUN`] of a secret's characters too.
+    Target,
+}
+
 /// Replaces every spelling of the API key (and of every other credential) with [`REDACTED`].
 #[derive(Clone)]
 pub struct Redactor {
     /// Every spelling of a whole secret, ASCII-lowercased, longest first (a prefix of one left
     /// at the end of a cut text is taken out too).
     forms: Vec<String>,
-    /// `forms` and the spellings of every run of [`MIN_RUN`] characters of each secret,
-    /// lowercased: what is searched for.
+    /// What is searched for in anyone's text: `forms`.
+    whole: Finder,
+    /// What is searched for in the target's text: `forms` and the spellings of every run of
+    /// [`MIN_RUN`] characters of each secret.
+    sent: Finder,
+    /// The secrets themselves (each key, its near misses, the key reversed, and the other
+    /// credentials): what [`Redactor::also`] builds on.
+    secrets: Vec<String>,
+}
+
+/// Patterns (lowercased) and the automaton that finds them.
+#[derive(Clone)]
+struct Finder {
     patterns: Vec<String>,
     /// All of `patterns` in one automaton, ASCII case ignored: most texts hold no spelling of
     /// the key, and one pass over them, with no lowercased copy and no search per spelling,
     /// says so (every request and response passes here). Overlapping matches, so that the runs
     /// of a key's part add up to the whole part. `None` only if the automaton cannot be built:
     /// then each pattern is searched for.
-    finder: Option<AhoCorasick>,
-    /// The secrets themselves (each key, its near misses, the key reversed, and the other
-    /// credentials): what [`Redactor::also`] builds on.
-    secrets: Vec<String>,
+    automaton: Option<AhoCorasick>,
+}
+
+impl Finder {
+    fn of(patterns: Vec<String>) -> Finder {
+        Finder {
+            automaton: automaton(&patterns),
+            patterns,
+        }
+    }
+
+    /// Every match of a pattern in `text`, overlapping ones too, ASCII case ignored.
+    fn matches(&self, text: &str) -> Vec<Range<usize>> {
+        if let Some(automaton) = &self.automaton {
+            return automaton
+                .find_overlapping_iter(text)
+                .map(|found| found.range())
+                .collect();
+        }
+        let lower = text.to_ascii_lowercase();
+        // ASCII lowercasing keeps byte offsets, so positions found in `lower` hold in `text`.
+        self.patterns
+            .iter()
+            .flat_map(|form| {
+                lower
+                    .match_indices(form.as_str())
+                    .map(|(start, _)| start..start + form.len())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Whether `text` holds a pattern as it is (escapes not decoded), ASCII case ignored.
+    fn is_match(&self, text: &str) -> bool {
+        match &self.automaton {
+            Some(automaton) => automaton.is_match(text),
+            None => !self.matches(text).is_empty(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Redactor {
@@ -169,11 +234,10 @@ impl Redactor {
                 .flat_map(|secret| runs(secret))
                 .flat_map(|run| spellings(&run, false)),
         );
-        let patterns = lower(patterns);
         Redactor {
-            finder: automaton(&patterns),
+            whole: Finder::of(forms.clone()),
+            sent: Finder::of(lower(patterns)),
             forms,
-            patterns,
             secrets,
         }
     }
@@ -189,15 +253,24 @@ impl Redactor {
         Redactor::of_secrets(secrets)
     }
 
-    /// Where `text` spells a secret: as it is, and as decoding it shows it (the escapes and
+    fn finder(&self, source: Source) -> &Finder {
+        match source {
+            Source::Anyone => &self.whole,
+            Source::Target => &self.sent,
+        }
+    }
+
+    /// Where `text` spells a secret: as it is, and as each decoding shows it (the escapes and
     /// what the eye does not see that spell it), overlapping matches joined.
-    fn found(&self, text: &str) -> Vec<Range<usize>> {
-        let mut found = self.matches(text);
+    fn found(&self, text: &str, source: Source) -> Vec<Range<usize>> {
+        let finder = self.finder(source);
+        let mut found = finder.matches(text);
         if decoded::has_escapes(text) {
             let view = decoded::decode_deep(text);
             for depth in 1..=view.depth() {
                 found.extend(
-                    self.matches(view.text(depth))
+                    finder
+                        .matches(view.text(depth))
                         .into_iter()
                         .map(|range| view.original(depth, range)),
                 );
@@ -214,46 +287,28 @@ impl Redactor {
         joined
     }
 
-    /// Every match of a pattern in `text`, overlapping ones too, ASCII case ignored.
-    fn matches(&self, text: &str) -> Vec<Range<usize>> {
-        if let Some(finder) = &self.finder {
-            return finder
-                .find_overlapping_iter(text)
-                .map(|found| found.range())
-                .collect();
-        }
-        let lower = text.to_ascii_lowercase();
-        // ASCII lowercasing keeps byte offsets, so positions found in `lower` hold in `text`.
-        self.patterns
-            .iter()
-            .flat_map(|form| {
-                lower
-                    .match_indices(form.as_str())
-                    .map(|(start, _)| start..start + form.len())
-                    .collect::<Vec<_>>()
-            })
-            .collect()
-    }
-
-    /// Whether `text` holds a form as it is (escapes not decoded), ASCII case ignored.
-    fn holds_secret(&self, text: &str) -> bool {
-        match &self.finder {
-            Some(finder) => finder.is_match(text),
-            None => !self.matches(text).is_empty(),
-        }
-    }
-
-    /// `text` with every spelling of the key replaced, ASCII case ignored.
+    /// `text` with every spelling of every whole secret replaced, ASCII case ignored: for any
+    /// text, the harness's own included.
     pub fn redact(&self, text: &str) -> String {
+        self.redacted(text, Source::Anyone)
+    }
+
+    /// `text`, which the target sent, with every spelling of every whole secret and of every
+    /// run of [`MIN_RUN`] of its characters replaced.
+    pub fn redact_sent(&self, text: &str) -> String {
+        self.redacted(text, Source::Target)
+    }
+
+    fn redacted(&self, text: &str, source: Source) -> String {
         if self.forms.is_empty() {
             return text.to_string();
         }
         let text = if text.contains('\\') {
-            self.redact_json_literals(text)
+            self.redact_json_literals(text, source)
         } else {
             text.to_string()
         };
-        let found = self.found(&text);
+        let found = self.found(&text, source);
         if found.is_empty() {
             return text;
         }
@@ -272,8 +327,17 @@ impl Redactor {
     /// at its length): a prefix of the key of [`MIN_EDGE_PREFIX`] or more characters left at
     /// the end is taken out too.
     pub fn redact_cut(&self, text: &str) -> String {
-        let mut text = self.redact(text);
-        if let Some(cut) = self.redact_unclosed_literal(&text, true) {
+        self.redacted_cut(text, Source::Anyone)
+    }
+
+    /// [`Redactor::redact_sent`] for a text the target sent that was cut short.
+    pub fn redact_sent_cut(&self, text: &str) -> String {
+        self.redacted_cut(text, Source::Target)
+    }
+
+    fn redacted_cut(&self, text: &str, source: Source) -> String {
+        let mut text = self.redacted(text, source);
+        if let Some(cut) = self.redact_unclosed_literal(&text, true, source) {
             text = cut;
         }
         let lower = text.to_ascii_lowercase();
@@ -312,7 +376,8 @@ impl Redactor {
     }
 
     /// The verdict with every text it carries passed through the redactor: checks quote what
-    /// the target sent, and the target may have echoed the key in any spelling.
+    /// the target sent (so runs of the key are taken out too), and the target may have echoed
+    /// the key in any spelling. A skip's reason is the harness's own (`--read-only`).
     pub fn redact_verdict(&self, verdict: Verdict) -> Verdict {
         match verdict {
             Verdict::Passed => Verdict::Passed,
@@ -320,16 +385,30 @@ impl Redactor {
                 self.redact_failure(&mut failure);
                 Verdict::Failed(failure)
             }
-            Verdict::Inconclusive { reason } => Verdict::inconclusive(self.redact(&reason)),
+            Verdict::Inconclusive { reason } => Verdict::inconclusive(self.redact_sent(&reason)),
             Verdict::Skipped { reason } => Verdict::skipped(self.redact(&reason)),
-            Verdict::NotDecidable { reason } => Verdict::not_decidable(self.redact(&reason)),
+            Verdict::NotDecidable { reason } => Verdict::not_decidable(self.redact_sent(&reason)),
+        }
+    }
+
+    /// An exchange's answer as the target sent it, redacted where it is shown or written: the
+    /// header values (kept as received for the rules that judge them) and a transport error
+    /// (the body was redacted when it was read).
+    pub fn redact_answer(&self, exchange: &mut crate::outcome::Exchange) {
+        if let Some(response) = &mut exchange.response {
+            for (_, value) in &mut response.headers {
+                *value = self.redact_sent(value);
+            }
+        }
+        if let Some(error) = &mut exchange.transport_error {
+            *error = self.redact_sent(error);
         }
     }
 
     /// The last JSON string literal of `text` when it is never closed, decoded and redacted
     /// (with a key prefix at its end taken out too when `cut`), re-escaped and left unclosed;
     /// `None` when there is no such literal, or nothing in it to redact.
-    fn redact_unclosed_literal(&self, text: &str, cut: bool) -> Option<String> {
+    fn redact_unclosed_literal(&self, text: &str, cut: bool, source: Source) -> Option<String> {
         let start = last_open_quote(text)?;
         let literal = &text[start..];
         if !literal.contains('\\') {
@@ -354,9 +433,9 @@ impl Redactor {
             })
             .ok()?;
         let redacted = if cut {
-            self.redact_cut(&decoded)
+            self.redacted_cut(&decoded, source)
         } else {
-            self.redact(&decoded)
+            self.redacted(&decoded, source)
         };
         if redacted == decoded {
             return None;
@@ -368,16 +447,23 @@ impl Redactor {
 
     /// A failure's texts, and those of the distinct failures it carries.
     fn redact_failure(&self, failure: &mut crate::outcome::Failure) {
-        failure.expected = self.redact(&failure.expected);
-        failure.observed = self.redact(&failure.observed);
-        failure.class = failure.class.as_deref().map(|class| self.redact(class));
+        failure.expected = self.redact_sent(&failure.expected);
+        failure.observed = self.redact_sent(&failure.observed);
+        failure.class = failure
+            .class
+            .as_deref()
+            .map(|class| self.redact_sent(class));
+        if let Some(exchange) = &mut failure.exchange {
+            self.redact_answer(exchange);
+        }
         if let Some(example) = &mut failure.counterexample {
             example.original = self.redact(&example.original);
             example.minimal = self.redact(&example.minimal);
             example.minimal_value = self.redact_json(&example.minimal_value);
         }
         for step in &mut failure.steps {
-            step.what = self.redact(&step.what);
+            step.what = self.redact_sent(&step.what);
+            self.redact_answer(&mut step.exchange);
         }
         for more in &mut failure.more {
             self.redact_failure(more);
@@ -386,7 +472,7 @@ impl Redactor {
 
     /// Redacts inside every JSON string literal of `text` (valid JSON or not) whose decoded
     /// value holds the key, whatever escapes spell it (`\/`, `\u0041`, ...).
-    fn redact_json_literals(&self, text: &str) -> String {
+    fn redact_json_literals(&self, text: &str, source: Source) -> String {
         let bytes = text.as_bytes();
         let mut out = String::with_capacity(text.len());
         let mut last = 0;
@@ -403,7 +489,8 @@ impl Redactor {
             }
             if end >= bytes.len() {
                 // A string never closed (a body cut short, or a target's broken JSON).
-                if let Some(redacted) = self.redact_unclosed_literal(&text[start..], false) {
+                if let Some(redacted) = self.redact_unclosed_literal(&text[start..], false, source)
+                {
                     out.push_str(&text[last..start]);
                     out.push_str(&redacted);
                     last = text.len();
@@ -413,10 +500,11 @@ impl Redactor {
             let literal = &text[start..=end];
             if literal.contains('\\')
                 && let Ok(decoded) = serde_json::from_str::<String>(literal)
-                && (self.holds_secret(&decoded) || self.redact(&decoded) != decoded)
+                && (self.finder(source).is_match(&decoded)
+                    || self.redacted(&decoded, source) != decoded)
             {
                 out.push_str(&text[last..start]);
-                let redacted = self.redact(&decoded);
+                let redacted = self.redacted(&decoded, source);
                 out.push_str(&serde_json::to_string(&redacted).unwrap_or_default());
                 last = end + 1;
             }
