@@ -3,8 +3,8 @@
 //! A target's bytes are untrusted: it may echo the key inside a JSON string (escaped as it
 //! likes: `\"`, `\/`, `\u0041`), with its letters' case changed, or with a character dropped at
 //! either end (a near miss the harness itself sent). Every value taken from a response passes
-//! through [`Redactor::redact`] (or [`Redactor::redact_json`]) *before* it is formatted into a
-//! verdict, and every file and line the harness writes passes through it again, matching the
+//! through [`Redactor::redact_sent`] *before* it is formatted into a verdict or recorded, and
+//! every file and line the harness writes passes through [`Redactor::redact`], matching the
 //! spellings that JSON, XML, Markdown, HTML and URLs give the key, and those a web stack
 //! gives it (hex, base32/64/85, percent-encoded once or twice, quoted-printable, `\x`, `\u`
 //! and octal escapes), in the text as it is and in the text decoded ([`decoded`]: escapes
@@ -45,9 +45,12 @@ pub const MIN_EDGE_PREFIX: usize = 4;
 /// on: shorter ones are too common a substring to take out of every text.
 const MIN_NEAR_MISS: usize = 8;
 
-/// Any run of this many consecutive characters of a secret is redacted: shorter runs are too
-/// common a substring to take out of every text (and a key is at least 12 characters, unless
-/// `--allow-short-key` says otherwise).
+/// Any run of this many consecutive characters of a secret is redacted from what the target
+/// sent: shorter runs are too common a substring to take out of every text (and a key is at
+/// least 12 characters, unless `--allow-short-key` says otherwise). No window is spared for
+/// being plain (few distinct characters): once runs are looked for in the target's text only,
+/// a plain window costs at worst a word of evidence, where sparing it would let a key made of
+/// plain runs (`0000000042424242`) out by halves.
 pub const MIN_RUN: usize = 8;
 
 /// Whose text is redacted, which decides what of a secret is searched for (see the module's
