@@ -192,6 +192,10 @@ pub(super) fn replay(
 }
 
 pub(super) fn show_exchange(exchange: &petstore_conformance::outcome::Exchange, api_key: &str) {
+    let redactor = petstore_conformance::execution::Redactor::new(api_key);
+    // The answer is the target's: its header values lose runs of the key too.
+    let mut exchange = exchange.clone();
+    redactor.redact_answer(&mut exchange);
     let request = &exchange.request;
     let mut shown = format!("> {} {}\n", request.method, request.url);
     for (name, value) in &request.headers {
@@ -213,10 +217,7 @@ pub(super) fn show_exchange(exchange: &petstore_conformance::outcome::Exchange, 
     }
     // What the target sent back is shown as the reports show it: redacted, and with no
     // control character that a terminal would act on.
-    stdout!(
-        "{}",
-        terminal::lines(&petstore_conformance::execution::Redactor::new(api_key).redact(&shown))
-    );
+    stdout!("{}", terminal::lines(&redactor.redact(&shown)));
 }
 
 pub(super) fn bench(

@@ -11,7 +11,13 @@
 //!   same listing, or the same blob, to every request costs one parse, not one per exchange);
 //! - the recorded body text keeps its first [`BODY_KEPT`] bytes (the parse is of all of it),
 //!   and once recorded the characters reports show ([`crate::outcome::BODY_SHOWN`]).
+//!
+//! The recorded text is the body read in its declared charset (UTF-16 and UTF-32 found by
+//! their byte order mark or their NULs when none is declared), so that the redactor sees the
+//! characters a reader sees: a key echoed in UTF-16 is `k\0U\0...` as bytes, which no spelling
+//! of the key matches.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -123,12 +129,14 @@ impl Bodies {
     }
 
     /// Redacts and parses `bytes`; `cut` when the body did not arrive whole (the end of the
-    /// text may hold the start of the key), `unparsed` when it must not be parsed (and why).
+    /// text may hold the start of the key), `unparsed` when it must not be parsed (and why);
+    /// `content_type` names its charset, if the target gave one.
     pub async fn record(
         &self,
         bytes: &[u8],
         cut: bool,
         unparsed: Option<String>,
+        content_type: Option<&str>,
         redactor: &Redactor,
     ) -> Parsed {
         let whole = !cut && unparsed.is_none();
@@ -138,7 +146,7 @@ impl Bodies {
         {
             // The very bytes of a body already found key-free: nothing to redact, nothing to
             // parse, and no wait for a permit while holding them.
-            let (text, omitted) = kept(&String::from_utf8_lossy(bytes));
+            let (text, omitted) = kept(&text_of(bytes, content_type));
             return Parsed {
                 text,
                 omitted,
@@ -154,11 +162,11 @@ impl Bodies {
         } else {
             self.parsing.acquire().await.ok()
         };
-        let raw = String::from_utf8_lossy(bytes);
+        let raw = text_of(bytes, content_type);
         let text = if cut {
-            redactor.redact_cut(&raw)
+            redactor.redact_sent_cut(&raw)
         } else {
-            redactor.redact(&raw)
+            redactor.redact_sent(&raw)
         };
         // The key appears in no string of the body (redacting its text changed nothing), so
         // the parse needs no redacting: no copy of it is made.
@@ -224,6 +232,85 @@ fn parse(bytes: &[u8]) -> Reading {
     }
 }
 
+/// `bytes` as text, read in the charset `content_type` declares: UTF-8 (and what is not
+/// UTF-8 in it as U+FFFD), UTF-16 and UTF-32 of either order, or a single-byte charset as
+/// Latin-1 (its letters may differ, its controls are the same). Without a charset, a byte
+/// order mark or the NULs of a UTF-16 or UTF-32 text (RFC 4627's detection, every other byte
+/// NUL) say which; an unknown charset is read as UTF-8.
+pub fn text_of<'a>(bytes: &'a [u8], content_type: Option<&str>) -> Cow<'a, str> {
+    let declared = content_type.and_then(|value| {
+        value.split(';').skip(1).find_map(|parameter| {
+            let (name, value) = parameter.split_once('=')?;
+            name.trim()
+                .eq_ignore_ascii_case("charset")
+                .then(|| value.trim().trim_matches('"').to_ascii_lowercase())
+        })
+    });
+    let wide = match declared.as_deref() {
+        Some("utf-16le") => Some((2, false)),
+        Some("utf-16be") => Some((2, true)),
+        Some("utf-32le") => Some((4, false)),
+        Some("utf-32be") => Some((4, true)),
+        Some("utf-16" | "utf-32") | None => detected(bytes),
+        Some("iso-8859-1" | "latin1" | "iso_8859-1" | "windows-1252" | "cp1252" | "us-ascii") => {
+            return Cow::Owned(bytes.iter().map(|b| char::from(*b)).collect());
+        }
+        Some(_) => None,
+    };
+    match wide {
+        Some((width, big_endian)) => Cow::Owned(wide_text(bytes, width, big_endian)),
+        None => String::from_utf8_lossy(bytes),
+    }
+}
+
+/// The width and byte order a byte order mark or the NULs of the first four bytes show
+/// (`None`: UTF-8).
+fn detected(bytes: &[u8]) -> Option<(usize, bool)> {
+    match bytes {
+        [0, 0, 0xfe, 0xff, ..] => Some((4, true)),
+        [0xff, 0xfe, 0, 0, ..] => Some((4, false)),
+        [0xfe, 0xff, ..] => Some((2, true)),
+        [0xff, 0xfe, ..] => Some((2, false)),
+        [0, 0, 0, a, ..] if *a != 0 => Some((4, true)),
+        [a, 0, 0, 0, ..] if *a != 0 => Some((4, false)),
+        [0, a, 0, b, ..] if *a != 0 && *b != 0 => Some((2, true)),
+        [a, 0, b, 0, ..] if *a != 0 && *b != 0 => Some((2, false)),
+        _ => None,
+    }
+}
+
+/// UTF-16 or UTF-32 `bytes` as text (a byte order mark dropped, what is not a character as
+/// U+FFFD, an odd last byte too).
+fn wide_text(bytes: &[u8], width: usize, big_endian: bool) -> String {
+    let units = bytes.chunks(width).map(|unit| {
+        let mut value = 0u32;
+        for n in 0..width {
+            let byte = u32::from(unit.get(n).copied().unwrap_or(0));
+            value |= if big_endian {
+                byte << (8 * (width - 1 - n))
+            } else {
+                byte << (8 * n)
+            };
+        }
+        (value, unit.len() == width)
+    });
+    let mut text = String::with_capacity(bytes.len() / width);
+    if width == 4 {
+        for (value, whole) in units {
+            let c = char::from_u32(value).filter(|_| whole);
+            text.push(c.unwrap_or(char::REPLACEMENT_CHARACTER));
+        }
+    } else {
+        let units: Vec<u16> = units
+            .map(|(value, whole)| if whole { value as u16 } else { 0xfffd })
+            .collect();
+        text.extend(char::decode_utf16(units).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)));
+    }
+    text.strip_prefix('\u{feff}')
+        .map(str::to_string)
+        .unwrap_or(text)
+}
+
 /// The first [`BODY_KEPT`] bytes of `text` (at a character boundary), and how many characters
 /// were left out.
 fn kept(text: &str) -> (String, usize) {
@@ -245,7 +332,7 @@ mod tests {
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
-            .block_on(bodies.record(bytes, false, None, redactor))
+            .block_on(bodies.record(bytes, false, None, None, redactor))
     }
 
     #[test]
@@ -335,6 +422,44 @@ mod tests {
         );
         assert_eq!(small.json.unwrap()["m"], key);
         assert!(!small.text.contains(key));
+    }
+
+    #[test]
+    fn a_body_is_read_in_its_charset_and_redacted_as_read() {
+        let key = "zq9XkW-in-another-charset";
+        let redactor = Redactor::new(key);
+        let text = format!("{{\"m\":\"seen {key} \u{e9}\"}}");
+        let utf16le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let utf16be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        let utf32be: Vec<u8> = text
+            .chars()
+            .flat_map(|c| (c as u32).to_be_bytes())
+            .collect();
+        let bom: Vec<u8> = [0xff, 0xfe].into_iter().chain(utf16le.clone()).collect();
+        for (bytes, content_type) in [
+            (&utf16le, Some("application/json; charset=utf-16le")),
+            (&utf16le, Some("application/json")),
+            (&utf16be, Some("text/plain; charset=\"UTF-16BE\"")),
+            (&utf16be, None),
+            (&utf32be, Some("application/json;charset=utf-32")),
+            (&bom, Some("application/json; charset=utf-16")),
+        ] {
+            assert_eq!(text_of(bytes, content_type), text, "{content_type:?}");
+            let recorded = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .block_on(Bodies::default().record(bytes, false, None, content_type, &redactor));
+            assert_eq!(recorded.text, "{\"m\":\"seen [REDACTED] \u{e9}\"}");
+        }
+        assert_eq!(
+            text_of(b"caf\xe9", Some("text/plain; charset=ISO-8859-1")),
+            "caf\u{e9}"
+        );
+        assert_eq!(text_of(b"caf\xc3\xa9", None), "caf\u{e9}");
+        assert_eq!(
+            text_of(b"\xff", Some("text/plain; charset=klingon")),
+            "\u{fffd}"
+        );
     }
 
     #[test]

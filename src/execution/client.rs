@@ -87,7 +87,10 @@ impl Client {
         let proxy = match &settings.proxy {
             ProxySetting::Explicit(url) => Some(
                 reqwest::Proxy::all(url.as_str())
-                    .map_err(|e| ClientError::Build(format!("--proxy {url}: {e}")))?
+                    .map_err(|e| {
+                        let shown = super::redact::url_for_display(url);
+                        ClientError::Build(format!("--proxy {shown}: {e}"))
+                    })?
                     .no_proxy(reqwest::NoProxy::from_env()),
             ),
             _ => None,
@@ -131,8 +134,13 @@ impl Client {
                 .extra_headers
                 .iter()
                 .filter(|(name, value)| looks_like_credential(name, value))
-                .fold(Redactor::new(key), |redactor, (_, value)| {
-                    redactor.also(value)
+                .map(|(_, value)| value.clone())
+                .chain(match &settings.proxy {
+                    ProxySetting::Explicit(url) => super::redact::userinfo_secrets(url),
+                    _ => Vec::new(),
+                })
+                .fold(Redactor::new(key), |redactor, secret| {
+                    redactor.also(&secret)
                 }),
             runtime,
             cancelled: None,

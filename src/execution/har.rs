@@ -132,7 +132,10 @@ impl Har {
         if !exchange.was_sent() {
             return;
         }
-        let text = redactor.redact(&entry(rule, exchange).to_string());
+        // The answer is the target's: its header values lose runs of the key too.
+        let mut exchange = exchange.clone();
+        redactor.redact_answer(&mut exchange);
+        let text = redactor.redact(&entry(rule, &exchange).to_string());
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         let separator = if out.entries == 0 { "" } else { ",\n" };
         out.entries += 1;

@@ -9,6 +9,34 @@ use super::{html, json, junit, markdown};
 use crate::execution::Redactor;
 use crate::execution::files;
 
+/// Every string of `value` with its control characters (but newline and tab) written as
+/// `\u{..}`, as the terminal shows them.
+fn controls_escaped(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(text) if text.chars().any(is_escaped) => Value::String(
+            text.chars()
+                .map(|c| match is_escaped(c) {
+                    true => format!("\\u{{{:x}}}", c as u32),
+                    false => c.to_string(),
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(controls_escaped).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(name, value)| (name, controls_escaped(value)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+fn is_escaped(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
 /// Names of the files a run renders into the report directory.
 pub const REPORT_FILES: [&str; 4] = ["report.json", "junit.xml", "summary.md", "report.html"];
 
@@ -127,11 +155,19 @@ impl ReportDir {
             .ok()
             .and_then(|value| serde_json::from_value::<Report>(redactor.redact_json(&value)).ok());
         let report = redacted.as_ref().unwrap_or(report);
+        // What a person reads (summary.md and report.html `cat` or opened, junit.xml in a CI
+        // log) shows a target's control bytes as escapes: ESC, BEL, a bare CR would act on a
+        // terminal, and XML has no place for most of them (a writer would drop them unseen).
+        // report.json keeps the text as it came: JSON escapes every control character.
+        let shown = serde_json::to_value(report)
+            .ok()
+            .and_then(|value| serde_json::from_value::<Report>(controls_escaped(value)).ok());
+        let shown = shown.as_ref().unwrap_or(report);
         let rendered = [
             (REPORT_FILES[0], json::render(report)),
-            (REPORT_FILES[1], junit::render(report)),
-            (REPORT_FILES[2], markdown::render(report)),
-            (REPORT_FILES[3], html::render(report)),
+            (REPORT_FILES[1], junit::render(shown)),
+            (REPORT_FILES[2], markdown::render(shown)),
+            (REPORT_FILES[3], html::render(shown)),
         ];
         let mut names = Vec::new();
         // Each file's SHA-256 and length, for the attestation.

@@ -171,7 +171,7 @@ impl Walk<'_, '_> {
         // A response may echo the key: the note is redacted as a verdict is.
         let what = || {
             let note = format!("{described}: {}", exchange.summary());
-            ctx.run.client.redactor().redact(&note)
+            ctx.run.client.redactor().redact_sent(&note)
         };
         let accepted = exchange.status().is_some_and(|s| (200..300).contains(&s));
         let judged = judge(ctx, self.operation, class.expect, &exchange).and_then(|()| {
@@ -195,7 +195,7 @@ impl Walk<'_, '_> {
                         }
                         _ => format!("{described}: {}", exchange.summary()),
                     };
-                    ctx.run.client.redactor().redact(&note)
+                    ctx.run.client.redactor().redact_sent(&note)
                 };
                 ctx.run.input_tally.count(key, Outcome::Failed, note);
                 Err(annotate(verdict, class, &described))

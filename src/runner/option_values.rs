@@ -331,6 +331,55 @@ impl Setting for Vec<Header> {
     }
 }
 
+/// The proxy a run sends through (`--proxy URL`). Its userinfo is a credential: printed as
+/// [`REDACTED`](crate::execution::redact::REDACTED), and read on a command line from a
+/// variable of its own, `PETSTORE_PROXY_USERINFO`, as a secret header's value is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyUrl(pub String);
+
+/// The variable a Re-run line reads a proxy's userinfo from.
+pub const PROXY_USERINFO_VARIABLE: &str = "PETSTORE_PROXY_USERINFO";
+
+impl ProxyUrl {
+    /// The userinfo's password (and the userinfo whole), if the URL has one: what the
+    /// redactor takes out besides the key. A user name alone is no secret.
+    pub fn secrets(&self) -> Vec<String> {
+        crate::execution::redact::userinfo_secrets(&self.0)
+    }
+}
+
+impl FromStr for ProxyUrl {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<ProxyUrl, String> {
+        Ok(ProxyUrl(text.to_string()))
+    }
+}
+
+impl<'de> Deserialize<'de> for ProxyUrl {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<ProxyUrl, D::Error> {
+        String::deserialize(deserializer).map(ProxyUrl)
+    }
+}
+
+impl Setting for ProxyUrl {
+    fn toml(&self) -> Option<String> {
+        toml_string(&crate::execution::redact::url_for_display(&self.0))
+    }
+    fn words(&self, flag: &str) -> Vec<String> {
+        let shown = crate::execution::redact::url_for_display(&self.0);
+        let marker = format!("://{}@", crate::execution::redact::REDACTED);
+        match shown.split_once(&marker) {
+            // In double quotes, so that the shell expands the variable: the option and its
+            // value as one word written here, when nothing else in it is special there.
+            Some((scheme, rest)) if !rest.contains(['"', '$', '`', '\\', '!']) => vec![format!(
+                "{flag} \"{scheme}://${{{PROXY_USERINFO_VARIABLE}}}@{rest}\""
+            )],
+            _ => flag_and(flag, &shown),
+        }
+    }
+}
+
 /// A profile's own list of known failures: counted, not shown; on a command line it cannot
 /// go, so the Re-run line says where it came from.
 impl Setting for Vec<KnownFailure> {
@@ -440,5 +489,33 @@ mod tests {
         assert_eq!(Some(38.0f64).toml().as_deref(), Some("38.0"));
         assert!(false.words("--insecure").is_empty());
         assert_eq!(None::<u64>.toml(), None);
+    }
+
+    #[test]
+    fn a_proxys_userinfo_is_neither_printed_nor_on_a_command_line() {
+        let proxy: ProxyUrl = "http://ops:pa%24s-w0rd-4f9a2c@proxy.example:3128"
+            .parse()
+            .unwrap();
+        let printed = proxy.toml().unwrap();
+        assert_eq!(printed, "\"http://[REDACTED]@proxy.example:3128\"");
+        let words = proxy.words("--proxy").join(" ");
+        assert_eq!(
+            words,
+            "--proxy \"http://${PETSTORE_PROXY_USERINFO}@proxy.example:3128\""
+        );
+        assert_eq!(
+            proxy.secrets(),
+            [
+                "ops:pa%24s-w0rd-4f9a2c",
+                "pa%24s-w0rd-4f9a2c",
+                "pa$s-w0rd-4f9a2c"
+            ]
+        );
+        let plain: ProxyUrl = "http://proxy.example:3128".parse().unwrap();
+        assert_eq!(
+            plain.words("--proxy"),
+            ["--proxy", "http://proxy.example:3128"]
+        );
+        assert!(plain.secrets().is_empty());
     }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use clap::{Args, CommandFactory, FromArgMatches, Parser};
 use serde::Deserialize;
 
-pub use super::option_values::{Header, Seconds, Setting, shell_word};
+pub use super::option_values::{Header, ProxyUrl, Seconds, Setting, shell_word};
 use super::option_values::{duration_from_text, from_text};
 use crate::catalogue::Gate;
 use crate::catalogue::partition::Partition;
@@ -221,7 +221,7 @@ run_options! {
         /// Send every request through this HTTP proxy (hosts in NO_PROXY excepted). Without it,
         /// HTTPS_PROXY / HTTP_PROXY / NO_PROXY apply to a remote target; loopback goes direct.
         #[arg(long, env = "PETSTORE_PROXY")]
-        [Repeated] proxy: Option<String>,
+        [Repeated] proxy: Option<ProxyUrl>,
         /// PEM file of a private CA to trust, besides the system's roots.
         #[arg(long, env = "PETSTORE_CA_CERT")]
         [Left] ca_cert: Option<PathBuf>,

@@ -154,7 +154,7 @@ impl RunConfig {
     pub fn client_settings(&self) -> ClientSettings {
         let options = &self.options;
         let proxy = match (&options.proxy, &self.target) {
-            (Some(url), _) => ProxySetting::Explicit(url.clone()),
+            (Some(url), _) => ProxySetting::Explicit(url.0.clone()),
             (None, Target::External { base_url, .. }) if !base_url.is_loopback() => {
                 ProxySetting::Environment
             }

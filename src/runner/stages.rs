@@ -343,7 +343,7 @@ fn tally_stage(
     let stopped_answering = run
         .stops
         .target_stopped()
-        .map(|reason| connected.redactor.redact(reason));
+        .map(|reason| connected.redactor.redact_sent(reason));
     tally(config, catalogue, results, known, stopped_answering)
 }
 

@@ -73,7 +73,7 @@ impl Client {
                 let exchange = Exchange {
                     request: recorded,
                     response: None,
-                    transport_error: Some(self.redactor.redact(&describe_error(&e))),
+                    transport_error: Some(self.redactor.redact_sent(&describe_error(&e))),
                     elapsed_ms: elapsed_ms(started),
                     throttled: None,
                     retries: None,
@@ -230,6 +230,12 @@ impl Client {
             .filter_map(|value| value.to_str().ok())
             .collect();
         let content_encoding = (!codings.is_empty()).then(|| codings.join(", "));
+        // The body's text is read in its charset (the redactor reads characters, not bytes).
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .map(String::from);
         let (bytes, mut body_truncated, body_error, mut room) =
             read_capped(response, self.settings.body_cap, &self.bodies).await;
         if body_truncated || body_error.is_some() {
@@ -256,7 +262,13 @@ impl Client {
             .or(unread);
         let body = self
             .bodies
-            .record(&bytes, cut, unparsed, &self.redactor)
+            .record(
+                &bytes,
+                cut,
+                unparsed,
+                content_type.as_deref(),
+                &self.redactor,
+            )
             .await;
         drop(bytes);
         drop(room);
@@ -273,7 +285,7 @@ impl Client {
                 json_error: body.json_error,
                 duplicate_names: body.duplicate_names,
             }),
-            transport_error: body_error.map(|e| self.redactor.redact(&e)),
+            transport_error: body_error.map(|e| self.redactor.redact_sent(&e)),
             elapsed_ms: elapsed_ms(started),
             throttled: None,
             retries: None,

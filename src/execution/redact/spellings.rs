@@ -1,12 +1,15 @@
 //! The spellings of the key a renderer or a target may give it: escaped for JSON, XML,
-//! Markdown and HTML, percent-encoded, base64.
+//! Markdown and HTML, percent-encoded, in hex, base32, base64 and base85.
 
 use super::MIN_NEAR_MISS;
 
 /// The ways a renderer or a target may spell `secret`: as is, JSON-escaped (with or without
 /// `/` escaped), XML-escaped, Markdown-table-escaped, HTML-escaped (as is or JSON-escaped, the
-/// way report.html shows a body), percent-encoded.
-pub(super) fn spellings(secret: &str) -> Vec<String> {
+/// way report.html shows a body), percent-encoded, in hex; and, for a `whole` secret (not a
+/// run of 8 of its characters), in base32, base64 and base85 at every alignment. The first
+/// are transforms character by character, so a run of the key spelled so is a run of the
+/// spelled key; a base-N group mixes neighbouring bytes, so only a whole secret has them.
+pub(super) fn spellings(secret: &str, whole: bool) -> Vec<String> {
     // A JSON string's contents: its encoding less the quotes.
     let inner = |text: &str| {
         let quoted = serde_json::to_string(text).unwrap_or_default();
@@ -49,7 +52,12 @@ pub(super) fn spellings(secret: &str) -> Vec<String> {
             .replace('+', "%20"),
     ];
     forms.extend(percent_encodings(secret));
-    forms.extend(base64_spellings(secret));
+    forms.push(secret.bytes().map(|b| format!("{b:02x}")).collect());
+    if whole {
+        forms.extend(base64_spellings(secret));
+        forms.extend(base32_spellings(secret));
+        forms.extend(base85_spellings(secret));
+    }
     forms.retain(|form| !form.is_empty());
     forms
 }
@@ -92,6 +100,63 @@ fn base64_spellings(secret: &str) -> Vec<String> {
             if let Some(part) = encoded.get(first..last) {
                 forms.push(part.to_string());
             }
+        }
+    }
+    forms
+}
+
+/// The key in base32 (RFC 4648; matching ignores case, so its lowercase use too) at each of
+/// the five alignments a longer encoded text can give it: the characters of its bits alone.
+fn base32_spellings(secret: &str) -> Vec<String> {
+    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    if secret.len() < MIN_NEAR_MISS {
+        return Vec::new();
+    }
+    (0..5usize)
+        .map(|offset| {
+            let mut bytes = vec![0u8; offset];
+            bytes.extend_from_slice(secret.as_bytes());
+            let bits = |at: usize| (bytes[at / 8] >> (7 - at % 8)) & 1;
+            let first = (8 * offset).div_ceil(5);
+            let last = 8 * bytes.len() / 5;
+            (first..last)
+                .map(|n| {
+                    let value = (0..5).fold(0usize, |v, i| v << 1 | usize::from(bits(5 * n + i)));
+                    char::from(ALPHABET[value])
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The key in base85 (Ascii85 as btoa and PDF write it, RFC 1924's alphabet as Python's
+/// `b85encode` and git write it, and ZeroMQ's Z85) at each of the four alignments: the groups
+/// of four bytes that are the key's alone (base85 mixes a group's bytes in all its characters).
+fn base85_spellings(secret: &str) -> Vec<String> {
+    const RFC1924: &[u8; 85] =
+        b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
+    const Z85: &[u8; 85] =
+        b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#";
+    let ascii85: Vec<u8> = (33u8..118).collect();
+    let mut forms = Vec::new();
+    if secret.len() < MIN_NEAR_MISS {
+        return forms;
+    }
+    for skip in 0..4usize {
+        let groups: Vec<u32> = secret.as_bytes()[skip..]
+            .chunks_exact(4)
+            .map(|group| u32::from_be_bytes([group[0], group[1], group[2], group[3]]))
+            .collect();
+        for alphabet in [&ascii85[..], &RFC1924[..], &Z85[..]] {
+            let form: String = groups
+                .iter()
+                .flat_map(|group| {
+                    (0..5u32).rev().map(move |place| {
+                        char::from(alphabet[(group / 85u32.pow(place) % 85) as usize])
+                    })
+                })
+                .collect();
+            forms.push(form);
         }
     }
     forms

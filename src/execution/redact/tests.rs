@@ -1,5 +1,7 @@
 use super::*;
 
+mod compositions;
+
 #[test]
 fn redacts_every_occurrence() {
     let redactor = Redactor::new("s3cret");
@@ -220,7 +222,9 @@ fn character_references_and_escapes_anywhere_and_the_reversed_key_are_redacted()
             ] {
                 let redacted = redactor.redact(&text);
                 assert!(redacted.contains(REDACTED), "{key:?}: {text:?}");
-                let decoded = super::decoded::decode(&redacted).text.to_lowercase();
+                let decoded = super::decoded::decode(&redacted, super::decoded::EVERY_KIND)
+                    .text
+                    .to_lowercase();
                 for secret in [key.to_lowercase(), reversed.to_lowercase()] {
                     assert!(
                         !decoded.contains(&secret),
@@ -236,4 +240,25 @@ fn character_references_and_escapes_anywhere_and_the_reversed_key_are_redacted()
     for text in ["&#75; &#x4B; \\u004B &amp; \\/", "a & b \\q"] {
         assert_eq!(redactor.redact(text), text);
     }
+}
+
+#[test]
+fn a_proxy_password_is_a_secret_and_its_user_name_is_not() {
+    let secrets = userinfo_secrets("http://ops:s3cr%40t-pr0xy-pass@proxy.example:3128/x?y");
+    assert_eq!(
+        secrets,
+        [
+            "ops:s3cr%40t-pr0xy-pass",
+            "s3cr%40t-pr0xy-pass",
+            "s3cr@t-pr0xy-pass"
+        ]
+    );
+    let redactor = secrets
+        .iter()
+        .fold(Redactor::new("the-api-key-0123"), |r, s| r.also(s));
+    let redacted = redactor.redact("via ops:s3cr@t-pr0xy-pass and ops");
+    assert!(!redacted.contains("pr0xy"), "{redacted}");
+    assert!(redacted.ends_with("and ops"), "{redacted}");
+    assert!(userinfo_secrets("http://ops@proxy.example").is_empty());
+    assert!(userinfo_secrets("proxy.example:3128").is_empty());
 }

@@ -11,6 +11,7 @@ use common::BIN;
 
 mod channels;
 mod command_line;
+mod disguised;
 mod shapes;
 mod spellings;
 
