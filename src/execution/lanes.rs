@@ -77,8 +77,11 @@ pub struct Lane {
     shared: Arc<LaneConnector>,
     /// An answer came on this lane: the server took its connection.
     proven: std::sync::atomic::AtomicBool,
-    /// When it was last given back, idle.
+    /// When it was last given back, idle: when its last answer was read to its end, where
+    /// one was (the server's idle clock starts there, not once the answer was judged).
     idle_since: Option<std::time::Instant>,
+    /// When the answer on it now was read to its end.
+    read_at: std::sync::Mutex<Option<std::time::Instant>>,
     /// How long it had been idle when taken for its current request.
     idle_before: std::time::Duration,
 }

@@ -238,6 +238,7 @@ impl Client {
             .map(String::from);
         let (bytes, mut body_truncated, body_error, mut room) =
             read_capped(response, self.settings.body_cap, &self.bodies).await;
+        lane.read_done();
         if body_truncated || body_error.is_some() {
             lane.disconnected(); // a body not read to its end takes its connection with it
         }

@@ -361,6 +361,7 @@ impl Lanes {
                 shared,
                 proven: std::sync::atomic::AtomicBool::new(false),
                 idle_since: None,
+                read_at: std::sync::Mutex::new(None),
                 idle_before: std::time::Duration::ZERO,
             }
         });
@@ -384,7 +385,12 @@ impl Lanes {
     /// A lane back from a request: idle for the next one, or closed (with its connection)
     /// when the level has dropped below the lanes open.
     fn give_back(&self, mut lane: Lane, permit: SemaphorePermit<'_>, discard: bool) {
-        lane.idle_since = Some(std::time::Instant::now());
+        let read_at = lane
+            .read_at
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        lane.idle_since = Some(read_at.unwrap_or_else(std::time::Instant::now));
         let mut state = self.state();
         let permit = if state.debt > 0 {
             state.debt -= 1;

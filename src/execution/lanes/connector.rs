@@ -55,6 +55,12 @@ impl Lane {
         self.shared.graced_ms.swap(0, Ordering::Relaxed)
     }
 
+    /// The answer on this lane was read to its end: the connection is idle from here for the
+    /// server, however long the answer takes to judge (a parse may wait its turn).
+    pub fn read_done(&self) {
+        *self.read_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now());
+    }
+
     /// How long the lane had been idle when taken for its current request.
     pub fn idle_before(&self) -> std::time::Duration {
         self.idle_before
