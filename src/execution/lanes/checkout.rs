@@ -172,14 +172,14 @@ impl Lanes {
         turn: Turn,
         reuse: Reuse,
     ) -> Result<Checkout<'_>, String> {
-        let Reuse::Unrepeatable(idle_under) = reuse else {
+        if !matches!(reuse, Reuse::Unrepeatable(_)) {
             let permit = self.place(priority).await?;
             return Ok(self.lane_for(permit, turn, reuse));
-        };
+        }
         let opens_anyway = tokio::time::Instant::now() + FRESH_WAIT;
         loop {
             let permit = self.place(priority).await?;
-            if self.may_take(idle_under) || tokio::time::Instant::now() >= opens_anyway {
+            if self.may_take() || tokio::time::Instant::now() >= opens_anyway {
                 return Ok(self.lane_for(permit, turn, reuse));
             }
             // The place goes back to the others meanwhile: their lanes come back idle.
@@ -193,15 +193,13 @@ impl Lanes {
     /// Whether a request that may not be sent twice finds a lane it may take now: an idle one
     /// (as recent as it asks, or closed to make room for a fresh one, as [`Lanes::lane_for`]
     /// does), or room for a fresh one within the connections the target has served at once.
-    fn may_take(&self, idle_under: Option<std::time::Duration>) -> bool {
-        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        let recent = idle_under.is_some_and(|most| {
-            idle.iter()
-                .any(|lane| lane.idle_since.is_some_and(|at| at.elapsed() < most))
-        });
-        // An idle one closed for a fresh one leaves as many open: room only if one fewer is.
-        let closable = usize::from(!idle.is_empty());
-        recent || self.live.load(Ordering::Relaxed).saturating_sub(closable) < self.fresh_bound()
+    fn may_take(&self) -> bool {
+        !self
+            .idle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+            || self.live.load(Ordering::Relaxed) < self.fresh_bound()
     }
 
     /// The connections a request that may not be sent twice may open up to.
