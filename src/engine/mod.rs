@@ -1,6 +1,6 @@
 //! The run engine: what every check of a run shares and stands on, below the checks
 //! (`rules/`) and above the one client (`execution/`). The run's state and the recorder every
-//! exchange passes (`run.rs`), what a check is handed (`ctx.rs`), when each rule runs and
+//! exchange passes (`run.rs`), when it stops sending (`stops.rs`), what a check is handed (`ctx.rs`), when each rule runs and
 //! where its requests stand in line (`schedule.rs`), the helper threads of a property rule
 //! (`slots.rs`, `workers.rs`), the property runner with shrinking (`property/`), the store a
 //! run needs before it can judge (`store_setup/`), the tallies the recorder and the coverage
@@ -15,5 +15,6 @@ pub mod property;
 pub mod run;
 pub mod schedule;
 pub mod slots;
+pub mod stops;
 pub mod store_setup;
 pub mod workers;

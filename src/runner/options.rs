@@ -178,7 +178,7 @@ run_options! {
         [Repeated] cases_dir: Option<PathBuf>,
         /// Consecutive transport failures (no response at all) after which the run stops sending
         /// and the rules left are inconclusive.
-        #[arg(long, env = "PETSTORE_MAX_TRANSPORT_FAILURES", default_value_t = crate::engine::run::DEFAULT_MAX_TRANSPORT_FAILURES)]
+        #[arg(long, env = "PETSTORE_MAX_TRANSPORT_FAILURES", default_value_t = crate::engine::stops::DEFAULT_MAX_TRANSPORT_FAILURES)]
         [Repeated] max_transport_failures: u32,
         /// Run one shard of a split run: `hash:K/N` (rules dealt by a fixed hash of their id) or
         /// `slice:K/N` (round robin); `merge` joins the shards' reports.

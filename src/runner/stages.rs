@@ -19,8 +19,9 @@ use super::trials::{Results, run_trials};
 use crate::catalogue::Catalogue;
 use crate::catalogue::partition::ShardRecord;
 use crate::engine::oracles::Observations;
-use crate::engine::run::{Run, Stops};
+use crate::engine::run::Run;
 use crate::engine::slots::WorkerSlots;
+use crate::engine::stops::Stops;
 use crate::engine::store_setup::{CreatedPets, Fixtures};
 use crate::execution::{Client, Halt, Redactor};
 use crate::generation::request::RequestSpec;
@@ -198,6 +199,7 @@ fn connect(
         Halt::until(clock.deadline(Some(bound)), &bound_name),
         config.options.max_transport_failures,
         config.options.max_throttle_wait.duration(),
+        config.options.timeout.duration(),
     );
     let client = Client::new(
         &target.base_url,
