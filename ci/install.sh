@@ -7,7 +7,7 @@
 #
 # Linux (x86_64, aarch64; glibc 2.28 or later) and macOS (x86_64, arm64). Releases are fetched
 # from PETSTORE_CONFORMANCE_RELEASES (default: the project's GitHub releases; any URL curl
-# reads, file:// too). To build from source instead (about 8 minutes on 2 cores):
+# reads, file:// too). To build from source instead (about 7 minutes on 2 cores):
 #   cargo install --locked --git https://github.com/OWNER/petstore-conformance --tag vVERSION
 set -eu
 version="${1:?usage: sh ci/install.sh VERSION BIN_DIR}"

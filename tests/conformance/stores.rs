@@ -3,8 +3,9 @@
 
 use super::*;
 
-/// A conforming-but-unusual variant raises no false alarm: no required rule fails under 10
-/// seeds, and none is inconclusive. Only the crowded store may leave rules not decidable (a
+/// A conforming-but-unusual variant raises no false alarm: no required rule fails under 3
+/// seeds, and none is inconclusive (the seed changes the requests, the variant the answers;
+/// `conforming::` draws the variants together under many more seeds). Only the crowded store may leave rules not decidable (a
 /// created pet past the first 100 listed), and only the 422 variant fails a (recommended) rule.
 pub fn variant_raises_no_false_alarm(variant: Variant) -> Result<(), Failed> {
     // A throttled run is paced to the few requests a second the target lets through, and a slow
@@ -17,7 +18,7 @@ pub fn variant_raises_no_false_alarm(variant: Variant) -> Result<(), Failed> {
     ) {
         200..201u64
     } else {
-        200..210u64
+        200..203u64
     };
     for seed in seeds {
         let report = run_target(seed, BTreeSet::new(), BTreeSet::from([variant]))?;

@@ -222,7 +222,7 @@ fn the_key_survives_no_escaping_target() {
                             "--timeout",
                             "2",
                             "--time-budget",
-                            "10",
+                            "5",
                         ],
                         Some(&key),
                         &report_dir,
