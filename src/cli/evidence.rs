@@ -161,86 +161,71 @@ pub fn without_env_values(command: clap::Command) -> clap::Command {
         .mut_subcommands(without_env_values)
 }
 
-/// Every word of `command`'s own: its options' long and short names, its sub-commands'.
-fn own_words(command: &clap::Command, words: &mut Vec<String>) {
-    words.push(command.get_name().to_string());
-    words.extend(command.get_all_aliases().map(String::from));
-    for arg in command.get_arguments() {
-        for long in arg.get_long_and_visible_aliases().unwrap_or_default() {
-            words.push(format!("--{long}"));
-        }
-        for short in arg.get_short_and_visible_aliases().unwrap_or_default() {
-            words.push(format!("-{short}"));
+/// The option that names the variable holding the key, and the one naming its file.
+const KEY_ENV: &str = "--api-key-env";
+const KEY_FILE: &str = "--api-key-file";
+
+/// The largest key file read to redact a usage error.
+const KEY_FILE_READ: u64 = 64 << 10;
+
+/// What may be the key when the command line does not parse: the value of the variable that
+/// holds it (`PETSTORE_API_KEY`, or the one `--api-key-env` or `PETSTORE_API_KEY_ENV` names),
+/// what `--api-key-file` (or `PETSTORE_API_KEY_FILE`) holds, and the word given to
+/// `--api-key-env` itself (the key typed where its variable's name belongs).
+fn keys_given(args: &[String]) -> Vec<String> {
+    let value_of = |option: &str| {
+        args.iter().enumerate().find_map(|(at, arg)| {
+            if arg == option {
+                args.get(at + 1).cloned()
+            } else {
+                arg.strip_prefix(option)
+                    .and_then(|rest| rest.strip_prefix('='))
+                    .map(String::from)
+            }
+        })
+    };
+    let mut keys = Vec::new();
+    let typed_name = value_of(KEY_ENV);
+    keys.extend(typed_name.clone());
+    let name = typed_name
+        .or_else(|| std::env::var("PETSTORE_API_KEY_ENV").ok())
+        .unwrap_or_else(|| "PETSTORE_API_KEY".into());
+    for name in [name.as_str(), "PETSTORE_API_KEY"] {
+        if !name.is_empty() && !name.contains(['=', '\0']) {
+            keys.extend(std::env::var(name).ok());
         }
     }
-    for sub in command.get_subcommands() {
-        own_words(sub, words);
+    let file = value_of(KEY_FILE).or_else(|| std::env::var("PETSTORE_API_KEY_FILE").ok());
+    if let Some(file) = file
+        && let Ok(opened) = std::fs::File::open(file)
+    {
+        use std::io::Read;
+        let mut text = String::new();
+        if opened.take(KEY_FILE_READ).read_to_string(&mut text).is_ok() {
+            keys.extend(text.lines().map(str::trim).map(String::from));
+            keys.push(text.trim().to_string());
+        }
     }
-    words.extend(["--help", "-h", "--version", "-V"].map(String::from));
+    keys.retain(|key| !key.trim().is_empty());
+    keys
 }
 
-/// The values a user gave in `args` (the command line, less the program) and in the
-/// `PETSTORE_*` variables: every word that is not one of `command`'s own, an unknown option's
-/// name included (`--"$KEY"`), and the value of every `--name=value`.
-fn given_values(command: &clap::Command, args: &[String]) -> Vec<String> {
-    let mut own = Vec::new();
-    own_words(command, &mut own);
-    let mut values = Vec::new();
-    for arg in args {
-        let (word, value) = match arg.split_once('=') {
-            Some((word, value)) if arg.starts_with("--") => (word, Some(value)),
-            _ => (arg.as_str(), None),
-        };
-        if own.iter().any(|w| w == word) {
-            values.extend(value.map(String::from));
-            continue;
-        }
-        // `-Hvalue`: a known short option with its value joined on.
-        if let Some(rest) = word.strip_prefix('-').filter(|w| !w.starts_with('-'))
-            && let Some(short) = rest.chars().next()
-            && own.iter().any(|w| *w == format!("-{short}"))
-        {
-            values.push(rest[short.len_utf8()..].to_string());
-            continue;
-        }
-        values.push(word.trim_start_matches('-').to_string());
-        values.extend(value.map(String::from));
-        values.push(arg.clone());
-    }
-    for (name, value) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("PETSTORE_") {
-            let value = value.to_string_lossy();
-            values.extend(value.lines().map(String::from));
-            values.push(value.into_owned());
-        }
-    }
-    // A value that spells part of an option's own name (`--cases-dir cases`) is no secret,
-    // and redacting it would garble the option names clap quotes.
-    values.retain(|value| {
-        let lower = value.to_ascii_lowercase();
-        !value.trim().is_empty()
-            && !own
-                .iter()
-                .any(|word| word.to_ascii_lowercase().contains(&lower))
-    });
-    values
-}
-
-/// A usage error as it may be printed: clap quotes the value it could not take, which may be
-/// the key typed where something else belongs (`-H "$KEY"` with the name forgotten, `--seed
-/// "$KEY"`, an unknown `--"$KEY"`). Every value the user gave is redacted from clap's text
-/// first; one too short to tell from the text around it only where clap quotes it whole.
-pub fn usage_error_text(error: &clap::Error, command: &clap::Command, args: &[String]) -> String {
+/// A usage error as it may be printed: what the user typed shows as typed (an unknown option,
+/// a value clap could not take: the mistake is there to see), but the key, wherever it was
+/// typed by mistake (`-H "$KEY"` with the name forgotten, `--seed "$KEY"`, an unknown
+/// `--"$KEY"`), in every spelling the redactor knows. A key too short to tell from the text
+/// around it is redacted only where clap quotes it whole.
+pub fn usage_error_text(error: &clap::Error, args: &[String]) -> String {
     let text = error.render().to_string();
-    let values = given_values(command, args);
-    let (long, short): (Vec<&String>, Vec<&String>) = values.iter().partition(|value| {
-        value.chars().count() >= petstore_conformance::execution::redact::MIN_EDGE_PREFIX
+    let keys = keys_given(args);
+    let (long, short): (Vec<&String>, Vec<&String>) = keys.iter().partition(|key| {
+        key.chars().count() >= petstore_conformance::execution::redact::MIN_EDGE_PREFIX
     });
-    let long: Vec<&str> = long.iter().map(|v| v.as_str()).collect();
+    let long: Vec<&str> = long.iter().map(|key| key.as_str()).collect();
     let mut text = Redactor::for_keys(&long).redact(&text);
-    for value in short {
+    for key in short {
         text = text.replace(
-            &format!("'{value}'"),
+            &format!("'{key}'"),
             &format!("'{}'", petstore_conformance::execution::redact::REDACTED),
         );
     }

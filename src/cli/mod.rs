@@ -194,7 +194,7 @@ pub fn main() -> ExitCode {
     // --version says which suite, contract and rule catalogue: what a report is judged by.
     let version: &'static str = Box::leak(options::version().into_boxed_str());
     let command = evidence::without_env_values(Cli::command().version(version));
-    // A usage error is printed with every value the user gave redacted (one may be the key).
+    // A usage error is printed as the user typed it, the key redacted wherever it was typed.
     let usage_error = |error: clap::Error| {
         if !error.use_stderr() {
             // --help and --version: no value of the user's in them.
@@ -204,7 +204,7 @@ pub fn main() -> ExitCode {
             .skip(1)
             .map(|arg| arg.to_string_lossy().into_owned())
             .collect();
-        stderr!("{}", evidence::usage_error_text(&error, &command, &args));
+        stderr!("{}", evidence::usage_error_text(&error, &args));
         ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
     };
     let matches = match command.clone().try_get_matches() {

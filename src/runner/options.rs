@@ -125,7 +125,7 @@ run_options! {
         [Repeated] api_key_file: Option<PathBuf>,
         /// Accept a key shorter than 12 characters (the reports then say their evidence may be
         /// over-redacted: so short a key cannot be told apart from ordinary text).
-        #[arg(long, env = "PETSTORE_ALLOW_SHORT_KEY")]
+        #[arg(long, env = "PETSTORE_ALLOW_SHORT_KEY", value_parser = clap::builder::BoolishValueParser::new())]
         [Left] allow_short_key: bool,
         /// Sign the reports: an Ed25519 private key (PKCS#8 PEM, as `openssl genpkey -algorithm
         /// ed25519` writes it); attestation.intoto.json is written beside the reports.
@@ -150,7 +150,7 @@ run_options! {
         #[arg(long, env = "PETSTORE_GATE", value_enum, default_value = "required")]
         [Repeated] gate: Gate,
         /// Run only the rules that create nothing on the target (for production).
-        #[arg(long, env = "PETSTORE_READ_ONLY")]
+        #[arg(long, env = "PETSTORE_READ_ONLY", value_parser = clap::builder::BoolishValueParser::new())]
         [Repeated] read_only: bool,
         /// The category ids the target accepts (a store with referential integrity): valid pets
         /// use only these; the invalid-value rules still use others.
@@ -168,7 +168,7 @@ run_options! {
         #[arg(long, env = "PETSTORE_REGRESSIONS")]
         [Resolved] regressions: Option<PathBuf>,
         /// Neither replay nor save counterexamples.
-        #[arg(long, env = "PETSTORE_NO_REGRESSIONS")]
+        #[arg(long, env = "PETSTORE_NO_REGRESSIONS", value_parser = clap::builder::BoolishValueParser::new())]
         [Resolved] no_regressions: bool,
         /// Directory of the JSON Schemas (default: ./schemas, else the built-in copy).
         #[arg(long, env = "PETSTORE_SCHEMAS")]
@@ -202,10 +202,10 @@ run_options! {
         #[arg(long, env = "PETSTORE_BODY_CAP", default_value_t = 1 << 20)]
         [Repeated] body_cap: usize,
         /// Accept any TLS certificate. Explicit, and recorded in the report.
-        #[arg(long, env = "PETSTORE_INSECURE")]
+        #[arg(long, env = "PETSTORE_INSECURE", value_parser = clap::builder::BoolishValueParser::new())]
         [Repeated] insecure: bool,
         /// Speak HTTP/2 to a cleartext target without negotiation (h2c).
-        #[arg(long, env = "PETSTORE_HTTP2_PRIOR_KNOWLEDGE")]
+        #[arg(long, env = "PETSTORE_HTTP2_PRIOR_KNOWLEDGE", value_parser = clap::builder::BoolishValueParser::new())]
         [Repeated] http2_prior_knowledge: bool,
         /// Requests per second across the whole run (a staging gateway's limit).
         #[arg(long, env = "PETSTORE_RATE")]
@@ -253,13 +253,13 @@ run_options! {
         #[arg(long, env = "PETSTORE_PRODUCT_VERSION")]
         [Left] product_version: Option<String>,
         /// No progress bar, even on a terminal: libtest's plain lines, as off a terminal.
-        #[arg(long, env = "PETSTORE_NO_PROGRESS")]
+        #[arg(long, env = "PETSTORE_NO_PROGRESS", value_parser = clap::builder::BoolishValueParser::new())]
         [Left] no_progress: bool,
         /// Leave out the rules whose id contains FILTER (repeatable, or comma-separated).
         #[arg(long, value_name = "FILTER", env = "PETSTORE_SKIP", value_delimiter = ',')]
         [Repeated] skip: Vec<String>,
         /// FILTER and --skip name whole rule ids, not parts of them.
-        #[arg(long, env = "PETSTORE_EXACT")]
+        #[arg(long, env = "PETSTORE_EXACT", value_parser = clap::builder::BoolishValueParser::new())]
         [Repeated] exact: bool,
         /// Rules judged at once (1 to 1024) [default: 96].
         #[arg(long, env = "PETSTORE_TEST_THREADS")]

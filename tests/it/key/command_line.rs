@@ -169,7 +169,7 @@ fn a_short_key_is_refused_unless_allowed_and_never_changes_a_verdict() {
 }
 
 #[test]
-fn usage_errors_and_print_config_redact_every_value_the_user_gave() {
+fn usage_errors_and_print_config_redact_the_key_wherever_it_was_typed() {
     let key = random_key();
     let dir = temp_dir("usage");
     let reports = dir.join("r");
@@ -229,6 +229,62 @@ fn usage_errors_and_print_config_redact_every_value_the_user_gave() {
     assert_eq!(output.status.code(), Some(0));
     assert_no_key_of(&key, "profile headers --print-config", &output);
     assert!(String::from_utf8_lossy(&output.stdout).contains("X-Tenant: [REDACTED]"));
+}
+
+/// A usage error shows what the user typed, so the mistake is there to see; only the key is
+/// redacted, held by whichever variable or file the command line names for it.
+#[test]
+fn usage_errors_show_what_was_typed_but_the_key() {
+    let key = random_key();
+    let dir = temp_dir("typed");
+    let reports = dir.join("r");
+    for (args, shown) in [
+        (vec!["--time-budgit", "5"], "--time-budgit"),
+        (vec!["--foo"], "--foo"),
+        (vec!["--gate", "sometimes"], "sometimes"),
+    ] {
+        let output = run(&args, &key, &reports);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(&format!("'{shown}'")), "{args:?}: {stderr}");
+        assert!(!stderr.contains("[REDACTED]"), "{args:?}: {stderr}");
+    }
+    // The key in a variable of the user's naming, then typed where a seed belongs; and in a
+    // file, typed as an unknown option.
+    let seeded = Command::new(BIN)
+        .args(["run", "--api-key-env", "STAGING_TOKEN", "--seed", &key])
+        .env_remove("PETSTORE_API_KEY")
+        .env("STAGING_TOKEN", &key)
+        .output()
+        .unwrap();
+    assert_eq!(seeded.status.code(), Some(2));
+    assert_no_key_of(&key, "--api-key-env STAGING_TOKEN --seed KEY", &seeded);
+    let file = dir.join("key.txt");
+    std::fs::write(&file, format!("{key}\n")).unwrap();
+    let unknown = format!("--{key}");
+    let filed = Command::new(BIN)
+        .args(["run", "--api-key-file", file.to_str().unwrap(), &unknown])
+        .env_remove("PETSTORE_API_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(filed.status.code(), Some(2));
+    assert_no_key_of(&key, "--api-key-file FILE --KEY", &filed);
+    // Boolean variables take the spellings people write.
+    for value in ["1", "yes", "true", "on", "0", "no", "false", "off"] {
+        let output = Command::new(BIN)
+            .args(["run", "--print-config"])
+            .current_dir(&dir)
+            .env("PETSTORE_NO_PROGRESS", value)
+            .env("PETSTORE_API_KEY", &key)
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "PETSTORE_NO_PROGRESS={value}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }
 
 /// `key` in no spelling in what `output` printed.
