@@ -25,7 +25,6 @@
 #   130/143  interrupted
 set -u
 previous="${1:-${PETSTORE_CI_PREVIOUS:-}}"
-reports="${PETSTORE_REPORT_DIR:-reports}"
 gate="${PETSTORE_CI_GATE:-run}"
 undetermined="${PETSTORE_CI_UNDETERMINED:-fail}"
 # Beside the reports, not among them: a signed report directory holds only what its
@@ -38,8 +37,15 @@ case "$gate" in run | new-failures) ;; *)
     ;;
 esac
 
+# The options as the run will take them (flags aside: the gate passes none): where the
+# reports go (a profile's report_dir included) and whether a target was named.
+if ! config=$(petstore-conformance run --print-config); then
+    echo "petstore-conformance run --print-config: the configuration does not read" >&2
+    exit 2
+fi
+reports=$(printf '%s\n' "$config" | sed -n 's/^report_dir = "\(.*\)" *#.*$/\1/p; s/^report_dir = "\(.*\)"$/\1/p' | head -n 1)
+reports="${reports:-${PETSTORE_REPORT_DIR:-reports}}"
 if [ "${PETSTORE_CI_TARGET:-}" != reference ] &&
-    config=$(petstore-conformance run --print-config 2>/dev/null) &&
     ! printf '%s\n' "$config" | grep '^base_url = ' >/dev/null; then
     echo "no base URL: set PETSTORE_BASE_URL to the target's address, /v1 included (or base_url in the profile); the gate runs against no target it was not given" >&2
     exit 2

@@ -42,6 +42,10 @@ pub(super) struct ServeArgs {
     /// Port on 127.0.0.1 (0: an ephemeral port).
     #[arg(long, env = "PETSTORE_REFERENCE_PORT", default_value_t = 0)]
     pub(super) port: u16,
+    /// Write the port listened on to FILE once the server listens (the whole number and a
+    /// newline, the file replaced at once: a script waits for it, then reads it).
+    #[arg(long, value_name = "FILE")]
+    pub(super) port_file: Option<std::path::PathBuf>,
     /// The key the server accepts (random when absent).
     #[arg(long, env = "PETSTORE_REFERENCE_API_KEY")]
     pub(super) api_key: Option<String>,

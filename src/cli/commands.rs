@@ -64,6 +64,11 @@ pub(super) fn serve(args: ServeArgs) -> Result<u8, RunError> {
             .map_err(|e| {
                 RunError::Config(format!("cannot listen on 127.0.0.1:{}: {e}", args.port))
             })?;
+        if let Some(file) = &args.port_file {
+            let port = format!("{}\n", server.addr.port());
+            petstore_conformance::execution::files::replace(file, port.as_bytes())
+                .map_err(|e| RunError::Config(format!("--port-file {}: {e}", file.display())))?;
+        }
         say(&format!(
             "Pet Store reference server listening on {}",
             server.base_url
@@ -359,9 +364,9 @@ pub(super) fn merge(
         );
         if !from.missing.is_empty() {
             stderrln!(
-                "  missing shards {}: their {} rules not run",
+                "  missing shards {}: their {} not run",
                 terminal::line(&from.missing.join(", ")),
-                from.not_run.len()
+                petstore_conformance::report::model::rules(from.not_run.len())
             );
         }
     }

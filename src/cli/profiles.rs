@@ -70,6 +70,39 @@ fn fail(file: &Path, reason: impl std::fmt::Display) -> RunError {
     RunError::Config(format!("{}: {reason}", file.display()))
 }
 
+/// An unknown key's message with the key meant in place of the list of all of them
+/// (`base-url`: did you mean `base_url`?), when one is near enough to be the one meant.
+fn nearest_key(message: String, raw: &str) -> String {
+    let Some((unknown, known)) = raw
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split_once("`, expected one of "))
+    else {
+        return message;
+    };
+    let spelt = |key: &str| key.to_ascii_lowercase().replace('-', "_");
+    let nearest = known
+        .split(", ")
+        .map(|key| key.trim_matches('`'))
+        .map(|key| {
+            (
+                strsim::damerau_levenshtein(&spelt(unknown), &spelt(key)),
+                key,
+            )
+        })
+        .min();
+    let line = message
+        .split_once(": ")
+        .map(|(line, _)| line)
+        .filter(|line| line.starts_with("line "))
+        .map_or(String::new(), |line| format!("{line}: "));
+    match nearest {
+        Some((distance, key)) if distance <= 2.max(unknown.len() / 4) => format!(
+            "{line}unknown key `{unknown}`; did you mean `{key}`? (the keys are the long options' names, `-` written `_`)"
+        ),
+        _ => message,
+    }
+}
+
 /// The profile to apply: `--profile NAME` from `--config FILE` or ./petstore-conformance.toml,
 /// or `[profile.default]` when no name is given; `None` when there is no file and no name.
 pub fn load(file: Option<&Path>, name: Option<&str>) -> Result<Option<Loaded>, RunError> {
@@ -117,8 +150,8 @@ pub fn load(file: Option<&Path>, name: Option<&str>) -> Result<Option<Loaded>, R
             }
         }
     }
-    let mut config: ConfigFile =
-        toml::from_str(&text).map_err(|e| fail(&file, toml_error(&text, &e)))?;
+    let mut config: ConfigFile = toml::from_str(&text)
+        .map_err(|e| fail(&file, nearest_key(toml_error(&text, &e), e.message())))?;
     let chosen = name.unwrap_or("default");
     let default = config.profile.remove("default");
     let default_keys = keys_of(&text, "default");

@@ -264,8 +264,8 @@ pub(super) fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {
         }
         if t.not_decidable > 0 {
             stderrln!(
-                "  {} rules not decidable on this store (reported, not gated; --gate certify counts a required one as undetermined)",
-                t.not_decidable
+                "  {} not decidable on this store (reported, not gated; --gate certify counts a required one as undetermined)",
+                petstore_conformance::report::model::rules(t.not_decidable)
             );
         }
         if report.created_pets.count > 0 {

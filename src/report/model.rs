@@ -254,8 +254,8 @@ impl Totals {
         .map(|(count, what)| format!(", {count} {what}"))
         .collect();
         format!(
-            "{} rules: {} passed, {} failed ({} required, {} recommended), {} inconclusive, {} skipped{extra}",
-            self.rules,
+            "{}: {} passed, {} failed ({} required, {} recommended), {} inconclusive, {} skipped{extra}",
+            rules(self.rules),
             self.passed,
             self.failed(),
             self.failed_required,
@@ -488,18 +488,19 @@ impl Report {
         let (not_selected, read_only) = self.left_out();
         let mut parts = Vec::new();
         if not_selected > 0 {
-            parts.push(format!("{not_selected} rules not selected"));
+            parts.push(format!("{} not selected", rules(not_selected)));
         }
         if read_only > 0 {
             parts.push(format!(
-                "{read_only} rules that create pets skipped (--read-only)"
+                "{} that create pets skipped (--read-only)",
+                rules(read_only)
             ));
         }
         (!parts.is_empty()).then(|| {
             format!(
-                "Partial run: {}; the answer covers the {} rules run.",
+                "Partial run: {}; the answer covers the {} run.",
                 parts.join(", "),
-                self.totals.rules - read_only
+                rules(self.totals.rules - read_only)
             )
         })
     }
@@ -546,17 +547,26 @@ pub struct MergedShard {
 pub fn split_note(report: &Report) -> Option<String> {
     if let Some(shard) = &report.partition {
         return Some(format!(
-            "Shard {} of a split run: the answer covers its {} rules (the response oracles over its own responses); `merge` the shards' reports for the whole run's.",
-            shard.name, report.totals.rules
+            "Shard {} of a split run: the answer covers its {} (the response oracles over its own responses); `merge` the shards' reports for the whole run's.",
+            shard.name,
+            rules(report.totals.rules)
         ));
     }
     let merged = report.merged.as_ref().filter(|m| !m.missing.is_empty())?;
     Some(format!(
-        "Partial run: shards {} of {} missing, their {} rules not run: the answer is undetermined.",
+        "Partial run: shards {} of {} missing, their {} not run: the answer is undetermined.",
         merged.missing.join(", "),
         merged.split,
-        merged.not_run.len()
+        rules(merged.not_run.len())
     ))
+}
+
+/// "1 rule", "2 rules".
+pub fn rules(count: usize) -> String {
+    match count {
+        1 => "1 rule".into(),
+        n => format!("{n} rules"),
+    }
 }
 
 fn is_zero_u32(count: &u32) -> bool {

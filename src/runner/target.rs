@@ -164,6 +164,20 @@ pub fn start_reference(
     Ok((server, api_key))
 }
 
+/// The likely cause of a first request that got no answer, where the error shows it: TLS
+/// spoken to a server that answered in plain HTTP (rustls reads its answer as a corrupt TLS
+/// record).
+fn unreachable_hint(base_url: &str, error: Option<&str>) -> &'static str {
+    let error = error.unwrap_or_default();
+    if base_url.starts_with("https:")
+        && (error.contains("InvalidContentType") || error.contains("corrupt message"))
+    {
+        " (the server answered in plain HTTP, not TLS: is the base URL http://?)"
+    } else {
+        ""
+    }
+}
+
 /// The store as it is before the run changes it, in one round trip: its first page
 /// (`GET /pets?limit=100`, authenticated: the key's check) and each status's first page, which
 /// the quiet-store rules need and would otherwise ask for in round trips of their own. No
@@ -193,8 +207,9 @@ pub(super) fn preflight(
             return Ok(answers);
         }
         return Err(RunError::Unreachable(format!(
-            "the target {base_url} could not be reached: {}",
-            preflight.summary()
+            "the target {base_url} could not be reached: {}{}",
+            preflight.summary(),
+            unreachable_hint(base_url, preflight.transport_error.as_deref())
         )));
     }
     let refused = |exchange: &crate::outcome::Exchange| {

@@ -126,6 +126,29 @@ pub(super) fn run_trials(
         remaining[phase_index(Phase::QuietStore)] + remaining[phase_index(Phase::Main)],
         Ordering::Relaxed,
     );
+    // A `--skip` that matches no rule is a typo, not a choice: it would skip nothing, silently.
+    let skips_nothing: Vec<&str> = config
+        .options
+        .skip
+        .iter()
+        .map(String::as_str)
+        .filter(|skip| !skip.is_empty())
+        .filter(|skip| {
+            !catalogue.rules.iter().any(|rule| {
+                if args.exact {
+                    rule.id == *skip
+                } else {
+                    rule.id.contains(skip)
+                }
+            })
+        })
+        .collect();
+    if !skips_nothing.is_empty() {
+        return Err(RunError::Config(format!(
+            "--skip {:?} matches no rule and would skip nothing; `petstore-conformance run --list` lists the rule ids",
+            skips_nothing
+        )));
+    }
     // A shard may be dealt nothing of a small selection; the selection is what must match.
     if remaining.iter().sum::<usize>() == 0
         && !args.list

@@ -33,8 +33,23 @@ impl Drop for Server {
 
 /// Starts `serve-reference` with `key` and `faults`; returns it with its base URL.
 pub fn serve_reference(key: &str, faults: &[&str]) -> (Server, String) {
+    static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let port_file = std::env::temp_dir().join(format!(
+        "pc-port-{}-{}",
+        std::process::id(),
+        STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_file(&port_file);
     let mut command = Command::new(BIN);
-    command.args(["serve-reference", "--port", "0", "--api-key", key]);
+    command.args([
+        "serve-reference",
+        "--port",
+        "0",
+        "--api-key",
+        key,
+        "--port-file",
+    ]);
+    command.arg(&port_file);
     for fault in faults {
         command.args(["--fault", fault]);
     }
@@ -54,6 +69,13 @@ pub fn serve_reference(key: &str, faults: &[&str]) -> (Server, String) {
     assert!(
         url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"),
         "{line}"
+    );
+    // --port-file holds the port it listens on, written before the first line is.
+    let port = std::fs::read_to_string(&port_file).expect("the port file is written");
+    let _ = std::fs::remove_file(&port_file);
+    assert!(
+        port.ends_with('\n') && url == format!("http://127.0.0.1:{}/v1", port.trim()),
+        "{port:?} {url}"
     );
     (server, url)
 }

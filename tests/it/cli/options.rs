@@ -351,3 +351,50 @@ known_failures = [{ rule = "auth/missing-key/list-pets", reason = "PET-1" }]
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("no profile \"nope\""));
 }
+
+/// A mistake in what selects or configures the run is exit 2 with the next step, not a run
+/// that silently does something else: a `--skip` that matches no rule, a misspelt profile key.
+#[test]
+fn a_skip_that_matches_nothing_and_a_misspelt_profile_key_say_what_was_meant() {
+    let dir = temp_dir("mistakes");
+    let output = run(&["--skip", "list-pets/limt"], None, &dir);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("\"list-pets/limt\"] matches no rule")
+            && stderr(&output).contains("run --list"),
+        "{}",
+        stderr(&output)
+    );
+    // One that matches runs, and what it leaves out is not run.
+    let output = run(&["--skip", "list-pets/limit", "list-pets/"], None, &dir);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let ran: Vec<&str> = report["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|rule| rule["verdict"] != "not-selected")
+        .map(|rule| rule["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        !ran.is_empty()
+            && ran
+                .iter()
+                .all(|id| id.contains("list-pets/") && !id.contains("list-pets/limit")),
+        "{ran:?}"
+    );
+    let profile = dir.join("profile.toml");
+    std::fs::write(
+        &profile,
+        "[profile.default]\nbase-url = \"http://127.0.0.1:1/v1\"\n",
+    )
+    .unwrap();
+    let output = run(&["--config", profile.to_str().unwrap()], None, &dir);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("line 2: unknown key `base-url`; did you mean `base_url`?"),
+        "{}",
+        stderr(&output)
+    );
+}

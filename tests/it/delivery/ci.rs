@@ -588,6 +588,16 @@ fn an_undetermined_run_is_not_green_unless_asked() {
     let (code, said) = shell(&dir, "sh ci/gate.sh", &passing);
     assert_eq!(code, 0, "{said}");
     assert!(said.contains("PETSTORE_CI_UNDETERMINED=pass"), "{said}");
+    // The reports go where the profile says, and the gate verifies them there, not the stale
+    // ones in reports/.
+    std::fs::write(
+        dir.join("petstore-conformance.toml"),
+        "[profile.nightly]\nseed = 3\nreport_dir = \"reports/staging\"\n",
+    )
+    .unwrap();
+    let (code, said) = shell(&dir, "sh ci/gate.sh", &[("PETSTORE_PROFILE", "nightly")]);
+    assert_eq!(code, 0, "{said}");
+    assert!(dir.join("reports/staging/report.json").is_file(), "{said}");
 }
 
 /// With no base URL anywhere (the variable unset, a profile without one), the gate and every

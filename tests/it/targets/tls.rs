@@ -174,3 +174,20 @@ fn a_client_certificate_is_presented_to_a_target_that_requires_one() {
         String::from_utf8_lossy(&accepted.stderr)
     );
 }
+
+/// https:// to a server that answers in plain HTTP: exit 2, and the message says what is
+/// likely wrong rather than only what rustls saw.
+#[test]
+fn https_to_a_plain_http_server_says_to_try_http() {
+    let (_server, url) = serve_reference(KEY, &[]);
+    let https = url.replacen("http://", "https://", 1);
+    let dir = std::env::temp_dir().join(format!("pc-tls-plain-{}", std::process::id()));
+    let output = run(&https, &[], &dir);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("could not be reached") && stderr.contains("is the base URL http://?"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
