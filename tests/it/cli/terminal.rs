@@ -185,6 +185,38 @@ fn completions_for_each_shell_name_the_commands_and_options() {
     let checked = Command::new("bash").arg("-n").arg(&file).output().unwrap();
     assert!(checked.status.success(), "{}", text(&checked));
     assert!(!bin(&["completions", "tcsh"]).status.success());
+    // And completes past the sub-command: `run --gate <Tab>` offers the gates, `run --ti<Tab>`
+    // the options it starts.
+    for (words, current, previous, offered) in [
+        (
+            r#"(petstore-conformance run --gate "")"#,
+            "",
+            "--gate",
+            "required all certify",
+        ),
+        (
+            "(petstore-conformance run --ti)",
+            "--ti",
+            "run",
+            "--time-budget --timeout",
+        ),
+    ] {
+        let script = format!(
+            "source {}; COMP_WORDS={words}; COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); _petstore__conformance petstore-conformance '{current}' '{previous}'; echo \"${{COMPREPLY[*]}}\"",
+            file.display()
+        );
+        let completed = Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&completed.stdout).trim(),
+            offered,
+            "{words}: {}",
+            text(&completed)
+        );
+    }
 }
 
 #[test]
