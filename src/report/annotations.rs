@@ -17,11 +17,11 @@ pub fn render(report: &Report) -> String {
                 VerdictKind::Failed | VerdictKind::KnownFailure
             )
         })
-        .map(|rule| line(report, rule))
+        .map(line)
         .collect()
 }
 
-fn line(report: &Report, rule: &RuleReport) -> String {
+fn line(rule: &RuleReport) -> String {
     let command = if rule.gated { "error" } else { "warning" };
     let what = match (rule.verdict, rule.gated) {
         (VerdictKind::KnownFailure, _) => "known failure",
@@ -38,9 +38,11 @@ fn line(report: &Report, rule: &RuleReport) -> String {
         rule.citation.section,
         super::citation::plain(&rule.citation.quote)
     );
+    // No `file=`: the contract is not a file of the repository the workflow runs in (an
+    // annotation on a path it does not have points nowhere); the message carries the section
+    // and the sentence, and the title the rule.
     format!(
-        "::{command} file={},title={}::{}\n",
-        property(&report.contract.document),
+        "::{command} title={}::{}\n",
         property(&format!("{} [{}] {what}", rule.id, rule.level.as_str())),
         data(&text)
     )

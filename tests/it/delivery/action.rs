@@ -259,7 +259,7 @@ fn the_action_gates_annotates_and_summarises_a_failing_target() {
     );
     assert!(
         job.annotations.contains(
-            "::error file=contract/petstore-interface.md,title=auth/near-miss/last-char-dropped [required] failed::expected 401"
+            "::error title=auth/near-miss/last-char-dropped [required] failed::expected 401"
         ),
         "{}",
         job.annotations
