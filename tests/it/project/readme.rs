@@ -203,6 +203,12 @@ fn every_chapter_is_in_the_summary_and_every_link_leads_somewhere() {
                 "{}: the link {target} leads to nothing",
                 path.display()
             );
+            // The built book holds only docs/src: a link out of it is a 404 there.
+            assert!(
+                !path.starts_with(root().join("docs/src")) || !file.starts_with("../"),
+                "{}: the link {target} leaves the book (name the file in code instead)",
+                path.display()
+            );
         }
     }
 }
