@@ -48,18 +48,14 @@ pub struct Stops {
     pauses: AtomicU32,
     /// When the last pause ended: failures of requests sent before it are the same silence.
     pause_ended: Mutex<Option<Instant>>,
-    /// When the target last answered (the run's start before any answer).
-    last_answer: Mutex<Option<Instant>>,
-    /// The longest the pauses' sequence takes against a silent target (see [`silence_bound`]):
-    /// past it, the next failure stops the run whatever pauses are left.
-    silence_bound: Duration,
 }
 
-/// How long a target that had answered may stay silent before the run stops sending, however
-/// the failures reach the count: every pause, and a timeout for each failure that opens or
-/// follows one, one at a time. Requests delayed by the machine's load or by the run's own
-/// waits (a create waiting for a lane, a try sent again) may count failures later than the
-/// pauses expect; this keeps the end within the same bound.
+/// How long a target that had answered may stay silent while requests go unanswered before
+/// the run stops sending ([`Halt::silence`]), however the failures reach the count: every
+/// pause, and a timeout for each failure that opens or follows one, one at a time. Requests
+/// delayed by the machine's load or by the run's own waits (a create waiting for a lane, a
+/// try sent again, a burst counted when it ends) may count failures later than the pauses
+/// expect; the client checks this as each try fails, and the end stays within it.
 pub fn silence_bound(max_transport_failures: u32, timeout: Duration) -> Duration {
     let failures = max_transport_failures.max(1) + PAUSES.len() as u32;
     PAUSES.iter().sum::<Duration>() + timeout.saturating_mul(failures)
@@ -70,21 +66,12 @@ impl Stops {
     /// after `max_transport_failures` consecutive exchanges with no answer to judge, nor after
     /// as many consecutive requests throttled past `max_throttle_wait` while no answer came
     /// through for as long (at least a second): a target that throttles everything.
-    /// Past `max_transport_failures`, the pauses; and once a target that had answered is
-    /// silent past [`silence_bound`] for `timeout`, the next failure ends it.
-    pub fn new(
-        halt: Halt,
-        max_transport_failures: u32,
-        max_throttle_wait: Duration,
-        timeout: Duration,
-    ) -> Stops {
+    pub fn new(halt: Halt, max_transport_failures: u32, max_throttle_wait: Duration) -> Stops {
         Stops {
             halt,
             max_transport_failures: max_transport_failures.max(1),
             max_throttle_wait,
             last_through: Mutex::new(Some(Instant::now())),
-            last_answer: Mutex::new(Some(Instant::now())),
-            silence_bound: silence_bound(max_transport_failures, timeout),
             ..Stops::default()
         }
     }
@@ -128,7 +115,6 @@ impl Stops {
             || crate::execution::client::head_too_large(exchange);
         if answered {
             self.answered.store(true, Ordering::Relaxed);
-            *self.last_answer.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
             self.consecutive_failures.store(0, Ordering::Relaxed);
             self.pauses.store(0, Ordering::Relaxed);
             return None;
@@ -144,12 +130,7 @@ impl Stops {
         if failures < self.max_transport_failures {
             return None;
         }
-        let silent_for = self
-            .last_answer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .map_or(Duration::ZERO, |at| at.elapsed());
-        if self.answered.load(Ordering::Relaxed) && silent_for < self.silence_bound {
+        if self.answered.load(Ordering::Relaxed) {
             let taken = self.pauses.fetch_add(1, Ordering::Relaxed);
             if let Some(&pause) = PAUSES.get(taken as usize) {
                 // After the pause, one more failure decides.
@@ -169,16 +150,10 @@ impl Stops {
             None => exchange.summary(),
         };
         let taken = (self.pauses.load(Ordering::Relaxed) as usize).min(PAUSES.len());
-        let mut paused = match taken {
+        let paused = match taken {
             0 => String::new(),
             n => format!(" and {n} pauses"),
         };
-        if taken < PAUSES.len() && silent_for >= self.silence_bound {
-            paused.push_str(&format!(
-                ", nothing answered for {} s",
-                silent_for.as_secs()
-            ));
-        }
         let _ = self.halt.reason.set(format!(
             "not sent: the target stopped answering after {failures} consecutive transport failures{paused} (last: {last})"
         ));
@@ -226,7 +201,7 @@ impl Stops {
 #[cfg(test)]
 mod tests {
     //! The stop for a silent target: pauses while it was heard from lately, and an end once its
-    //! silence passes the bound however late the failures were counted.
+    //! silence passes the bound, checked as a try fails.
 
     use std::time::{Duration, Instant};
 
@@ -254,16 +229,6 @@ mod tests {
         }
     }
 
-    /// Stops after two failures, a target last heard from `silent_for` ago.
-    fn heard_from(silent_for: Duration) -> Stops {
-        let stops = Stops::new(Halt::default(), 2, Duration::ZERO, Duration::from_secs(1));
-        stops
-            .answered
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-        *stops.last_answer.lock().unwrap() = Instant::now().checked_sub(silent_for);
-        stops
-    }
-
     #[test]
     fn the_bound_is_every_pause_and_a_timeout_for_each_failure_around_them() {
         let pauses: Duration = PAUSES.iter().sum();
@@ -278,21 +243,40 @@ mod tests {
     }
 
     #[test]
-    fn a_target_heard_from_lately_gets_a_pause() {
-        let stops = heard_from(Duration::ZERO);
+    fn a_target_heard_from_gets_a_pause_at_the_count() {
+        let stops = Stops::new(Halt::default(), 2, Duration::ZERO);
+        stops
+            .answered
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         assert_eq!(stops.observe(&timed_out()), None);
         assert_eq!(stops.observe(&timed_out()), Some(PAUSES[0]));
         assert_eq!(stops.target_stopped(), None);
     }
 
     #[test]
-    fn a_target_silent_past_the_bound_stops_the_run_with_pauses_left() {
-        let bound = silence_bound(2, Duration::from_secs(1));
-        let stops = heard_from(bound + Duration::from_secs(1));
-        assert_eq!(stops.observe(&timed_out()), None);
-        assert_eq!(stops.target_stopped(), None, "one failure is not the count");
-        assert_eq!(stops.observe(&timed_out()), None);
-        let reason = stops.target_stopped().expect("stopped");
-        assert!(reason.contains("nothing answered for"), "{reason}");
+    fn a_target_silent_past_the_bound_stops_the_run_at_the_next_unanswered_try() {
+        let halt = Halt {
+            silence: Some(Duration::from_secs(7)),
+            ..Halt::default()
+        };
+        halt.unanswered("before any answer");
+        assert_eq!(
+            halt.reason(),
+            None,
+            "a target never heard is the count's to stop"
+        );
+        *halt.heard.lock().unwrap() = Instant::now().checked_sub(Duration::from_secs(6));
+        halt.unanswered("within the bound");
+        assert_eq!(halt.reason(), None);
+        *halt.heard.lock().unwrap() = Instant::now().checked_sub(Duration::from_secs(8));
+        halt.unanswered("GET /pets: timed out");
+        let reason = halt.reason().expect("stopped");
+        assert!(
+            reason.contains("nothing answered for 8 s") && reason.contains("GET /pets: timed out"),
+            "{reason}"
+        );
+        // A stop is for the whole run: the stops see it too.
+        let stops = Stops::new(halt, 5, Duration::ZERO);
+        assert!(stops.target_stopped().is_some());
     }
 }

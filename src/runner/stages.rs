@@ -195,11 +195,17 @@ fn connect(
     let target = start_target(config, &runtime)?;
     // The bound counts from the start, and bounds the preflight too.
     let (bound, bound_name) = bound(config);
+    let halt = Halt {
+        silence: Some(crate::engine::stops::silence_bound(
+            config.options.max_transport_failures,
+            config.options.timeout.duration(),
+        )),
+        ..Halt::until(clock.deadline(Some(bound)), &bound_name)
+    };
     let stops = Stops::new(
-        Halt::until(clock.deadline(Some(bound)), &bound_name),
+        halt,
         config.options.max_transport_failures,
         config.options.max_throttle_wait.duration(),
-        config.options.timeout.duration(),
     );
     let client = Client::new(
         &target.base_url,

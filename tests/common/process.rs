@@ -124,10 +124,15 @@ impl Running {
                 let _ = self.child.as_mut().unwrap().kill();
                 let _ = self.child.as_mut().unwrap().wait();
                 let stderr = self.stderr.take().unwrap().join().unwrap();
+                let stdout = self.stdout.take().unwrap().join().unwrap();
                 self.child = None;
+                // The rules done so far (libtest's lines) say where it was held.
+                let stdout = String::from_utf8_lossy(&stdout);
+                let last: Vec<&str> = stdout.lines().rev().take(30).collect();
                 panic!(
-                    "still running after {limit:?}; killed. stderr:\n{}",
-                    String::from_utf8_lossy(&stderr)
+                    "still running after {limit:?}; killed. stderr:\n{}\nthe last lines of stdout:\n{}",
+                    String::from_utf8_lossy(&stderr),
+                    last.into_iter().rev().collect::<Vec<_>>().join("\n")
                 );
             }
             std::thread::sleep(Duration::from_millis(20));

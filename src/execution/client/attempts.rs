@@ -310,6 +310,10 @@ impl Client {
             }
             Sent::Stalled => {
                 self.lanes.overloaded(Overload::StalledConnect);
+                self.halt.unanswered(&format!(
+                    "{} {}: no answer on a fresh connection",
+                    spec.method, spec.path
+                ));
                 return Attempt::Overloaded;
             }
             Sent::Closed {
@@ -318,6 +322,7 @@ impl Client {
                 fresh,
             } => {
                 self.resets.fetch_add(1, Relaxed);
+                self.halt.unanswered(&exchange.summary());
                 if fresh && self.answers.load(Relaxed) > 0 {
                     self.lanes.overloaded(Overload::Refused);
                 } else if !fresh {
@@ -330,6 +335,7 @@ impl Client {
         match &exchange.response {
             Some(response) => {
                 self.answers.fetch_add(1, Relaxed);
+                self.halt.heard();
                 if response.status == 503 && exchange.header("retry-after").is_none() {
                     self.lanes.overloaded(Overload::Unavailable);
                     return Attempt::Unavailable(Box::new(exchange));
@@ -346,6 +352,7 @@ impl Client {
                 .is_some_and(is_connect_error) =>
             {
                 self.lanes.overloaded(Overload::ConnectFailed);
+                self.halt.unanswered(&exchange.summary());
                 // Once the target has answered, a refused, reset or stalled connect is overload
                 // (a full backlog, a connection cap resetting what is past it); the request
                 // never left, whatever its method.
@@ -357,6 +364,14 @@ impl Client {
                 self.lanes.overloaded(Overload::TimedOut);
             }
             None => {}
+        }
+        if exchange.response.is_none()
+            && !exchange
+                .transport_error
+                .as_deref()
+                .is_some_and(is_connect_error)
+        {
+            self.halt.unanswered(&exchange.summary());
         }
         Attempt::Done(Box::new(exchange))
     }

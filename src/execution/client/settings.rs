@@ -55,6 +55,11 @@ pub struct Halt {
     /// What ends at `at`, in the words of every reason it gives; empty: [`TIME_BUDGET`].
     pub bound: std::sync::Arc<str>,
     pub reason: std::sync::Arc<std::sync::OnceLock<String>>,
+    /// How long a target that answered may then answer nothing while requests go unanswered
+    /// (see [`Halt::unanswered`]); `None`: no bound.
+    pub silence: Option<std::time::Duration>,
+    /// When the target last answered anything; `None` before its first answer.
+    pub heard: std::sync::Arc<std::sync::Mutex<Option<std::time::Instant>>>,
 }
 
 /// What `--time-budget` is called in the reasons it gives (a run's default bound names itself).
@@ -67,6 +72,31 @@ impl Halt {
             at,
             bound: bound.into(),
             ..Halt::default()
+        }
+    }
+
+    /// The target answered (anything, at any status).
+    pub fn heard(&self) {
+        *self.heard.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now());
+    }
+
+    /// A try got no answer: once a target that answered before has answered nothing for
+    /// longer than [`Halt::silence`], nothing more is sent. Checked as each try fails, not as
+    /// the run counts exchanges: a burst's tries, counted when the burst ends, or a request
+    /// sent again, could keep a dead target busy well past the pauses the count allows.
+    pub fn unanswered(&self, last: &str) {
+        let (Some(bound), Some(heard)) = (
+            self.silence,
+            *self.heard.lock().unwrap_or_else(|e| e.into_inner()),
+        ) else {
+            return;
+        };
+        let silent = heard.elapsed();
+        if silent > bound {
+            let _ = self.reason.set(format!(
+                "not sent: the target stopped answering: nothing answered for {} s while requests went unanswered (last: {last})",
+                silent.as_secs()
+            ));
         }
     }
 

@@ -320,7 +320,7 @@ known_failures = [{ rule = "auth/missing-key/list-pets", reason = "PET-1" }]
     for (text, needles) in [
         (
             "[profile.default]\nsed = 1\n",
-            vec!["line 2", "unknown field `sed`"],
+            vec!["line 2", "unknown key `sed`; did you mean `seed`?"],
         ),
         (
             "[profile.default]\nseed = \"x\"\n",
