@@ -45,9 +45,12 @@ fn a_target_that_stops_answering_gets_no_failed_verdict() {
             "{what}: failed without a response: {:?}",
             failed_rules(&report)
         );
+        // Stopped by the count of failures after the pauses, or by the bound on its silence
+        // (a loaded machine counts late; the bound does not wait for the count).
         let stopped = report["target"]["stopped_answering"].as_str().unwrap_or("");
         assert!(
-            stopped.contains("consecutive"),
+            stopped.contains("consecutive transport failures")
+                || stopped.contains("while requests went unanswered"),
             "{what}: {}",
             report["target"]
         );
