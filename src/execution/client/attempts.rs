@@ -332,6 +332,9 @@ impl Client {
                 return Attempt::Closed(Box::new(exchange), unwritten);
             }
         };
+        if exchange.response.is_none() {
+            self.halt.unanswered(&exchange.summary());
+        }
         match &exchange.response {
             Some(response) => {
                 self.answers.fetch_add(1, Relaxed);
@@ -352,7 +355,6 @@ impl Client {
                 .is_some_and(is_connect_error) =>
             {
                 self.lanes.overloaded(Overload::ConnectFailed);
-                self.halt.unanswered(&exchange.summary());
                 // Once the target has answered, a refused, reset or stalled connect is overload
                 // (a full backlog, a connection cap resetting what is past it); the request
                 // never left, whatever its method.
@@ -364,14 +366,6 @@ impl Client {
                 self.lanes.overloaded(Overload::TimedOut);
             }
             None => {}
-        }
-        if exchange.response.is_none()
-            && !exchange
-                .transport_error
-                .as_deref()
-                .is_some_and(is_connect_error)
-        {
-            self.halt.unanswered(&exchange.summary());
         }
         Attempt::Done(Box::new(exchange))
     }

@@ -163,13 +163,8 @@ fn the_first_command_runs_the_suite_and_writes_its_reports() {
         stderr.contains("CONFORMS against the built-in reference server"),
         "{stderr}"
     );
-    for name in [
-        "report.json",
-        "junit.xml",
-        "summary.md",
-        "report.html",
-        "created-pets.jsonl",
-    ] {
+    use petstore_conformance::report::{CREATED_PETS_FILE, REPORT_FILES};
+    for name in REPORT_FILES.into_iter().chain([CREATED_PETS_FILE]) {
         assert!(
             text.contains(&format!("`reports/{name}`")) && dir.join("reports").join(name).is_file(),
             "reports/{name}"
