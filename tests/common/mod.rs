@@ -13,6 +13,22 @@ pub mod servers;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_petstore-conformance");
 
+/// The binary under test, with no PETSTORE_* variable inherited from whoever runs the tests,
+/// and neither replaying nor saving counterexamples (PETSTORE_NO_REGRESSIONS): tests run it from
+/// the repository, where ./cases makes cases/regressions/ the default file, so a finding on one
+/// test's faulty target would be replayed by the next and committed with the tree. A test of that
+/// file gives `--regressions` and removes the variable.
+pub fn bin() -> Command {
+    let mut command = Command::new(BIN);
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("PETSTORE_") {
+            command.env_remove(name);
+        }
+    }
+    command.env("PETSTORE_NO_REGRESSIONS", "1");
+    command
+}
+
 /// A fresh scratch directory for one test: `suite` names the test file, `name` the test.
 pub fn temp_dir(suite: &str, name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("pc-{suite}-{name}-{}", std::process::id()));
@@ -40,7 +56,7 @@ pub fn serve_reference(key: &str, faults: &[&str]) -> (Server, String) {
         STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
     let _ = std::fs::remove_file(&port_file);
-    let mut command = Command::new(BIN);
+    let mut command = bin();
     command.args([
         "serve-reference",
         "--port",

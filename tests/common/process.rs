@@ -8,18 +8,10 @@ use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::BIN;
-
-/// The binary, run from the repository, with no PETSTORE_* variable inherited from whoever
-/// runs the tests.
+/// The binary, run from the repository (see `bin`).
 pub fn binary() -> Command {
-    let mut command = Command::new(BIN);
+    let mut command = super::bin();
     command.current_dir(env!("CARGO_MANIFEST_DIR"));
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("PETSTORE_") {
-            command.env_remove(name);
-        }
-    }
     command
 }
 

@@ -2,13 +2,12 @@
 //! target), with the report files each writes and the API key in none of them.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::common;
 
 use super::{run, stderr, temp_dir};
 
-use common::{BIN, serve_reference};
+use common::serve_reference;
 
 #[test]
 fn default_run_passes_and_writes_three_reports() {
@@ -128,7 +127,7 @@ fn a_required_failure_exits_1_and_a_recommended_one_only_under_gate_all() {
     );
     // compare follows the gate the run used: a recommended rule newly failing is listed, and
     // not a regression under --gate required.
-    let output = Command::new(BIN)
+    let output = common::bin()
         .arg("compare")
         .arg(clean.join("report.json"))
         .arg(dir.join("report.json"))
@@ -320,7 +319,7 @@ fn a_misspelt_check_or_param_is_exit_2_naming_file_rule_and_field() {
                 run(&args, None, &dir)
             } else {
                 args.insert(0, "rules");
-                Command::new(BIN).args(&args).output().unwrap()
+                common::bin().args(&args).output().unwrap()
             };
             let text = stderr(&output);
             assert_eq!(output.status.code(), Some(2), "{command} {field}: {text}");
@@ -372,7 +371,7 @@ fn a_filtered_run_answers_for_its_rules_and_says_it_was_partial() {
 
 #[test]
 fn run_help_states_the_exit_codes() {
-    let output = Command::new(BIN).args(["run", "--help"]).output().unwrap();
+    let output = common::bin().args(["run", "--help"]).output().unwrap();
     assert_eq!(output.status.code(), Some(0));
     let help = String::from_utf8_lossy(&output.stdout);
     for line in [

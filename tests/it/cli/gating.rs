@@ -2,11 +2,8 @@
 //! product recorded.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::common;
-
-use common::BIN;
 
 use super::{run, stderr, temp_dir};
 
@@ -23,7 +20,7 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let report = before.join("report.json");
     let verify = |path: &Path| {
-        Command::new(BIN)
+        common::bin()
             .arg("verify-report")
             .arg(path)
             .output()
@@ -49,7 +46,7 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
     assert!(String::from_utf8_lossy(&output.stdout).starts_with("EDITED"));
     // The nightly gate: a rule that newly fails is exit 1; the other way round, exit 0.
     let markdown = after.join("compare.md");
-    let output = Command::new(BIN)
+    let output = common::bin()
         .arg("compare")
         .arg(&report)
         .arg(after.join("report.json"))
@@ -67,7 +64,7 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
     );
     let markdown = std::fs::read_to_string(markdown).unwrap();
     assert!(markdown.contains("a gated rule newly fails"), "{markdown}");
-    let output = Command::new(BIN)
+    let output = common::bin()
         .arg("compare")
         .arg(after.join("report.json"))
         .arg(&report)
@@ -87,7 +84,7 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
     moved["target"]["base_url"] = "https://elsewhere.example/v1".into();
     std::fs::write(&elsewhere, with_own_digest(moved)).unwrap();
     let compare = |extra: &[&str]| {
-        Command::new(BIN)
+        common::bin()
             .arg("compare")
             .arg(&report)
             .arg(&elsewhere)
@@ -116,7 +113,7 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
     let tampered = after.join("tampered.json");
     std::fs::write(&tampered, flipped.to_string()).unwrap();
     for (old, new) in [(&report, &tampered), (&tampered, &report)] {
-        let output = Command::new(BIN)
+        let output = common::bin()
             .arg("compare")
             .arg(old)
             .arg(new)
@@ -136,7 +133,7 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
         rule["gated"] = false.into();
     }
     std::fs::write(&tampered, with_own_digest(ungated)).unwrap();
-    let output = Command::new(BIN)
+    let output = common::bin()
         .arg("compare")
         .arg(&report)
         .arg(&tampered)
@@ -151,7 +148,7 @@ fn verify_report_detects_an_edit_and_compare_gates_on_new_failures() {
     hostile["rules"][0]["id"] = "auth/\u{1b}[2J\u{1b}]0;pwned\u{7}x\u{202e}gnp.exe".into();
     hostile["target"]["base_url"] = "http://127.0.0.1:1/\u{1b}[31mv1".into();
     std::fs::write(&tampered, with_own_digest(hostile)).unwrap();
-    let compared = Command::new(BIN)
+    let compared = common::bin()
         .arg("compare")
         .arg(&report)
         .arg(&tampered)
@@ -309,7 +306,7 @@ fn known_failures_are_reported_not_gated_until_they_expire() {
 fn the_product_is_recorded_and_the_summary_goes_to_github() {
     let dir = temp_dir("product");
     let step_summary = dir.join("step-summary.md");
-    let output = Command::new(BIN)
+    let output = common::bin()
         .args(["run", "--seed", "6", "--no-regressions"])
         .args(["--product", "Acme Pets", "--product-version", "2.3.1"])
         .arg("--report-dir")

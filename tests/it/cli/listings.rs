@@ -1,11 +1,8 @@
 //! `--list` and `--version`: every rule with its level, and listings that end quietly.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::common;
-
-use common::BIN;
 
 use super::{run, stderr, temp_dir};
 
@@ -62,7 +59,7 @@ fn list_shows_every_rule_with_its_level() {
 fn listings_end_quietly_on_a_closed_pipe_and_version_names_what_judges() {
     use std::io::Read;
     use std::process::Stdio;
-    let mut child = Command::new(BIN)
+    let mut child = common::bin()
         .arg("rules")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -82,7 +79,7 @@ fn listings_end_quietly_on_a_closed_pipe_and_version_names_what_judges() {
     let status = child.wait().unwrap();
     assert!(!errors.contains("panicked"), "{errors}");
     assert!(errors.is_empty(), "{errors} ({status:?})");
-    let output = Command::new(BIN).arg("--version").output().unwrap();
+    let output = common::bin().arg("--version").output().unwrap();
     let said = String::from_utf8_lossy(&output.stdout);
     assert!(said.contains(env!("CARGO_PKG_VERSION")), "{said}");
     assert!(said.contains("contract 1.0.0"), "{said}");
@@ -92,10 +89,7 @@ fn listings_end_quietly_on_a_closed_pipe_and_version_names_what_judges() {
     );
     // Every PETSTORE_* variable the command line reads is in a command's help.
     let help = |command: &str| {
-        let output = Command::new(BIN)
-            .args([command, "--help"])
-            .output()
-            .unwrap();
+        let output = common::bin().args([command, "--help"]).output().unwrap();
         String::from_utf8_lossy(&output.stdout).into_owned()
     };
     let helps: String = [

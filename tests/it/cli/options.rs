@@ -2,11 +2,10 @@
 //! throttling target waited out.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::common;
 
-use common::{BIN, serve_reference};
+use common::serve_reference;
 
 use super::{run, stderr, temp_dir};
 
@@ -265,7 +264,7 @@ known_failures = [{ rule = "auth/missing-key/list-pets", reason = "PET-1" }]
     .unwrap();
     let config = file.to_str().unwrap();
     let print = |extra: &[&str]| {
-        let output = Command::new(BIN)
+        let output = common::bin()
             .args(["run", "--config", config, "--print-config"])
             .args(extra)
             .env_remove("PETSTORE_SEED")

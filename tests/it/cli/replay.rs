@@ -1,11 +1,9 @@
 //! Replay and seeds: a counterexample is saved, replayed first and resent byte for byte, and
 //! the same seed sends the same requests.
 
-use std::process::Command;
-
 use crate::common;
 
-use common::{BIN, serve_reference};
+use common::serve_reference;
 
 use super::{run, stderr, temp_dir};
 
@@ -18,7 +16,7 @@ fn replay_resends_the_minimal_counterexample() {
         &dir,
     );
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let replay = Command::new(BIN)
+    let replay = common::bin()
         .args([
             "replay",
             dir.join("report.json").to_str().unwrap(),
@@ -44,7 +42,7 @@ fn replay_resends_the_minimal_counterexample() {
     // On a target that was fixed, the same replay passes: exit 0.
     let key = "replay-fixed-key-5150";
     let (_server, url) = serve_reference(key, &[]);
-    let replay = Command::new(BIN)
+    let replay = common::bin()
         .args([
             "replay",
             dir.join("report.json").to_str().unwrap(),
@@ -94,7 +92,7 @@ fn bytes_that_are_not_utf_8_are_recorded_and_replayed_as_sent() {
         curl.starts_with("printf '") && curl.ends_with("--data-binary @-"),
         "{curl}"
     );
-    let replay = Command::new(BIN)
+    let replay = common::bin()
         .args([
             "replay",
             dir.join("report.json").to_str().unwrap(),

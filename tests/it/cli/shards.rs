@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::process::Command;
 
 use crate::common;
 
@@ -273,7 +272,7 @@ fn run_partition_then_merge_on_the_command_line() {
     let dir = common::temp_dir("shards", "cli");
     let shard_dirs: Vec<PathBuf> = (1..=3).map(|k| dir.join(format!("shard-{k}"))).collect();
     for (k, shard_dir) in shard_dirs.iter().enumerate() {
-        let status = Command::new(common::BIN)
+        let status = common::bin()
             .args([
                 "run",
                 "--no-regressions",
@@ -297,7 +296,7 @@ fn run_partition_then_merge_on_the_command_line() {
         );
     }
     let out = dir.join("merged");
-    let merged = Command::new(common::BIN)
+    let merged = common::bin()
         .arg("merge")
         .args(&shard_dirs)
         .arg("--report-dir")
@@ -315,7 +314,7 @@ fn run_partition_then_merge_on_the_command_line() {
     let from = report.merged.unwrap();
     assert_eq!(from.shards.len(), 3);
     assert!(from.shards.iter().all(|s| s.report_sha256.len() == 64));
-    let verified = Command::new(common::BIN)
+    let verified = common::bin()
         .arg("verify-report")
         .arg(out.join("report.json"))
         .output()
@@ -339,7 +338,7 @@ fn run_partition_then_merge_on_the_command_line() {
     // options: refused, exit 2, one line naming it as the odd one.
     let shard_with = |name: &str, extra: &[&str]| {
         let shard_dir = dir.join(name);
-        let output = Command::new(common::BIN)
+        let output = common::bin()
             .args(["run", "--no-regressions", "--seed", "7"])
             .args([
                 "--reference-fault",
@@ -375,7 +374,7 @@ fn run_partition_then_merge_on_the_command_line() {
         (&stale, vec!["invocation", "yesterday", "--invocation"]),
         (&other_options, vec!["options", "--timeout 30s"]),
     ] {
-        let refused = Command::new(common::BIN)
+        let refused = common::bin()
             .arg("merge")
             .args([odd, &shard_dirs[1], &shard_dirs[2]])
             .arg("--report-dir")
@@ -399,7 +398,7 @@ fn run_partition_then_merge_on_the_command_line() {
 
     // A shard of another seed: refused, one line, exit 2.
     let stranger = dir.join("stranger");
-    Command::new(common::BIN)
+    common::bin()
         .args([
             "run",
             "--no-regressions",
@@ -416,7 +415,7 @@ fn run_partition_then_merge_on_the_command_line() {
         .arg(&stranger)
         .output()
         .unwrap();
-    let refused = Command::new(common::BIN)
+    let refused = common::bin()
         .arg("merge")
         .args([&shard_dirs[0], &shard_dirs[1], &stranger])
         .arg("--report-dir")

@@ -4,9 +4,7 @@
 //! reports.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-use crate::common::BIN;
+use std::process::{Output, Stdio};
 
 /// Where the command's streams go.
 #[derive(Debug, Clone, Copy)]
@@ -20,7 +18,7 @@ enum Streams {
 }
 
 fn command(args: &[String], streams: Streams) -> Output {
-    let mut command = Command::new(BIN);
+    let mut command = crate::common::bin();
     command
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))

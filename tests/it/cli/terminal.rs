@@ -19,7 +19,7 @@ fn text(output: &Output) -> String {
 }
 
 fn bin(args: &[&str]) -> Output {
-    Command::new(BIN)
+    common::bin()
         .args(args)
         .env_remove("NO_COLOR")
         .env_remove("PETSTORE_COLOR")
@@ -131,7 +131,7 @@ fn no_color_or_never_leaves_out_every_colour() {
         .collect::<Vec<_>>());
     assert_eq!(piped.status.code(), Some(1));
     assert!(!text(&piped).contains('\u{1b}'), "colour into a pipe");
-    let forced = Command::new(BIN)
+    let forced = common::bin()
         .args(["--color", "always", "run", "--seed", "5", "--cases", "2"])
         .arg("--report-dir")
         .arg(common::temp_dir("terminal", "forced"))

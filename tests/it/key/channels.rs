@@ -6,7 +6,7 @@ use std::process::Command;
 
 use crate::common;
 
-use common::{BIN, serve_reference, servers};
+use common::{serve_reference, servers};
 
 use super::{assert_absent_decoded, random_key, run, run_logged, spelled, temp_dir, written_by};
 
@@ -87,7 +87,7 @@ fn a_key_echoed_as_character_references_escapes_or_reversed_is_in_no_byte_writte
     // The echoes reached the reports, redacted; report.json's digest is of what it holds.
     let summary = std::fs::read_to_string(reports.join("summary.md")).unwrap();
     assert!(summary.contains("[REDACTED]"), "{summary}");
-    let verified = Command::new(BIN)
+    let verified = common::bin()
         .arg("verify-report")
         .arg(&reports)
         .output()

@@ -3,11 +3,11 @@
 //! given where its variable's name belongs, a missing key; keys too short to tell from text;
 //! and a short key that must not change a verdict.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::common;
 
-use common::{BIN, serve_reference};
+use common::serve_reference;
 
 use super::{assert_absent_decoded, random_key, run, temp_dir};
 
@@ -191,7 +191,7 @@ fn usage_errors_and_print_config_redact_the_key_wherever_it_was_typed() {
         );
     }
     // The key held by a variable the options read (PETSTORE_SEED here), not typed at all.
-    let mut command = Command::new(BIN);
+    let mut command = common::bin();
     command
         .args(["run", "--report-dir"])
         .arg(&reports)
@@ -201,7 +201,7 @@ fn usage_errors_and_print_config_redact_the_key_wherever_it_was_typed() {
     assert_eq!(output.status.code(), Some(2));
     assert_no_key_of(&key, "PETSTORE_SEED", &output);
     // --help shows no variable's value: PETSTORE_HEADERS may hold a gateway token.
-    let output = Command::new(BIN)
+    let output = common::bin()
         .args(["run", "--help"])
         .env("PETSTORE_HEADERS", format!("X-Tenant: {key}"))
         .output()
@@ -251,7 +251,7 @@ fn usage_errors_show_what_was_typed_but_the_key() {
     }
     // The key in a variable of the user's naming, then typed where a seed belongs; and in a
     // file, typed as an unknown option.
-    let seeded = Command::new(BIN)
+    let seeded = common::bin()
         .args(["run", "--api-key-env", "STAGING_TOKEN", "--seed", &key])
         .env_remove("PETSTORE_API_KEY")
         .env("STAGING_TOKEN", &key)
@@ -262,7 +262,7 @@ fn usage_errors_show_what_was_typed_but_the_key() {
     let file = dir.join("key.txt");
     std::fs::write(&file, format!("{key}\n")).unwrap();
     let unknown = format!("--{key}");
-    let filed = Command::new(BIN)
+    let filed = common::bin()
         .args(["run", "--api-key-file", file.to_str().unwrap(), &unknown])
         .env_remove("PETSTORE_API_KEY")
         .output()
@@ -271,7 +271,7 @@ fn usage_errors_show_what_was_typed_but_the_key() {
     assert_no_key_of(&key, "--api-key-file FILE --KEY", &filed);
     // Boolean variables take the spellings people write.
     for value in ["1", "yes", "true", "on", "0", "no", "false", "off"] {
-        let output = Command::new(BIN)
+        let output = common::bin()
             .args(["run", "--print-config"])
             .current_dir(&dir)
             .env("PETSTORE_NO_PROGRESS", value)
@@ -301,7 +301,7 @@ fn assert_no_key_of(key: &str, what: &str, output: &Output) {
 #[test]
 fn a_missing_key_is_not_set_and_each_header_secret_has_its_own_variable() {
     let dir = temp_dir("variables");
-    let mut command = Command::new(BIN);
+    let mut command = common::bin();
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("PETSTORE_") {
             command.env_remove(name);

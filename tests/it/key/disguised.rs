@@ -6,11 +6,9 @@
 //! target sends are escapes in the text reports. And a proxy's password given on the command
 //! line is in no byte written either.
 
-use std::process::Command;
-
 use crate::common;
 
-use common::{BIN, servers};
+use common::servers;
 
 use super::{decoded, random_key, run_logged, temp_dir, written_by};
 
@@ -266,7 +264,7 @@ fn a_proxys_password_is_in_no_byte_written_nor_printed() {
     let dir = temp_dir("proxy-password");
     let reports = dir.join("reports");
     let run = |extra: &[&str]| {
-        let mut command = Command::new(BIN);
+        let mut command = common::bin();
         for (name, _) in std::env::vars_os() {
             let name = name.to_string_lossy().to_ascii_lowercase();
             if name.starts_with("petstore_") || name.ends_with("_proxy") {

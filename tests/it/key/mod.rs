@@ -3,11 +3,9 @@
 //! decodes what was written as any reader may before looking for the key.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::common;
-
-use common::BIN;
 
 mod channels;
 mod command_line;
@@ -21,7 +19,7 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// `run ARGS` with KEY in PETSTORE_API_KEY, nothing else of PETSTORE_* inherited.
 fn run(args: &[&str], key: &str, report_dir: &Path) -> Output {
-    let mut command = Command::new(BIN);
+    let mut command = common::bin();
     command.current_dir(report_dir.parent().unwrap_or(Path::new(".")));
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("PETSTORE_") {

@@ -150,7 +150,7 @@ fn the_first_command_runs_the_suite_and_writes_its_reports() {
         .strip_prefix("cargo run --release -- ")
         .expect("the first command runs the release build");
     let dir = common::temp_dir("readme", "first-command");
-    let output = Command::new(common::BIN)
+    let output = common::bin()
         .args(args.split_whitespace())
         .current_dir(&dir)
         .env_remove("PETSTORE_API_KEY")
@@ -210,10 +210,7 @@ fn every_chapter_is_in_the_summary_and_every_link_leads_somewhere() {
 
 /// The sub-commands and the options `petstore-conformance SUB --help` lists.
 fn options_of(sub: &str) -> Option<String> {
-    let output = Command::new(common::BIN)
-        .args([sub, "--help"])
-        .output()
-        .unwrap();
+    let output = common::bin().args([sub, "--help"]).output().unwrap();
     output
         .status
         .success()

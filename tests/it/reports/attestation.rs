@@ -14,8 +14,6 @@ use serde_json::Value;
 
 use crate::common;
 
-use common::BIN;
-
 fn temp_dir(name: &str) -> PathBuf {
     common::temp_dir("attestation", name)
 }
@@ -57,7 +55,7 @@ fn key_pair(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
 }
 
 fn command(args: &[&str]) -> Command {
-    let mut command = Command::new(BIN);
+    let mut command = common::bin();
     command.current_dir(env!("CARGO_MANIFEST_DIR"));
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("PETSTORE_") {

@@ -2,11 +2,7 @@
 //! timestamp agree with its testcases and with report.json; every <failure> has a type and
 //! carries the request and the response that broke the rule.
 
-use std::process::Command;
-
 use crate::common;
-
-use common::BIN;
 
 fn attribute<'a>(tag: &'a str, name: &str) -> &'a str {
     let start = tag
@@ -22,7 +18,7 @@ fn attribute<'a>(tag: &'a str, name: &str) -> &'a str {
 fn junit_counts_what_it_holds_and_a_failure_carries_its_exchange() {
     let dir = common::temp_dir("formats", "junit");
     // --read-only skips the rules that create pets; the fault breaks one rule that only reads.
-    let output = Command::new(BIN)
+    let output = common::bin()
         .args(["run", "--seed", "9", "--cases", "2", "--read-only"])
         .args(["--reference-fault", "deprecation-on-list-pets"])
         .arg("--report-dir")

@@ -45,7 +45,7 @@ fn chromium() -> Option<PathBuf> {
 /// returns the report it wrote, read into the report model.
 fn failing_run(dir: &Path) -> Report {
     let log = dir.join("run.stderr");
-    let mut child = Command::new(common::BIN)
+    let mut child = common::bin()
         .args([
             "run",
             "--seed",

@@ -8,7 +8,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -16,14 +16,14 @@ use serde_json::Value;
 use crate::common;
 
 use common::servers::{self, json_head};
-use common::{BIN, serve_reference, temp_dir};
+use common::{serve_reference, temp_dir};
 
 const KEY: &str = "bounded-test-key-31f9";
 
 /// `run ARGS` into `dir` with the key, timed.
 fn run(args: &[&str], dir: &Path) -> (Output, Duration) {
     let started = Instant::now();
-    let output = Command::new(BIN)
+    let output = common::bin()
         .arg("run")
         .args(args)
         .args(["--no-regressions", "--report-dir"])
@@ -326,9 +326,11 @@ fn a_named_file_that_is_no_regular_file_or_too_large_is_refused_at_once() {
         let started = Instant::now();
         // Reaped by `wait_measured` (wait4, for its peak RSS), not by `Child::wait`.
         #[allow(clippy::zombie_processes)]
-        let mut child = Command::new(BIN)
+        let mut child = common::bin()
             .args(&args)
             .current_dir(&dir)
+            // One case is a --regressions file.
+            .env_remove("PETSTORE_NO_REGRESSIONS")
             .env("PETSTORE_API_KEY", KEY)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -370,7 +372,7 @@ fn signal_and_wait(child: &mut std::process::Child, signal: i32, within: Duratio
 #[test]
 fn serve_reference_ends_on_the_first_signal_serving_or_not() {
     let start = || {
-        let mut child = Command::new(BIN)
+        let mut child = common::bin()
             .args(["serve-reference", "--port", "0", "--api-key", KEY])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -407,7 +409,7 @@ fn a_run_whose_stdout_is_closed_ends_quietly_with_its_reports() {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let dir = temp_dir("bounded", "closed-stdout");
-    let output = Command::new(BIN)
+    let output = common::bin()
         .args(["run", "--no-regressions", "--report-dir"])
         .arg(&dir)
         .current_dir(env!("CARGO_MANIFEST_DIR"))

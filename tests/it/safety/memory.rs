@@ -2,7 +2,7 @@
 //! of `[{},{},...]` to every request, and against one listing 17,000 pets, the harness's peak
 //! RSS (VmHWM, read from /proc while it runs) stays under 256 MB.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,7 +14,7 @@ use common::{Server, read_json, serve_reference};
 use serde_json::Value;
 use std::path::PathBuf;
 
-use common::{BIN, servers};
+use common::servers;
 use petstore_conformance::runner::bench::vm_hwm_kb;
 const KEY: &str = "memory-test-key-77a1";
 const LIMIT_KB: u64 = 256 * 1024;
@@ -40,7 +40,7 @@ fn serve(answer: impl Fn(&str, &str) -> Answer + Send + Sync + 'static) -> Strin
 fn peak_rss_against(base_url: &str, name: &str) -> (u64, Option<i32>) {
     let dir = common::temp_dir("memory", name);
     let started = Instant::now();
-    let mut child = Command::new(BIN)
+    let mut child = common::bin()
         .args(["run", "--no-regressions", "--no-progress", "--cases", "4"])
         .args(["--base-url", base_url])
         .args(["--time-budget", "40"])
@@ -127,7 +127,7 @@ fn a_large_request_body_is_kept_whole_only_where_every_byte_is_promised() {
     let (_server, base_url) = common::serve_reference(KEY, &[]);
     let dir = common::temp_dir("memory", "whole-bodies");
     let (log, har) = (dir.join("requests.jsonl"), dir.join("run.har"));
-    let output = Command::new(BIN)
+    let output = common::bin()
         .args(["run", "create-pet/sizes/body-ladder", "--no-regressions"])
         .args(["--base-url", &base_url, "--request-log"])
         .arg(&log)
@@ -156,7 +156,7 @@ fn a_large_request_body_is_kept_whole_only_where_every_byte_is_promised() {
     assert_eq!(longest_har, Some(16 << 20));
     // The log alone: the spaces are written as they go, and the line is the same.
     let alone = dir.join("alone.jsonl");
-    let output = Command::new(BIN)
+    let output = common::bin()
         .args(["run", "create-pet/sizes/body-ladder", "--no-regressions"])
         .args(["--base-url", &base_url, "--request-log"])
         .arg(&alone)

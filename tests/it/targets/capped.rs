@@ -6,14 +6,13 @@
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::process::Command;
 
 use serde_json::Value;
 
 use crate::common;
 
 use common::servers::{self, Server};
-use common::{BIN, verdicts};
+use common::verdicts;
 
 const KEY: &str = "capped-test-key";
 
@@ -60,7 +59,7 @@ fn pipe(mut from: TcpStream, mut to: TcpStream) {
 /// The default run (seed 17) against `base_url`: exit code and report.
 fn run(base_url: &str, name: &str, extra: &[&str]) -> (i32, Value) {
     let dir = common::temp_dir("capped", name);
-    let output = Command::new(BIN)
+    let output = common::bin()
         .args([
             "run",
             "--base-url",

@@ -8,7 +8,6 @@
 //! failure all the same, marked intermittent, since the answer was complete.
 
 use std::io::Write;
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -16,7 +15,6 @@ use serde_json::Value;
 
 use crate::common;
 
-use common::BIN;
 use common::servers;
 
 const KEY: &str = "evidence-test-key-77c1";
@@ -90,7 +88,7 @@ fn run_with_one_spoiled(name: &str, choose: Choose, spoil: Spoil) -> (Option<i32
     let (_server, upstream) = common::serve_reference(KEY, &[]);
     let (base_url, cut) = spoiling_proxy(upstream, choose, spoil);
     let dir = common::temp_dir("evidence", name);
-    let output = Command::new(BIN)
+    let output = common::bin()
         .args([
             "run",
             "--base-url",
@@ -183,7 +181,7 @@ fn a_cut_answer_to_a_create_is_not_judged_and_the_report_names_the_rule() {
 fn a_redirect_outside_the_operations_is_no_failure() {
     // Starlette's default: GET /pets/ (the empty petId) gets a body-less 307 to /pets.
     let dir = common::temp_dir("evidence", "redirect");
-    let output = Command::new(BIN)
+    let output = common::bin()
         .args([
             "run",
             "--reference-variant",

@@ -4,12 +4,10 @@
 //! undetermined, never failed.
 
 use std::io::{Read, Write};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common;
 
-use common::BIN;
 use common::servers::{self, Stream};
 const KEY: &str = "hostile-test-key-5e1f";
 
@@ -106,7 +104,7 @@ fn run_against(behaviour: Behaviour) {
     let url = serve(behaviour, other.port());
     let dir = std::env::temp_dir().join(format!("pc-hostile-{behaviour:?}-{}", std::process::id()));
     let started = Instant::now();
-    let output = Command::new(BIN)
+    let output = common::bin()
         .args([
             "run",
             "--base-url",

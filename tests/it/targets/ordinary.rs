@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::common;
 
 use common::servers::{self, Listen, Message};
-use common::{BIN, verdicts};
+use common::verdicts;
 
 const KEY: &str = "ordinary-test-key";
 
@@ -34,7 +34,7 @@ fn runs() -> u64 {
 /// The run with `seed` against `base_url`: its exit code and report.
 fn run(base_url: &str, name: &str, seed: u64) -> (i32, Value) {
     let dir = common::temp_dir("ordinary", &format!("{name}-{seed}"));
-    let output = std::process::Command::new(BIN)
+    let output = common::bin()
         .args(["run", "--base-url", base_url, "--no-regressions", "--seed"])
         .arg(seed.to_string())
         .arg("--report-dir")

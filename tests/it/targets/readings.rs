@@ -7,12 +7,12 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::common;
 
+use common::serve_reference;
 use common::servers::{self, Message};
-use common::{BIN, serve_reference};
 
 const KEY: &str = "readings-test-key";
 
@@ -150,7 +150,7 @@ fn gateway(base_url: &str, gateway: Gateway) -> String {
 }
 
 fn run(base_url: &str, dir: &Path) -> Output {
-    Command::new(BIN)
+    common::bin()
         .args(["run", "--base-url", base_url, "--no-regressions"])
         .arg("--report-dir")
         .arg(dir)

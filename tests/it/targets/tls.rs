@@ -2,7 +2,7 @@
 //! explicit and recorded in the report. The reference is put behind a TLS front whose
 //! certificate a freshly generated CA signed.
 
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Arc;
 
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
@@ -11,11 +11,11 @@ use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
 use crate::common;
 
-use common::{BIN, serve_reference, servers};
+use common::{serve_reference, servers};
 const KEY: &str = "tls-test-key";
 
 fn run(base_url: &str, extra: &[&str], dir: &std::path::Path) -> Output {
-    Command::new(BIN)
+    common::bin()
         .args([
             "run",
             "--base-url",

@@ -5,18 +5,18 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 
 use crate::common;
 
+use common::serve_reference;
 use common::servers::{self, Message, Stream};
-use common::{BIN, serve_reference};
 
 const KEY: &str = "transport-test-key";
 
 fn run(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(BIN);
+    let mut command = common::bin();
     command
         .arg("run")
         .args(args)
@@ -368,7 +368,7 @@ fn replay_takes_runs_key_header_and_proxy_options_and_prints_a_verdict() {
     let key_file = dir.join("key");
     std::fs::write(&key_file, KEY).unwrap();
     let proxy = Proxy::start();
-    let replay = Command::new(BIN)
+    let replay = common::bin()
         .args(["replay", dir.join("report.json").to_str().unwrap()])
         .arg("create-pet/valid/created")
         .args(["--base-url", &base_url, "--proxy", &proxy.url])
