@@ -210,6 +210,26 @@ fn api_key_from_env(name: &str) -> Result<String, RunError> {
     }
 }
 
+/// One closing line on stderr. On a terminal it is broken at its width, continued two columns
+/// further in, so that no line wraps where the terminal would cut a word; in a log it is one line.
+pub(super) fn tell(text: &str) {
+    use std::io::IsTerminal;
+    let width = std::io::stderr()
+        .is_terminal()
+        .then(petstore_conformance::runner::progress::terminal_width)
+        .flatten();
+    match width {
+        Some(width) => {
+            let indent = " ".repeat(text.len() - text.trim_start().len() + 2);
+            stderrln!(
+                "{}",
+                petstore_conformance::report::terminal::wrap(text, width, &indent)
+            );
+        }
+        None => stderrln!("{text}"),
+    }
+}
+
 /// The run's answer and its counts, on stderr, as a run or a merge ends.
 pub(super) fn tell_totals(report: &petstore_conformance::report::Report) {
     let t = &report.totals;
@@ -221,7 +241,7 @@ pub(super) fn tell_totals(report: &petstore_conformance::report::Report) {
     };
     // A merged report's fields come from files: shown with no control character.
     use petstore_conformance::report::terminal::line;
-    stderrln!(
+    tell(&format!(
         "{}: {} against {} (seed {}): {}",
         line(&report.suite.name),
         paint(
@@ -232,7 +252,7 @@ pub(super) fn tell_totals(report: &petstore_conformance::report::Report) {
         target_named(report),
         report.seed,
         t.line()
-    );
+    ));
 }
 
 /// The target as the verdict line names it: the built-in reference said in words, so that a
@@ -255,32 +275,35 @@ pub(super) fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {
         stderrln!();
         tell_totals(report);
         let t = &report.totals;
-        stderrln!("  the answer: {}", report.answer_line());
+        tell(&format!("  the answer: {}", report.answer_line()));
         if report.interrupted {
-            stderrln!("  interrupted: the rules not run are skipped");
+            tell("  interrupted: the rules not run are skipped");
         }
         if let Some(note) = report.partial_note() {
-            stderrln!("  {note}");
+            tell(&format!("  {note}"));
         }
         if t.not_decidable > 0 {
-            stderrln!(
+            tell(&format!(
                 "  {} not decidable on this store (reported, not gated; --gate certify counts a required one as undetermined)",
                 petstore_conformance::report::model::rules(t.not_decidable)
-            );
+            ));
         }
         if report.created_pets.count > 0 {
-            stderrln!(
+            tell(&format!(
                 "  created {}, named {}*",
                 report.created_pets.counted(),
                 report.run_prefix
-            );
+            ));
         }
         if let Some(reason) = &report.target.stopped_answering {
-            stderrln!("  {}", petstore_conformance::report::terminal::line(reason));
+            tell(&format!(
+                "  {}",
+                petstore_conformance::report::terminal::line(reason)
+            ));
         }
-        stderrln!("  {}", report.connections.describe());
+        tell(&format!("  {}", report.connections.describe()));
         for path in &outcome.written {
-            stderrln!("  wrote {}", path.display());
+            tell(&format!("  wrote {}", path.display()));
         }
         append_step_summary(&outcome.written);
     }

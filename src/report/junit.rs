@@ -57,10 +57,11 @@ pub fn render(report: &Report) -> String {
         .unwrap_or_else(|e| format!("<!-- cannot serialize JUnit report: {e} -->\n"))
 }
 
-/// One rule as a testcase. What CI dashboards render: a gated failure is red (<failure>); a
-/// failure the gate does not count (a recommended rule, a known failure) is a passing
-/// testcase with a warning in <system-out>, never <skipped>, which dashboards hide as "not
-/// run"; a rule that reached no verdict is <skipped> with the reason.
+/// One rule as a testcase, counted as the terminal counts it (`Totals::failed`): a gated
+/// failure is red (<failure>); a failure the gate does not count (a recommended rule, a known
+/// failure) is <skipped> with type `warning`, its message saying it failed and the evidence as
+/// the skip's text, so `failures` and `skipped` read as libtest's "failed" and "ignored"; a rule
+/// that reached no verdict is <skipped> with the reason.
 fn test_case(rule: &RuleReport) -> TestCase {
     let warned = matches!(
         rule.verdict,
@@ -68,11 +69,12 @@ fn test_case(rule: &RuleReport) -> TestCase {
     ) && !rule.gated;
     let mut status = match rule.verdict {
         VerdictKind::Passed => TestCaseStatus::success(),
-        _ if warned => TestCaseStatus::success(),
-        VerdictKind::Failed => TestCaseStatus::non_success(NonSuccessKind::Failure),
+        VerdictKind::Failed if !warned => TestCaseStatus::non_success(NonSuccessKind::Failure),
         _ => TestCaseStatus::skipped(),
     };
-    if rule.verdict == VerdictKind::Failed && !warned {
+    if warned {
+        status.set_type("warning");
+    } else if rule.verdict == VerdictKind::Failed {
         status.set_type(format!(
             "{}: {}",
             rule.level.as_str(),
@@ -101,33 +103,17 @@ fn test_case(rule: &RuleReport) -> TestCase {
         (None, Some(reason)) => Some(format!("{}: {reason}", rule.verdict)),
         (None, None) => None,
     };
-    let mut description = rule
-        .failure
-        .as_ref()
-        .map(|failure| failure_text(rule, failure));
-    let mut system_out = None;
-    if warned {
-        system_out = Some(format!(
-            "{}\n{}",
-            message.clone().unwrap_or_default(),
-            description.take().unwrap_or_default()
-        ));
-    } else {
-        if let Some(message) = message {
-            status.set_message(message);
-        }
-        if let Some(description) = description {
-            status.set_description(description);
-        }
+    if let Some(message) = message {
+        status.set_message(message);
+    }
+    if let Some(failure) = &rule.failure {
+        status.set_description(failure_text(rule, failure));
     }
     let mut case = TestCase::new(rule.id.clone(), status);
     case.set_classname(rule.id.split('/').next().unwrap_or("rules").to_string());
     case.set_time(Duration::from_millis(rule.duration_ms));
     case.add_property(Property::new("level", rule.level.as_str()));
     case.add_property(Property::new("verdict", rule.verdict.as_str()));
-    if let Some(out) = system_out {
-        case.set_system_out(out);
-    }
     case
 }
 

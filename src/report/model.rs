@@ -178,6 +178,10 @@ pub struct Totals {
     /// `--gate certify` a required one leaves the run undetermined).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub not_decidable: usize,
+    /// Of the failed rules, those the gate does not count (recommended ones under `--gate
+    /// required` or `certify`): reported, shown as warnings, never a "failed" of any count.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed_not_gated: usize,
 }
 
 fn is_zero(count: &usize) -> bool {
@@ -185,10 +189,18 @@ fn is_zero(count: &usize) -> bool {
 }
 
 impl Totals {
-    /// The one failure count: the terminal's bar, its last line and every report say this
-    /// number. A known failure is counted apart (it is on the list, not new).
+    /// The one failure count: the failures the gate counts. The terminal's bar and its last
+    /// line, libtest's "failed", junit.xml's `failures` and the HTML say this number; a failure
+    /// the gate does not count is a warning (libtest's "ignored", JUnit's `<skipped>` with its
+    /// message), and a known failure is counted apart (it is on the list, not new).
     pub fn failed(&self) -> usize {
-        self.failed_required + self.failed_recommended
+        (self.failed_required + self.failed_recommended).saturating_sub(self.failed_not_gated)
+    }
+
+    /// What libtest calls "ignored" and junit.xml `skipped`: every rule neither passed nor
+    /// failed under the gate.
+    pub fn not_counted(&self) -> usize {
+        self.rules.saturating_sub(self.passed + self.failed())
     }
 
     /// The counts and the answer of the rules reported, for `run` and `merge` alike:
@@ -212,8 +224,16 @@ impl Totals {
             let required = rule.level == Level::Required;
             match rule.verdict {
                 VerdictKind::Passed => totals.passed += 1,
-                VerdictKind::Failed if required => totals.failed_required += 1,
-                VerdictKind::Failed => totals.failed_recommended += 1,
+                VerdictKind::Failed => {
+                    if required {
+                        totals.failed_required += 1;
+                    } else {
+                        totals.failed_recommended += 1;
+                    }
+                    if !rule.gated {
+                        totals.failed_not_gated += 1;
+                    }
+                }
                 VerdictKind::KnownFailure => {
                     totals.known_failures += 1;
                     required_known |= required;
@@ -241,9 +261,26 @@ impl Totals {
         (totals, conformance)
     }
 
-    /// "102 rules: 90 passed, 12 failed (10 required, 2 recommended), 0 inconclusive, 0
-    /// skipped", and the counts that are not zero of what is neither.
+    /// "102 rules: 90 passed, 10 failed, 2 failed not gated (recommended), 0 inconclusive, 0
+    /// skipped", and the counts that are not zero of what is neither. "failed" is the gate's
+    /// count (with its levels when both are in it, as under `--gate all`); what libtest and
+    /// JUnit show as ignored or skipped is every count after it.
     pub fn line(&self) -> String {
+        // A required failure is gated under every gate.
+        let gated_recommended = self.failed().saturating_sub(self.failed_required);
+        let levels = if self.failed_required > 0 && gated_recommended > 0 {
+            format!(
+                " ({} required, {gated_recommended} recommended)",
+                self.failed_required
+            )
+        } else {
+            String::new()
+        };
+        let not_gated = if self.failed_not_gated > 0 {
+            format!(", {} failed not gated (recommended)", self.failed_not_gated)
+        } else {
+            String::new()
+        };
         let extra: String = [
             (self.known_failures, "known failures (not gated)"),
             (self.not_decidable, "not decidable on this store"),
@@ -254,12 +291,10 @@ impl Totals {
         .map(|(count, what)| format!(", {count} {what}"))
         .collect();
         format!(
-            "{}: {} passed, {} failed ({} required, {} recommended), {} inconclusive, {} skipped{extra}",
+            "{}: {} passed, {} failed{levels}{not_gated}, {} inconclusive, {} skipped{extra}",
             rules(self.rules),
             self.passed,
             self.failed(),
-            self.failed_required,
-            self.failed_recommended,
             self.inconclusive,
             self.skipped
         )

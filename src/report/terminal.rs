@@ -39,9 +39,74 @@ fn escape(text: &str, keep_lines: bool) -> String {
     out
 }
 
+/// `text` broken at spaces into lines of at most `width` columns, every line after the first
+/// starting with `indent`; ANSI colour sequences take no column. A word longer than a line
+/// (a path, a URL) stays whole on a line of its own.
+pub fn wrap(text: &str, width: usize, indent: &str) -> String {
+    fn columns(word: &str) -> usize {
+        let mut count = 0;
+        let mut chars = word.chars();
+        while let Some(c) = chars.next() {
+            if c == '\u{1b}' {
+                // CSI: ESC [ parameters, then a final letter.
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            } else {
+                count += 1;
+            }
+        }
+        count
+    }
+    let indented = columns(indent);
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut used = 0;
+    for (i, word) in text.split(' ').enumerate() {
+        let wide = columns(word);
+        if i > 0 {
+            if used > indented && used + 1 + wide > width {
+                out.push('\n');
+                out.push_str(indent);
+                used = indented;
+            } else {
+                out.push(' ');
+                used += 1;
+            }
+        }
+        out.push_str(word);
+        used += wide;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrapped_lines_fit_and_continue_indented() {
+        let text = "petstore-conformance: \u{1b}[1;31mDOES NOT CONFORM\u{1b}[0m against \
+            http://127.0.0.1:34065/v1 (seed 5): 105 rules: 97 passed, 6 failed";
+        let wrapped = wrap(text, 40, "  ");
+        for line in wrapped.lines() {
+            let shown: String = line.replace("\u{1b}[1;31m", "").replace("\u{1b}[0m", "");
+            assert!(shown.chars().count() <= 40, "{line:?}");
+        }
+        assert!(
+            wrapped.lines().skip(1).all(|l| l.starts_with("  ")),
+            "{wrapped}"
+        );
+        assert_eq!(wrapped.replace("\n  ", " "), text, "only breaks are added");
+        assert_eq!(wrap("short line", 80, "  "), "short line");
+        // A word past the width is kept whole.
+        let long = format!("wrote /{}", "d".repeat(60));
+        assert_eq!(
+            wrap(&long, 20, "  "),
+            format!("wrote\n  /{}", "d".repeat(60))
+        );
+    }
 
     #[test]
     fn escape_sequences_and_overrides_are_written_out() {

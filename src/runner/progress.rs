@@ -16,19 +16,51 @@ use crate::engine::run::Run;
 pub struct Progress {
     bar: ProgressBar,
     color: bool,
+    layout: Layout,
     run: Arc<Run>,
     failures: Arc<AtomicU64>,
     done: Arc<AtomicBool>,
     refresher: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
+/// How the bar's line fits a terminal: the bar's columns, the room its message has, and
+/// whether it says the time left (only when the user gave `--time-budget`: the default
+/// bound is no budget of theirs).
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    bar: usize,
+    message: usize,
+    budget: bool,
+}
+
+impl Layout {
+    /// For `rules` rules on a terminal `width` columns wide: the line is the bar, " N/N rules  "
+    /// and the message, one column short of the width (a line that fills the last column
+    /// wraps on some terminals).
+    fn new(width: usize, rules: u64, budget: bool) -> Layout {
+        let count = format!(" {rules}/{rules} rules  ").chars().count();
+        let line = width.saturating_sub(1);
+        let bar = line.saturating_sub(count + 40).clamp(8, 30);
+        Layout {
+            bar,
+            message: line.saturating_sub(bar + count),
+            budget,
+        }
+    }
+}
+
 impl Progress {
-    /// A bar over `rules` rules of `run`, drawn on stderr; failure lines in colour if `color`.
-    pub fn start(rules: u64, run: &Arc<Run>, color: bool) -> Progress {
+    /// A bar over `rules` rules of `run`, drawn on stderr; failure lines in colour if `color`;
+    /// the time left shown when the run has a `budget`.
+    pub fn start(rules: u64, run: &Arc<Run>, color: bool, budget: bool) -> Progress {
+        let layout = Layout::new(terminal_width().unwrap_or(DEFAULT_WIDTH), rules, budget);
         let bar = ProgressBar::with_draw_target(Some(rules), ProgressDrawTarget::stderr());
         bar.set_style(
-            ProgressStyle::with_template("{bar:30} {pos}/{len} rules  {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(&format!(
+                "{{bar:{}}} {{pos}}/{{len}} rules  {{msg}}",
+                layout.bar
+            ))
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         let failures = Arc::new(AtomicU64::new(0));
         let done = Arc::new(AtomicBool::new(false));
@@ -41,7 +73,7 @@ impl Progress {
             );
             std::thread::spawn(move || {
                 while !done.load(Ordering::Relaxed) {
-                    bar.set_message(status_line(&run, failures.load(Ordering::Relaxed)));
+                    bar.set_message(status_line(&run, failures.load(Ordering::Relaxed), layout));
                     std::thread::sleep(Duration::from_millis(200));
                 }
             })
@@ -49,6 +81,7 @@ impl Progress {
         Progress {
             bar,
             color,
+            layout,
             run: Arc::clone(run),
             failures,
             done,
@@ -58,12 +91,14 @@ impl Progress {
 
     /// One rule finished; a failure is printed above the bar as it happens (the rule and one
     /// line of reason), so the terminal shows what broke before the run ends. A known failure
-    /// is shown but not counted: the count is the report's `failed` (`Totals::failed`).
+    /// and a failure the gate does not count are shown but not counted: the count is the
+    /// report's `failed` (`Totals::failed`).
     pub fn rule_done(&self, failure: Option<FailureLine<'_>>) {
         if let Some(failure) = failure {
-            if !failure.known {
+            if failure.gated {
                 let failures = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
-                self.bar.set_message(status_line(&self.run, failures));
+                self.bar
+                    .set_message(status_line(&self.run, failures, self.layout));
             }
             let width = terminal_width().unwrap_or(DEFAULT_WIDTH);
             self.bar.println(failure.render(width, self.color));
@@ -94,6 +129,7 @@ impl Progress {
         self.bar.set_message(status_line(
             &self.run,
             self.failures.load(Ordering::Relaxed),
+            self.layout,
         ));
         self.bar.finish();
     }
@@ -124,19 +160,19 @@ impl FailureLine<'_> {
     /// Verdict, level, rule and the first line of the reason, cut to `width` columns (with
     /// `…`) so that no line wraps, the verdict in colour if `color`.
     pub fn render(&self, width: usize, color: bool) -> String {
-        let (tag, tone) = match (self.gated, self.known) {
-            (_, true) => ("known failure", Tone::Warning),
-            (true, false) => ("FAILED", Tone::Failed),
-            (false, false) => ("failed (not gated)", Tone::Warning),
+        // A failure not gated is a recommended rule's: its level goes without saying.
+        let head = match (self.gated, self.known) {
+            (_, true) => format!("known failure {} [{}]: ", self.rule, self.level),
+            (true, false) => format!("FAILED {} [{}]: ", self.rule, self.level),
+            (false, false) => format!("failed (not gated) {}: ", self.rule),
         };
-        let head = format!("{tag} {} [{}]: ", self.rule, self.level);
+        let tone = match (self.gated, self.known) {
+            (true, false) => Tone::Failed,
+            _ => Tone::Warning,
+        };
         let first = self.message.lines().next().unwrap_or_default();
-        let room = width.saturating_sub(head.chars().count()).max(20);
-        let mut reason: String = first.chars().take(room).collect();
-        if first.chars().count() > room {
-            reason.pop();
-            reason.push('…');
-        }
+        let room = width.saturating_sub(head.chars().count());
+        let reason = cut(first, room);
         format!(
             "{}{}",
             paint(&head, tone, color),
@@ -206,20 +242,40 @@ pub enum ColorChoice {
     Never,
 }
 
-/// "1234 requests, 2 failures, 41 s left": what the bar says beside the count of rules.
-fn status_line(run: &Run, failures: u64) -> String {
+/// "1234 requests, 2 failed, 41 s left": what the bar says beside the count of rules, cut to
+/// the room the layout leaves.
+fn status_line(run: &Run, failures: u64, layout: Layout) -> String {
+    let left = run
+        .stops
+        .hard_deadline()
+        .filter(|_| layout.budget)
+        .map(|end| end.saturating_duration_since(Instant::now()).as_secs());
+    status_text(run.requests_sent(), failures, left, layout.message)
+}
+
+/// The bar's message from its figures, at most `room` columns.
+fn status_text(requests: u64, failures: u64, left: Option<u64>, room: usize) -> String {
     // "failed", as the summary and the reports say it.
-    let mut line = format!("{} requests, {failures} failed", run.requests_sent());
-    if let Some(end) = run.stops.hard_deadline() {
-        let left = end.saturating_duration_since(Instant::now());
-        line.push_str(&format!(", {} s left in the budget", left.as_secs()));
+    let mut line = format!("{requests} requests, {failures} failed");
+    if let Some(left) = left {
+        line.push_str(&format!(", {left} s left"));
     }
-    line
+    cut(&line, room)
+}
+
+/// `text` in at most `room` columns, its end replaced by `…` when cut.
+fn cut(text: &str, room: usize) -> String {
+    if text.chars().count() <= room {
+        return text.to_string();
+    }
+    let mut kept: String = text.chars().take(room.saturating_sub(1)).collect();
+    kept.push('…');
+    kept
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{ColorChoice, FailureLine, paint, wants_color};
+    use super::{ColorChoice, FailureLine, Layout, paint, status_text, wants_color};
 
     fn line<'a>(message: &'a str, gated: bool, known: bool) -> FailureLine<'a> {
         FailureLine {
@@ -254,6 +310,34 @@ mod tests {
         // A target's control characters never reach the terminal as such.
         let hostile = line("observed \u{1b}[2J", true, false).render(80, false);
         assert!(!hostile.contains('\u{1b}'), "{hostile:?}");
+    }
+
+    #[test]
+    fn the_bar_fits_any_width_and_says_a_budget_only_when_there_is_one() {
+        for width in [40, 80, 120, 200] {
+            for rules in [9, 105, 1000] {
+                let layout = Layout::new(width, rules, true);
+                let message = status_text(123_456, 99, Some(3600), layout.message);
+                let line = format!(
+                    "{} {rules}/{rules} rules  {message}",
+                    "█".repeat(layout.bar)
+                );
+                assert!(
+                    line.chars().count() < width.max(layout.bar + 20),
+                    "{width}: {line}"
+                );
+                if width >= 80 {
+                    assert!(message.starts_with("123456 requests, 99 failed"), "{message}");
+                }
+            }
+        }
+        let wide = Layout::new(200, 105, true);
+        assert_eq!(wide.bar, 30);
+        assert_eq!(
+            status_text(5, 1, Some(41), wide.message),
+            "5 requests, 1 failed, 41 s left"
+        );
+        assert_eq!(status_text(5, 1, None, 80), "5 requests, 1 failed");
     }
 
     #[test]

@@ -308,9 +308,12 @@ fn run_libtest(
             args.logfile = Some(log.display().to_string());
             libtest_log = Some(dir);
         }
-        let _ = shared
-            .progress
-            .set(Progress::start(rules, run, config.color));
+        let _ = shared.progress.set(Progress::start(
+            rules,
+            run,
+            config.color,
+            config.time_budget().is_some(),
+        ));
     }
     let relay = match args.logfile {
         None => super::relay::Relay::start(),

@@ -71,3 +71,111 @@ fn junit_counts_what_it_holds_and_a_failure_carries_its_exchange() {
     assert!(failure.contains("\nreproduce: curl "), "{failure}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The number just before the first `word` in `text` ("97 passed" -> 97).
+fn count_before(text: &str, word: &str) -> usize {
+    let at = text
+        .find(word)
+        .unwrap_or_else(|| panic!("no {word:?} in {text}"));
+    text[..at]
+        .split(|c: char| !c.is_ascii_digit())
+        .rfind(|digits| !digits.is_empty())
+        .and_then(|digits| digits.parse().ok())
+        .unwrap_or_else(|| panic!("no count before {word:?} in {text}"))
+}
+
+/// One model of the failures in every format: "failed" is what the gate counts, a failure it
+/// does not count (a recommended rule's) is a warning, and libtest's "ignored" and junit.xml's
+/// `skipped` are every rule neither passed nor failed.
+#[test]
+fn the_counts_agree_in_every_format() {
+    for (gate, dir) in [("required", "counts-required"), ("all", "counts-all")] {
+        let dir = common::temp_dir("formats", dir);
+        // auth-one-char-short breaks a required rule; create-status-null-stored a recommended one.
+        let output = common::bin()
+            .args(["run", "--seed", "4", "--cases", "2", "--no-progress", "--gate", gate])
+            .args([
+                "--reference-fault",
+                "auth-one-char-short,create-status-null-stored",
+            ])
+            .arg("--report-dir")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap())
+                .unwrap();
+        let rules = report["rules"].as_array().unwrap();
+        let failed = rules
+            .iter()
+            .filter(|r| r["verdict"] == "failed" && r["gated"] == true)
+            .count();
+        let warned = rules
+            .iter()
+            .filter(|r| r["verdict"] == "failed" && r["gated"] == false)
+            .count();
+        let passed = rules.iter().filter(|r| r["verdict"] == "passed").count();
+        let others = rules.len() - passed - failed;
+        match gate {
+            "required" => assert!(failed > 0 && warned > 0, "{stderr}"),
+            _ => assert!(failed > 1 && warned == 0, "{stderr}"),
+        }
+
+        // libtest's last line.
+        let result = stdout
+            .lines()
+            .find(|l| l.starts_with("test result: "))
+            .unwrap_or_else(|| panic!("{stdout}"));
+        assert_eq!(count_before(result, " passed"), passed, "{result}");
+        assert_eq!(count_before(result, " failed"), failed, "{result}");
+        assert_eq!(count_before(result, " ignored"), others, "{result}");
+
+        // The verdict line, summary.md and the HTML say one line.
+        let line = stderr
+            .lines()
+            .find(|l| l.contains("DOES NOT CONFORM"))
+            .unwrap_or_else(|| panic!("{stderr}"));
+        let totals = &line[line.find("rules: ").expect("counts") - 4..];
+        let totals = &totals[totals.find(|c: char| c.is_ascii_digit()).unwrap()..];
+        assert_eq!(count_before(totals, " passed"), passed, "{totals}");
+        assert_eq!(count_before(totals, " failed"), failed, "{totals}");
+        if warned > 0 {
+            assert_eq!(
+                count_before(totals, " failed not gated (recommended)"),
+                warned,
+                "{totals}"
+            );
+        } else {
+            assert!(!totals.contains("not gated"), "{totals}");
+        }
+        let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+        assert!(summary.contains(&format!("**{totals}**")), "{summary}");
+        let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+        assert!(
+            html.contains(&format!("<p id=\"totals\">{totals}</p>")),
+            "no {totals} in the HTML"
+        );
+
+        // junit.xml: failures are the red ones; a warning is a <skipped> that says it failed.
+        let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+        let suite = junit
+            .lines()
+            .find(|l| l.trim_start().starts_with("<testsuite "))
+            .unwrap();
+        assert_eq!(attribute(suite, "failures"), failed.to_string(), "{suite}");
+        assert_eq!(attribute(suite, "skipped"), others.to_string(), "{suite}");
+        let warnings = junit
+            .match_indices("<skipped ")
+            .filter(|(at, _)| {
+                let tag = &junit[*at..*at + junit[*at..].find('>').unwrap()];
+                attribute(tag, "type") == "warning"
+                    && attribute(tag, "message").contains("failed, not gated")
+            })
+            .count();
+        assert_eq!(warnings, warned, "{junit}");
+        assert!(junit.contains(&format!("value=\"{totals}\"")), "{suite}");
+    }
+}
