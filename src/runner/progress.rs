@@ -327,7 +327,10 @@ mod tests {
                     "{width}: {line}"
                 );
                 if width >= 80 {
-                    assert!(message.starts_with("123456 requests, 99 failed"), "{message}");
+                    assert!(
+                        message.starts_with("123456 requests, 99 failed"),
+                        "{message}"
+                    );
                 }
             }
         }

@@ -93,7 +93,16 @@ fn the_counts_agree_in_every_format() {
         let dir = common::temp_dir("formats", dir);
         // auth-one-char-short breaks a required rule; create-status-null-stored a recommended one.
         let output = common::bin()
-            .args(["run", "--seed", "4", "--cases", "2", "--no-progress", "--gate", gate])
+            .args([
+                "run",
+                "--seed",
+                "4",
+                "--cases",
+                "2",
+                "--no-progress",
+                "--gate",
+                gate,
+            ])
             .args([
                 "--reference-fault",
                 "auth-one-char-short,create-status-null-stored",
