@@ -8,7 +8,7 @@ use super::args::{
     LONG_BUDGET_SECONDS, RunArgs, ServeArgs, check_latency, parse_faults, parse_variants,
 };
 use super::evidence;
-use super::run::{Configured, append_step_summary, configure, tell, tell_totals};
+use super::run::{Configured, append_step_summary, configure, tell, tell_findings, tell_totals};
 use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{
     FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,
@@ -372,6 +372,7 @@ pub(super) fn merge(
     }
     tell_totals(report);
     tell(&format!("  the answer: {}", report.answer_line()));
+    tell_findings(report);
     for path in &merged.written {
         stderrln!("  wrote {}", path.display());
     }

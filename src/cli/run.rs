@@ -255,6 +255,27 @@ pub(super) fn tell_totals(report: &petstore_conformance::report::Report) {
     ));
 }
 
+/// The failures grouped by cause, under the answer: one line a cause, with its rules.
+pub(super) fn tell_findings(report: &petstore_conformance::report::Report) {
+    use petstore_conformance::report::finding::Finding;
+    use petstore_conformance::report::terminal::line;
+    if report.findings.is_empty() {
+        return;
+    }
+    tell(&format!(
+        "  {}, the failures by what the target did:",
+        Finding::count(&report.findings)
+    ));
+    for finding in &report.findings {
+        // A cause comes from what the target sent: shown with no control character.
+        tell(&format!(
+            "  - {}: {}",
+            line(&finding.headline()),
+            finding.rules_shown(4, |id| id.to_string())
+        ));
+    }
+}
+
 /// The target as the verdict line names it: the built-in reference said in words, so that a
 /// run nobody pointed anywhere never reads as a verdict on a target.
 fn target_named(report: &petstore_conformance::report::Report) -> String {
@@ -276,6 +297,7 @@ pub(super) fn execute_and_tell(config: RunConfig) -> Result<u8, RunError> {
         tell_totals(report);
         let t = &report.totals;
         tell(&format!("  the answer: {}", report.answer_line()));
+        tell_findings(report);
         if report.interrupted {
             tell("  interrupted: the rules not run are skipped");
         }

@@ -35,7 +35,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 pub use conforming::{Choices, LinkForm, Signals, Surrogates, Unasked, meets};
-pub use faults::{FAULTS, Fault, FaultInfo};
+pub use faults::{FAULTS, Fault, FaultInfo, SEVERAL_CAUSES};
 pub use variants::{VARIANTS, Variant, VariantInfo};
 pub use wire::{
     Dimension, FieldSpacing, Framing, HeaderCase, HeaderOrder, Interim, Persistence, Reason,

@@ -16,6 +16,7 @@ pub fn render(report: &Report) -> String {
     answer(&mut out, report);
     run_notes(&mut out, report);
     let _ = writeln!(out, "\n**{}**", report.totals.line());
+    findings_section(&mut out, report);
     let _ = writeln!(out, "\nRe-run: `{}`", report.rerun);
     rules_table(&mut out, report);
     out.push_str(&statements_section(&report.statements));
@@ -38,6 +39,26 @@ pub fn render(report: &Report) -> String {
     }
     coverage_section(&mut out, &report.request_coverage);
     out
+}
+
+/// The failures grouped by cause, before the table of rules: one bug reads as one line.
+fn findings_section(out: &mut String, report: &Report) {
+    if report.findings.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n## {}: the failures by what the target did\n",
+        super::finding::Finding::count(&report.findings)
+    );
+    for finding in &report.findings {
+        let _ = writeln!(
+            out,
+            "- **{}**: {}",
+            cell(&finding.headline()),
+            finding.rules_shown(usize::MAX, |id| format!("`{id}`"))
+        );
+    }
 }
 
 /// The answer, and what was judged against what.

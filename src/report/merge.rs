@@ -97,6 +97,7 @@ pub fn merge(shards: &[Shard], catalogue: Option<&Catalogue>) -> Result<Report, 
         catalogue_size.saturating_sub(split.selected.len()),
         !missing.is_empty() || merged.target.stopped_answering.is_some(),
     );
+    merged.findings = super::causes::findings(&rules, &merged.target.base_url);
     merged.rules = rules;
     merged.totals = totals;
     merged.conformance = conformance;

@@ -4,12 +4,14 @@
 
 pub mod annotations;
 pub mod attestation;
+pub mod causes;
 mod citation;
 pub mod compare;
 pub mod coverage;
 mod distinct;
 mod exchange;
 pub mod facts;
+pub mod finding;
 mod html;
 mod json;
 mod junit;
@@ -18,6 +20,7 @@ pub mod merge;
 pub mod model;
 pub mod statements;
 pub mod terminal;
+mod totals;
 pub mod verify;
 mod writing;
 

@@ -54,6 +54,7 @@ impl Report {
             ..
         } = finished;
         let statements = statement_matrix(&catalogue.rules, &tallied.rules);
+        let findings = crate::report::causes::findings(&tallied.rules, &target.base_url);
         Report {
             suite: Named {
                 name: crate::SUITE_NAME.into(),
@@ -81,6 +82,7 @@ impl Report {
             connections: run.client.connection_tally(),
             conformance: tallied.conformance,
             totals: tallied.totals,
+            findings,
             rerun: super::rerun::command(config),
             rules: tallied.rules,
             run_prefix: run.prefix.clone(),

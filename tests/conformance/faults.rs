@@ -60,6 +60,7 @@ pub fn fault_breaks_exactly(fault: Fault, seed: u64) -> Result<(), Failed> {
         .into());
     }
     rejudge_printed_exchanges(fault, seed, &report)?;
+    reads_as_one_finding(fault, seed, &report, &expected)?;
     if missed.is_empty() && extra.is_empty() && undecided.is_empty() {
         return Ok(());
     }
@@ -69,6 +70,44 @@ pub fn fault_breaks_exactly(fault: Fault, seed: u64) -> Result<(), Failed> {
         describe(&report, &missed),
         describe(&report, &extra),
         describe(&report, &undecided)
+    )
+    .into())
+}
+
+/// The rules a single fault breaks read as one finding (failures grouped by cause), unless
+/// `SEVERAL_CAUSES` says why its mistake shows in more than one answer; then in at most one
+/// more finding for each reason given.
+fn reads_as_one_finding(
+    fault: Fault,
+    seed: u64,
+    report: &Report,
+    breaks: &BTreeSet<String>,
+) -> Result<(), Failed> {
+    let declared: Vec<_> = report
+        .rules
+        .iter()
+        .filter(|rule| breaks.contains(&rule.id))
+        .cloned()
+        .collect();
+    let findings = causes::findings(&declared, &report.target.base_url);
+    let reasons = SEVERAL_CAUSES
+        .iter()
+        .find(|(listed, _)| *listed == fault)
+        .map_or(0, |(_, why)| why.len());
+    if findings.len() <= 1 + reasons {
+        return Ok(());
+    }
+    Err(format!(
+        "fault {} (seed {seed}) reads as {} findings, where {} {} given:\n{}",
+        fault.name(),
+        findings.len(),
+        1 + reasons,
+        if reasons == 0 { "is" } else { "are" },
+        findings
+            .iter()
+            .map(|finding| format!("  {} [{}]", finding.headline(), finding.rules.join(", ")))
+            .collect::<Vec<_>>()
+            .join("\n")
     )
     .into())
 }

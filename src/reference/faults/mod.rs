@@ -134,6 +134,60 @@ pub enum Fault {
     BodyLimitHtml,
 }
 
+/// The faults whose one mistake shows as more than one finding (`report::findings`), each with
+/// why: the same mistake seen in another answer, or a consequence of it seen on another request.
+/// Every other fault reads as one finding over the rules it breaks (tests/conformance/faults.rs).
+pub const SEVERAL_CAUSES: &[(Fault, &[&str])] = &[
+    (
+        Fault::AuthSkippedListPets,
+        &[
+            "an invalid query without a key is answered 400 by the validation the key check no longer precedes, where 401 was due",
+        ],
+    ),
+    (
+        Fault::AuthSkippedGetPet,
+        &[
+            "an unknown petId without a key is answered 404 by the lookup the key check no longer precedes, where 401 was due",
+        ],
+    ),
+    (
+        Fault::AuthSkippedCreatePet,
+        &[
+            "an invalid body without a key is answered 400 by the validation the key check no longer precedes, where 401 was due",
+            "the pet a refused create stored shows in a later listing",
+        ],
+    ),
+    (
+        Fault::CreateUnknownStatusAccepted,
+        &[
+            "the pet stored with an unknown status makes the 201 answer no Pet",
+            "and makes the listings that hold it no array of Pets",
+        ],
+    ),
+    (
+        Fault::CrossSiteRefererRefused,
+        &["the refusal's own body is text/plain, not an Error"],
+    ),
+    (
+        Fault::DeprecationOnCreatePet,
+        &[
+            "the Deprecation header is on createPet's refusals too, and the rule may see a 400 first",
+        ],
+    ),
+    (
+        Fault::GetPetUnknown200,
+        &["the 200 it answers for an unknown pet holds no Pet"],
+    ),
+    (
+        Fault::LimitBoundsUnchecked,
+        &["a limit over 100 accepted then pages more than 100 pets"],
+    ),
+    (
+        Fault::LimitNonFiniteUnchecked,
+        &["an infinite limit accepted then pages more than 100 pets"],
+    ),
+];
+
 /// A fault's name on the command line, what it does, and the rules it is meant to fail.
 #[derive(Clone, Copy)]
 pub struct FaultInfo {

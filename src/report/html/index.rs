@@ -18,6 +18,32 @@ pub(super) fn anchor(rule: &RuleReport) -> String {
     format!("rule-{}", escape(&rule.id))
 }
 
+/// The failures grouped by cause, first thing under the answer: each cause once, with links
+/// to the cards of the rules it broke.
+pub(super) fn findings(out: &mut String, report: &Report) {
+    if report.findings.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<section id=\"findings\" aria-label=\"Findings\">\n<h2>{}: the failures by what the target did</h2>\n<ul>",
+        crate::report::finding::Finding::count(&report.findings)
+    );
+    for finding in &report.findings {
+        let _ = writeln!(
+            out,
+            "<li data-gated=\"{}\"><strong>{}</strong>: {}</li>",
+            finding.gated,
+            escape(&finding.headline()),
+            finding.rules_shown(usize::MAX, |id| format!(
+                "<a href=\"#rule-{0}\"><code>{0}</code></a>",
+                escape(id)
+            ))
+        );
+    }
+    let _ = writeln!(out, "</ul>\n</section>");
+}
+
 /// The failed rules first thing under the answer: one row each, linking to its card.
 pub(super) fn failed_index(out: &mut String, report: &Report) {
     let failed: Vec<&RuleReport> = report

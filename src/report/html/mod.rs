@@ -21,7 +21,7 @@ mod tables;
 use assets::{SCRIPT, STYLE};
 use escape::escape;
 use header::header;
-use index::{anchor, failed_index, is_failure};
+use index::{anchor, failed_index, findings, is_failure};
 
 /// The verdicts in the order the filters list them (the order rules are listed in).
 const VERDICTS: [VerdictKind; 6] = VerdictKind::RANKED;
@@ -79,6 +79,7 @@ pub fn render(report: &Report) -> String {
         escape(conformance),
     );
     header(&mut out, report, conformance, &conformance_name);
+    findings(&mut out, report);
     failed_index(&mut out, report);
     filters(&mut out, report);
     let _ = writeln!(out, "<main id=\"rules\">");

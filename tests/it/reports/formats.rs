@@ -188,3 +188,70 @@ fn the_counts_agree_in_every_format() {
         assert!(junit.contains(&format!("value=\"{totals}\"")), "{suite}");
     }
 }
+
+/// One bug, one finding: a store answering 200 for 201 fails several rules, and the terminal,
+/// summary.md, the HTML and report.json each say it once, with the rules it broke, above the
+/// rules' own verdicts.
+#[test]
+fn a_single_fault_reads_as_one_finding_in_every_format() {
+    let dir = common::temp_dir("formats", "findings");
+    let output = common::bin()
+        .args(["run", "--seed", "5", "--cases", "2", "--no-progress"])
+        .args(["--reference-fault", "create-returns-200"])
+        .arg("--report-dir")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let findings = report["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    let finding = &findings[0];
+    let cause = finding["cause"].as_str().unwrap();
+    assert_eq!(cause, "answered 200 where 201 was expected");
+    assert_eq!(finding["requests"], serde_json::json!(["POST /pets"]));
+    let failed: Vec<&str> = report["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|rule| rule["verdict"] == "failed")
+        .map(|rule| rule["id"].as_str().unwrap())
+        .collect();
+    let grouped: Vec<&str> = finding["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| id.as_str().unwrap())
+        .collect();
+    assert!(failed.len() > 3, "{failed:?}");
+    let mut sorted = (failed.clone(), grouped.clone());
+    sorted.0.sort();
+    sorted.1.sort();
+    assert_eq!(sorted.0, sorted.1, "every failed rule in the one finding");
+
+    let told = stderr.find("1 finding, the failures by what the target did:");
+    let answer = stderr.find("the answer:").unwrap();
+    assert!(told.is_some_and(|at| at > answer), "{stderr}");
+    assert_eq!(stderr.matches(cause).count(), 1, "{stderr}");
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    let section = summary.find("## 1 finding").expect("a findings section");
+    assert!(
+        section < summary.find("| rule").unwrap_or(usize::MAX),
+        "{summary}"
+    );
+    assert_eq!(summary.matches(cause).count(), 1, "{summary}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let section = html
+        .find("<section id=\"findings\"")
+        .expect("a findings section");
+    assert!(
+        section < html.find("id=\"failed-index\"").unwrap(),
+        "above the failed rules"
+    );
+    assert_eq!(html.matches(cause).count(), 1);
+    for id in &grouped {
+        assert!(html.contains(&format!("<a href=\"#rule-{id}\"><code>{id}</code></a>")));
+    }
+}
