@@ -25,8 +25,37 @@ pub(super) fn completions(shell: clap_complete::Shell) -> Result<u8, RunError> {
         // and nothing completed past the sub-command. Named as the loop names them.
         script = script.replace("petstore__subcmd__conformance__", "petstore__conformance__");
     }
+    if shell == clap_complete::Shell::Fish {
+        script.push_str(&fish_positional_values(&command));
+    }
     stdout!("{script}");
     Ok(0)
+}
+
+/// clap_complete's fish script completes an option's values but not a positional's: after
+/// `completions` fish offered files. One line per sub-command positional with values offers
+/// them (and no files), in the form the script uses for options.
+fn fish_positional_values(command: &clap::Command) -> String {
+    let function = format!("__fish_{}_using_subcommand", NAME.replace('-', "_"));
+    let mut lines = String::new();
+    for sub in command.get_subcommands() {
+        for arg in sub.get_positionals() {
+            let values: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .filter(|value| !value.is_hide_set())
+                .map(|value| value.get_name().to_string())
+                .collect();
+            if !values.is_empty() {
+                lines.push_str(&format!(
+                    "complete -c {NAME} -n \"{function} {}\" -f -a \"{}\"\n",
+                    sub.get_name(),
+                    values.join(" ")
+                ));
+            }
+        }
+    }
+    lines
 }
 
 /// The manual page of the command on stdout, or, with a directory, one page per sub-command

@@ -229,6 +229,96 @@ fn completions_for_each_shell_name_the_commands_and_options() {
     }
 }
 
+/// zsh's candidates for a command line, read from an interactive zsh on a pseudo-terminal
+/// (zsh/zpty) with `compadd` printing what it is given: zsh completes only inside its line
+/// editor.
+const ZSH_CAPTURE: &str = r#"
+zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "fpath=($1 \$fpath); autoload -U compinit; compinit -u -D"
+zpty -w z "compadd() { builtin compadd -O __hits \"\$@\"; print -rl -- 'HIT:'\${^__hits}; builtin compadd \"\$@\" }"
+zpty -w z "bindkey '^I' complete-word; PROMPT=; print DONE-SETUP"
+zpty -r z line '*DONE-SETUP*'
+zpty -w -n z "$2"$'\t'
+sleep 2
+while zpty -r -t z line; do
+  [[ $line == *HIT:* ]] && print -r -- "${${line#*HIT:}%%$'\r'*}"
+done
+zpty -d z
+"#;
+
+/// `run --gate <Tab>` and `completions <Tab>` in zsh and fish, where they are installed (CI
+/// installs both): each offers the values, not files.
+#[test]
+fn zsh_and_fish_complete_values_past_the_sub_command() {
+    let dir = common::temp_dir("terminal", "zsh-fish");
+    let cases = [
+        ("petstore-conformance run --gate ", "all certify required"),
+        (
+            "petstore-conformance completions ",
+            "bash elvish fish powershell zsh",
+        ),
+    ];
+    let sorted = |text: &[u8]| {
+        let mut words: Vec<String> = String::from_utf8_lossy(text)
+            .lines()
+            // fish gives each value a tab and its description.
+            .map(|line| {
+                line.split('\t')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_string()
+            })
+            .filter(|word| !word.is_empty())
+            .collect();
+        words.sort();
+        words.dedup();
+        words.join(" ")
+    };
+    if Path::new("/usr/bin/zsh").exists() {
+        std::fs::write(
+            dir.join("_petstore-conformance"),
+            bin(&["completions", "zsh"]).stdout,
+        )
+        .unwrap();
+        let capture = dir.join("capture.zsh");
+        std::fs::write(&capture, ZSH_CAPTURE).unwrap();
+        for (line, offered) in cases {
+            let out = Command::new("zsh")
+                .arg(&capture)
+                .arg(&dir)
+                .arg(line)
+                .output()
+                .unwrap();
+            assert_eq!(
+                sorted(&out.stdout),
+                offered,
+                "zsh, {line:?}: {}",
+                text(&out)
+            );
+        }
+    }
+    if Path::new("/usr/bin/fish").exists() {
+        let script = dir.join("petstore-conformance.fish");
+        std::fs::write(&script, bin(&["completions", "fish"]).stdout).unwrap();
+        for (line, offered) in cases {
+            let out = Command::new("fish")
+                .arg("--no-config")
+                .arg("-c")
+                .arg(format!("source {}; complete -C '{line}'", script.display()))
+                .output()
+                .unwrap();
+            assert_eq!(
+                sorted(&out.stdout),
+                offered,
+                "fish, {line:?}: {}",
+                text(&out)
+            );
+        }
+    }
+}
+
 #[test]
 fn the_man_page_documents_every_command_and_renders() {
     let page = bin(&["man"]);
