@@ -161,6 +161,9 @@ pub(super) fn replay(
     config.regressions = None;
     config.announce = false;
     config.progress = false;
+    // The report holds the minimal case: judged again, a failure is not shrunk again (each
+    // step of a rule that creates pets would create one more).
+    config.shrink = false;
     let outcome = runner::execute(config)?;
     let judged = outcome
         .report

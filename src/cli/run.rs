@@ -112,6 +112,7 @@ pub(super) fn configure(
         announce: true,
         progress,
         color: super::stderr_color(),
+        shrink: true,
     })))
 }
 

@@ -105,6 +105,10 @@ pub struct Run {
     /// Generated cases of a rule that stores a pet per case (see
     /// [`super::schedule::stores_every_case`]).
     pub storing_cases: u32,
+    /// Whether a failing generated case is shrunk to a minimal one. Not when a rule is judged
+    /// again to replay a report's failure: the report holds its minimal case, and each shrink
+    /// step of a rule that creates pets creates one.
+    pub shrink: bool,
     /// Requests in flight at once, at most (`--concurrency`): also how many cases of a
     /// property rule are judged at once.
     pub concurrency: usize,

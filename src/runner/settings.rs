@@ -89,6 +89,8 @@ pub struct RunConfig {
     pub progress: bool,
     /// Colour on stderr (`--color`, `NO_COLOR` and whether stderr is a terminal, decided once).
     pub color: bool,
+    /// Failing generated cases are shrunk (see `engine::run::Run::shrink`); `replay` turns it off.
+    pub shrink: bool,
 }
 
 impl RunConfig {
@@ -115,6 +117,7 @@ impl RunConfig {
             announce: false,
             progress: false,
             color: false,
+            shrink: true,
         }
     }
 

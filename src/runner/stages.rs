@@ -271,6 +271,7 @@ fn populate(
         seed: config.seed(),
         cases: config.cases().at_least_one().limit(),
         storing_cases: config.storing_cases(),
+        shrink: config.shrink,
         concurrency: config.options.concurrency.max(1),
         categories: crate::generation::Categories(config.options.category_ids.clone()),
         deadline,

@@ -338,7 +338,9 @@ where
         self.generated.shrunk += 1;
         let original = describe(value);
         let left = MAX_SHRINK_STEPS.saturating_sub(self.generated.shrink_steps);
-        let max_steps = if self.generated.found.is_empty() {
+        let max_steps = if !self.ctx.run.shrink {
+            0
+        } else if self.generated.found.is_empty() {
             left
         } else {
             left.min(MAX_MORE_SHRINK_STEPS)

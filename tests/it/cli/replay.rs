@@ -202,3 +202,63 @@ fn the_same_seed_sends_the_same_requests() {
     );
     assert_eq!(concurrent, generated(&logs[0]));
 }
+
+/// The id the store gives a pet created now: how many pets it has stored, on a store that
+/// numbers them one after another (the reference).
+fn next_id(url: &str, key: &str) -> u64 {
+    let output = std::process::Command::new("curl")
+        .args(["-s", "-X", "POST", "-H", "Content-Type: application/json"])
+        .args(["-H", &format!("Authorization: Bearer {key}")])
+        .args(["-d", r#"{"name":"counter","categoryId":1}"#])
+        .arg(format!("{url}/pets"))
+        .output()
+        .expect("curl runs");
+    let pet: serde_json::Value = serde_json::from_slice(&output.stdout).expect("a pet");
+    pet["id"].as_u64().expect("an id")
+}
+
+/// Replay judges the rule again with the report's cases, and does not shrink its failure
+/// again (the report holds the minimal case): it creates about the pets of its cases, where
+/// shrinking a name one character at a time created a pet a step (188 for 32 cases).
+#[test]
+fn replay_creates_the_pets_of_its_cases_and_shrinks_nothing() {
+    let key = "replay-pets-key-6161";
+    let (_server, url) = serve_reference(key, &["create-returns-200"]);
+    let dir = temp_dir("replay-pets");
+    let args = [
+        "--base-url",
+        &url,
+        "--cases",
+        "8",
+        "--exact",
+        "create-pet/valid/created",
+    ];
+    let output = run(&args, Some(key), &dir);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let before = next_id(&url, key);
+    let replay = common::bin()
+        .args([
+            "replay",
+            dir.join("report.json").to_str().unwrap(),
+            "create-pet/valid/created",
+            "--base-url",
+            &url,
+        ])
+        .env("PETSTORE_API_KEY", key)
+        .output()
+        .unwrap();
+    assert_eq!(replay.status.code(), Some(1), "{}", stderr(&replay));
+    let created = next_id(&url, key) - before - 1;
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let shrunk = report["rules"][0]["failure"]["counterexample"]["shrink_steps"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(
+        shrunk > 0,
+        "the run shrank its failure: {}",
+        report["rules"][0]
+    );
+    // The re-sent request, the cases and the boundary values, each confirmed once at most.
+    assert!(created <= 40, "replay created {created} pets");
+}
