@@ -171,7 +171,9 @@ pub(super) fn run_trials(
 }
 
 /// The rules in the order they are queued: by phase; within a phase, the quiet-store rules
-/// before the reads beside them, long chains first, then catalogue order.
+/// before the reads beside them, the rules that store many pets first (a page's pets are
+/// theirs: the population fixture finds them running, and makes none of its own), long
+/// chains next, then catalogue order.
 fn in_order<'c>(catalogue: &'c Catalogue, run: &Run) -> Vec<(usize, &'c Rule, Phase)> {
     let mut ordered: Vec<(usize, &Rule, Phase)> = catalogue
         .rules
@@ -186,6 +188,7 @@ fn in_order<'c>(catalogue: &'c Catalogue, run: &Run) -> Vec<(usize, &'c Rule, Ph
         (
             *phase,
             beside_quiet(rule, *phase),
+            !schedule::stores_many(rule),
             !schedule::starts_early(&rule.check),
             *index,
         )
