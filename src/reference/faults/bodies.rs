@@ -115,7 +115,10 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         // before or after, as the run goes. The overwriting create is answered with that pet's
         // id: unique-ids, which watches every create's id while it runs, sees one id given to
         // two pets when the inputs walk sends it then (seen once in .ci/run).
-        may_break: &["get-pet/existing/returns-pet", "create-pet/valid/unique-ids"],
+        may_break: &[
+            "get-pet/existing/returns-pet",
+            "create-pet/valid/unique-ids",
+        ],
     },
     FaultInfo {
         fault: Fault::NameLiteralRefused,
