@@ -27,7 +27,9 @@ use crate::outcome::VerdictKind;
 /// rules each broke; `base_url` is the target's, whose path the requests are named without.
 pub fn findings(rules: &[RuleReport], base_url: &str) -> Vec<Finding> {
     let base_path = path_of(base_url).trim_end_matches('/').to_string();
-    let mut found: Vec<(Cause, Finding)> = Vec::new();
+    // Each cause with its finding, and the statuses its rules observed and wanted first (for
+    // its words, written once every rule is in).
+    let mut found: Vec<(Cause, Finding, Vec<String>, Vec<String>)> = Vec::new();
     let mut ranked: Vec<&RuleReport> = rules
         .iter()
         .filter(|rule| rule.verdict == VerdictKind::Failed)
@@ -43,36 +45,32 @@ pub fn findings(rules: &[RuleReport], base_url: &str) -> Vec<Finding> {
             .as_ref()
             .map(|request| format!("{} {}", request.method, template(&request.url, &base_path)))
             .unwrap_or_else(|| rule.operation.name().to_string());
-        let at = match found.iter().position(|(c, _)| *c == cause) {
+        let at = match found.iter().position(|(c, ..)| *c == cause) {
             Some(at) => at,
             None => {
-                found.push((
-                    cause,
-                    Finding {
-                        cause: String::new(),
-                        requests: Vec::new(),
-                        rules: Vec::new(),
-                        gated: false,
-                        observed: Vec::new(),
-                        wanted: Vec::new(),
-                    },
-                ));
+                let finding = Finding {
+                    cause: String::new(),
+                    requests: Vec::new(),
+                    rules: Vec::new(),
+                    gated: false,
+                };
+                found.push((cause, finding, Vec::new(), Vec::new()));
                 found.len() - 1
             }
         };
-        let finding = &mut found[at].1;
+        let (_, finding, seen, due) = &mut found[at];
         push_new(&mut finding.requests, request);
-        push_new(&mut finding.observed, observed);
+        push_new(seen, observed);
         if let Some(wanted) = wanted {
-            push_new(&mut finding.wanted, wanted);
+            push_new(due, wanted);
         }
         finding.rules.push(rule.id.clone());
         finding.gated |= rule.gated;
     }
     let mut findings: Vec<Finding> = found
         .into_iter()
-        .map(|(cause, mut finding)| {
-            finding.cause = cause.words(&finding.observed, &finding.wanted);
+        .map(|(cause, mut finding, seen, due)| {
+            finding.cause = cause.words(&seen, &due);
             finding
         })
         .collect();

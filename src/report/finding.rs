@@ -14,11 +14,6 @@ pub struct Finding {
     pub rules: Vec<String>,
     /// Whether any of the rules fails the run.
     pub gated: bool,
-    /// The statuses the rules observed, and the first each expected (for the words).
-    #[serde(skip)]
-    pub(super) observed: Vec<String>,
-    #[serde(skip)]
-    pub(super) wanted: Vec<String>,
 }
 
 impl Finding {
