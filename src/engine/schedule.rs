@@ -31,7 +31,9 @@ pub fn phase(check: &Check) -> Phase {
         | Check::ResponsesDeprecationGetPetOnly {}
         | Check::ResponsesOutsideNoServerError {}
         // A pet it stores may break every read that shows it: after the other rules' reads.
-        | Check::CreatePoisonedReadBack {} => Phase::Last,
+        | Check::CreatePoisonedReadBack {}
+        // Reads back the pets create-pet/valid/created stored: after it.
+        | Check::CreateRoundTrip {} => Phase::Last,
         Check::AuthRefused { .. }
         | Check::AuthAccepted { .. }
         | Check::AuthNearMissRefused { .. }
@@ -50,7 +52,6 @@ pub fn phase(check: &Check) -> Phase {
         | Check::ListStatusRefused { .. }
         | Check::CreateProperty {}
         | Check::CreateUniqueIds { .. }
-        | Check::CreateRoundTrip {}
         | Check::CreateMutationsProperty {}
         | Check::CreateTypeConfusion {}
         | Check::CreateConcurrentDistinctIds { .. }
@@ -116,7 +117,6 @@ pub fn starts_early(check: &Check) -> bool {
         Check::SequencesReadYourWrites { .. }
             | Check::CreateConcurrentDistinctIds { .. }
             | Check::CreateUniqueIds { .. }
-            | Check::CreateRoundTrip {}
             | Check::CreateProperty {}
             | Check::CreateMutationsProperty {}
             | Check::CreateTypeConfusion {}
@@ -140,7 +140,6 @@ pub fn on_long_chain(check: &Check) -> bool {
         Check::SequencesReadYourWrites { .. }
             | Check::CreateConcurrentDistinctIds { .. }
             | Check::CreateUniqueIds { .. }
-            | Check::CreateRoundTrip {}
             | Check::ListDefaultAtMost { .. }
             | Check::ListLimitProperty {}
             | Check::ListLimitAccepted { .. }
@@ -150,14 +149,20 @@ pub fn on_long_chain(check: &Check) -> bool {
     )
 }
 
-/// When a rule runs in a run with or without a time budget: the poisoned read-back runs last,
-/// after every other rule's reads, but under a budget the last phase may start after the
+/// When a rule runs in a run with or without a time budget: the poisoned read-back and the
+/// round trip run last, after every other rule's reads, but under a budget the last phase may start after the
 /// budget has stopped all sending, so it runs in the main phase once every rule has had its
 /// first pass (see `read_back`). A main-phase rule that only reads runs beside the quiet-store
 /// rules, in the places their few requests leave free (see [`reads_only`]).
 pub fn phase_for(rule: &Rule, budget: bool) -> Phase {
     match phase(&rule.check) {
-        Phase::Last if budget && matches!(rule.check, Check::CreatePoisonedReadBack {}) => {
+        Phase::Last
+            if budget
+                && matches!(
+                    rule.check,
+                    Check::CreatePoisonedReadBack {} | Check::CreateRoundTrip {}
+                ) =>
+        {
             Phase::Main
         }
         Phase::Main if reads_only(rule) => Phase::QuietStore,

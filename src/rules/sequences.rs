@@ -67,7 +67,7 @@ fn strategy(ctx: &RuleCtx, max_steps: u64) -> Result<BoxedStrategy<Vec<Step>>, V
         proptest::option::of(1u8..=100),
     )
         .prop_map(|(status, limit)| Step::List { status, limit });
-    let step = prop_oneof![3 => pets, 2 => (0usize..8).prop_map(Step::Get), 2 => list];
+    let step = prop_oneof![2 => pets, 2 => (0usize..8).prop_map(Step::Get), 2 => list];
     let length = max_steps.max(1) as usize;
     Ok(proptest::collection::vec(step, 1..=length).boxed())
 }

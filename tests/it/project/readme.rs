@@ -102,7 +102,7 @@ fn the_readme_gives_the_concurrency_rules_own_figures() {
             .as_u64()
             .unwrap()
     );
-    assert_eq!(distinct["rounds"], 2, "judging.md says two rounds");
+    assert_eq!(distinct["rounds"], 1, "judging.md says one round");
 }
 
 #[test]
