@@ -98,6 +98,9 @@ impl Credential {
             "trailing-word" => Credential::TrailingWord,
             "basic-user" => Credential::BasicUser,
             "basic-password" => Credential::BasicPassword,
+            // An Authorization value spelt out, `[REDACTED]` standing for the key: the request
+            // space's spellings (a list, a prefix) need no name of their own.
+            spelt if spelt.contains(REDACTED) => Credential::Recorded(spelt.into()),
             other => match CHANNELS.iter().find(|(name, _, _)| *name == other) {
                 Some((_, _, credential)) => credential.clone(),
                 None => Credential::NearMiss(NearMiss::parse(other)?),

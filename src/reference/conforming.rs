@@ -331,8 +331,11 @@ impl Choices {
             *size = (*size).max(100);
         }
         choices.wire = wire;
-        choices.classes = draw_class_answers(&mut draw);
+        // The request space's classes draw from a stream of their own: a class added to the
+        // space changes no other dimension of a seed's store.
+        let classes = draw.next();
         choices.headers = HeaderChoices::draw(draw.next());
+        choices.classes = draw_class_answers(&mut Draw(classes));
         choices
     }
 

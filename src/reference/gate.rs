@@ -259,6 +259,14 @@ pub(super) fn authorized(shared: &Shared, headers: &HeaderMap, uri: &Uri) -> boo
     {
         return true;
     }
+    // A guard that searches the value for the scheme and takes the word after it.
+    if shared.has(Fault::AuthBearerSearched)
+        && value
+            .find("Bearer ")
+            .is_some_and(|at| value[at + "Bearer ".len()..].split([',', ' ']).next() == Some(key))
+    {
+        return true;
+    }
     if shared.has(Fault::AuthBasicAccepted)
         && basic_halves(value).is_some_and(|(user, password)| user == key || password == key)
     {

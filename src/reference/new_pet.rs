@@ -255,6 +255,22 @@ fn read_name(shared: &Shared, fields: &serde_json::Map<String, Value>) -> Result
     })
 }
 
+/// A status as an enum coercion reads it: trimmed, or by its index (a number or its digits).
+fn coerced_status(spelt: &Value) -> Option<&'static str> {
+    let index = match spelt {
+        Value::String(s) if PET_STATUSES.contains(&s.trim()) => {
+            return PET_STATUSES
+                .iter()
+                .copied()
+                .find(|status| *status == s.trim());
+        }
+        Value::String(s) => s.parse::<usize>().ok()?,
+        Value::Number(n) => usize::try_from(n.as_u64()?).ok()?,
+        _ => return None,
+    };
+    PET_STATUSES.get(index).copied()
+}
+
 /// The status, as this store reads it (`None`: none kept).
 fn read_status(
     shared: &Shared,
@@ -271,6 +287,12 @@ fn read_status(
             Some(s.to_ascii_lowercase())
         }
         Some(Value::Null) if shared.has(Fault::CreateStatusNullStored) => None,
+        Some(spelt)
+            if shared.has(Fault::StatusSpellingsCoerced)
+                && let Some(status) = coerced_status(spelt) =>
+        {
+            Some(status.to_string())
+        }
         Some(Value::Null) if shared.has(Fault::StatusNull500) => {
             return Err((
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -288,11 +310,6 @@ fn read_status(
                 shared,
                 "status must be one of available, pending, sold",
             ));
-        }
-        Some(Value::Null)
-            if shared.class_answer("body field status", "null") == Some(Answer::Accepted) =>
-        {
-            None // read as left out: a store's choice (the contract leaves it open)
         }
         Some(Value::Null) => {
             let message = "status must be one of available, pending, sold";

@@ -261,22 +261,12 @@ pub fn invalid_values_400(ctx: &RuleCtx, mutations: &[String]) -> Checked {
     Ok(())
 }
 
-/// A body whose confusions are all of a kind the contract leaves open (null for an optional
-/// property: "no default is stated", often read as absent) is only held to the oracles.
+/// A body valid under the schema is no confusion; any other is refused. null for an optional
+/// property is present and none of its allowed values (optional means it may be left out),
+/// so it is refused like any other type.
 fn confusion_class(ctx: &RuleCtx, body: &Value) -> Class {
     if ctx.contract().is_valid(SchemaName::NewPet, body) {
-        return Class::Allowed;
-    }
-    // null for an optional property may be read as left out (the contract leaves it open): a
-    // body valid under that reading is open, whichever confusions made it (a numeric string
-    // for a name is still a string).
-    let required = generation::schema::required(&ctx.run.new_pet_schema);
-    let mut as_left_out = body.clone();
-    if let Some(fields) = as_left_out.as_object_mut() {
-        fields.retain(|name, value| !value.is_null() || required.contains(&name.as_str()));
-    }
-    if ctx.contract().is_valid(SchemaName::NewPet, &as_left_out) {
-        Class::Open
+        Class::Allowed
     } else {
         Class::Refused
     }

@@ -279,12 +279,15 @@ pub fn deep_fault_caught(fault: Fault, rule_id: &str) -> Result<(), Failed> {
 
 /// The faults of the request space's classes (cases/request-space.json), each with the rule
 /// that walks its class: the coverage pass is deterministic, so each is caught at every seed.
-pub const CLASS_FAULTS: [(&str, &str); 38] = [
+pub const CLASS_FAULTS: [(&str, &str); 41] = [
+    ("auth-bearer-searched", "inputs/get-pet/required"),
+    ("status-spellings-coerced", "inputs/create-pet/required"),
+    ("query-merged-into-body", "inputs/create-pet/required"),
     ("content-type-charset-refused", "inputs/create-pet/required"),
     ("auth-no-separator-accepted", "inputs/list-pets/required"),
     ("limit-non-finite-unchecked", "inputs/list-pets/recommended"),
     ("create-nan-accepted", "inputs/create-pet/required"),
-    ("create-status-null-stored", "inputs/create-pet/recommended"),
+    ("create-status-null-stored", "inputs/create-pet/required"),
     ("create-no-body-500", "inputs/create-pet/required"),
     ("create-no-body-415", "inputs/create-pet/recommended"),
     ("auth-trailing-word-accepted", "inputs/get-pet/required"),

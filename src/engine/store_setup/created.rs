@@ -169,3 +169,21 @@ impl AnsweredPets {
         self.pets.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answered_pets_are_bounded_in_number_and_size() {
+        let kept = AnsweredPets::default();
+        kept.keep(&serde_json::json!({"id": 1, "name": "x".repeat(ANSWERED_PET_BYTES)}));
+        assert!(kept.all().is_empty(), "a pet over the size is not kept");
+        for id in 0..ANSWERED_PETS + 5 {
+            kept.keep(&serde_json::json!({"id": id, "name": "a"}));
+        }
+        let all = kept.all();
+        assert_eq!(all.len(), ANSWERED_PETS);
+        assert_eq!(all[0]["id"], 0, "in the order answered");
+    }
+}

@@ -142,6 +142,20 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         may_break: &[],
     },
     FaultInfo {
+        fault: Fault::StatusSpellingsCoerced,
+        name: "status-spellings-coerced",
+        description: "a status padded with spaces is trimmed, and an index (1 or \"1\") names the status at that place (Jackson's and Laravel's enum coercion): the pet is stored",
+        breaks: REQUIRED,
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::QueryMergedIntoBody,
+        name: "query-merged-into-body",
+        description: "createPet merges the query's parameters into the body's fields (Laravel's input()): a body without categoryId and ?categoryId=7 stores a pet",
+        breaks: REQUIRED,
+        may_break: &[],
+    },
+    FaultInfo {
         fault: Fault::NegativeZeroRefused,
         name: "negative-zero-refused",
         description: "a categoryId of `-0` is refused (serde reads it as a float; actix)",

@@ -264,7 +264,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         breaks: &[
             "create-pet/fields/type-confusion",
             "responses/no-server-error",
-            "inputs/create-pet/recommended",
+            "inputs/create-pet/required",
         ],
         may_break: &[],
     },

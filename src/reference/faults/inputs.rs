@@ -34,8 +34,8 @@ pub(super) const FAULTS: &[FaultInfo] = &[
     FaultInfo {
         fault: Fault::CreateStatusNullStored,
         name: "create-status-null-stored",
-        description: "createPet takes \"status\": null as no status and stores the pet (a reading the contract leaves open: refusing null is recommended)",
-        breaks: &["inputs/create-pet/recommended"],
+        description: "createPet takes \"status\": null as no status and stores the pet (FastAPI's, Spring's and axum's reading: null is present and none of the allowed values)",
+        breaks: &["inputs/create-pet/required"],
         may_break: &[
             "create-pet/fields/type-confusion",
             "create-pet/fields/type-confusion-stores-nothing",
@@ -64,6 +64,17 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         fault: Fault::AuthTrailingWordAccepted,
         name: "auth-trailing-word-accepted",
         description: "'Authorization: Bearer <key> junk' is accepted: the guard splits the value on spaces and takes the second word (as NestJS's guide shows)",
+        breaks: &[
+            "inputs/list-pets/required",
+            "inputs/create-pet/required",
+            "inputs/get-pet/required",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::AuthBearerSearched,
+        name: "auth-bearer-searched",
+        description: "the key is whatever follows the first 'Bearer ' anywhere in Authorization, up to a comma or space: 'Bearer <key>, junk', 'Basic x, Bearer <key>' and 'xBearer <key>' are accepted (Laravel's bearerToken())",
         breaks: &[
             "inputs/list-pets/required",
             "inputs/create-pet/required",

@@ -132,6 +132,9 @@ pub enum Fault {
     NegativeZeroRefused,
     TrailingDataStored,
     BodyLimitHtml,
+    AuthBearerSearched,
+    StatusSpellingsCoerced,
+    QueryMergedIntoBody,
 }
 
 /// The faults whose one mistake shows as more than one finding (`report::findings`), each with

@@ -91,7 +91,7 @@ fn count_before(text: &str, word: &str) -> usize {
 fn the_counts_agree_in_every_format() {
     for (gate, dir) in [("required", "counts-required"), ("all", "counts-all")] {
         let dir = common::temp_dir("formats", dir);
-        // auth-one-char-short breaks a required rule; create-status-null-stored a recommended one.
+        // auth-one-char-short breaks a required rule; create-no-body-415 a recommended one.
         let output = common::bin()
             .args([
                 "run",
@@ -105,7 +105,7 @@ fn the_counts_agree_in_every_format() {
             ])
             .args([
                 "--reference-fault",
-                "auth-one-char-short,create-status-null-stored",
+                "auth-one-char-short,create-no-body-415",
             ])
             .arg("--report-dir")
             .arg(&dir)
