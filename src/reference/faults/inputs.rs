@@ -139,7 +139,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
     FaultInfo {
         fault: Fault::BracketedQuery500,
         name: "bracketed-query-500",
-        description: "listPets answers 500 to a bracketed parameter name (limit[]=2: a qs-style parser hands an array to code that expects a string)",
+        description: "listPets answers 500 to a contract parameter with a bracketed name (limit[]=2: a qs-style parser hands an array to the code that reads limit, which expects a string)",
         breaks: &["inputs/list-pets/required", "responses/no-server-error"],
         may_break: &[],
     },
