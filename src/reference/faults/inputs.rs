@@ -144,6 +144,13 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         may_break: &[],
     },
     FaultInfo {
+        fault: Fault::PlusQueryDefaultPage,
+        name: "plus-query-default-page",
+        description: "listPets answers a query holding a raw + anywhere (note=a+b beside limit=2) with the default page, every parameter ignored: the whole query taken for one it cannot read",
+        breaks: &["list-pets/limit/beside-other-parameters"],
+        may_break: &[],
+    },
+    FaultInfo {
         fault: Fault::CrossSiteRefererRefused,
         name: "cross-site-referer-refused",
         description: "every operation answers 403 text/plain when Referer names another host, after it has acted: createPet stores the pet it refuses (Sinatra's default protection)",
