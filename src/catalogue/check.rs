@@ -112,6 +112,14 @@ pub enum Check {
         #[serde(deserialize_with = "texts")]
         limits: Vec<String>,
     },
+    /// `limit` beside each of `besides` (parameters the contract does not name, as raw query
+    /// text): whatever the answer, a 200 carries at most `limit` pets.
+    ListLimitBeside {
+        #[serde(deserialize_with = "text")]
+        limit: String,
+        #[serde(deserialize_with = "texts")]
+        besides: Vec<String>,
+    },
     /// Every PetStatus filters the listing to pets of that status.
     ListStatusProperty {},
     /// `status` (not a PetStatus) is refused with 400.

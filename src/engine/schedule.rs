@@ -48,6 +48,7 @@ pub fn phase(check: &Check) -> Phase {
         | Check::ListFillsPage { .. }
         | Check::ListLimitRefused { .. }
         | Check::ListOutOfRangeCapped { .. }
+        | Check::ListLimitBeside { .. }
         | Check::ListStatusProperty {}
         | Check::ListStatusRefused { .. }
         | Check::CreateProperty {}
@@ -146,6 +147,7 @@ pub fn on_long_chain(check: &Check) -> bool {
             | Check::ListStatusProperty {}
             | Check::ListFillsPage { .. }
             | Check::ListOutOfRangeCapped { .. }
+            | Check::ListLimitBeside { .. }
     )
 }
 

@@ -1,74 +1,10 @@
-//! What a client sends besides the contract's inputs: query strings that do not decode, and
-//! the headers a browser, curl or an SDK adds (cases/request-space.json, `query string` and
-//! `headers`). The store answers each query class as its drawn choice says, gzips an answer
-//! when asked and it chose to, and under a fault refuses a client's headers.
+//! What a client sends besides the contract's inputs: the headers a browser, curl or an SDK
+//! adds (cases/request-space.json, `headers`). The store gzips an answer when asked and it
+//! chose to, and under a fault refuses a client's headers. (Its queries: `queries.rs`.)
 
 use std::io::Write;
 
 use super::*;
-
-/// The request-space class of a raw query string (`query string`), if it is one.
-pub(super) fn query_class(raw: &str) -> Option<&'static str> {
-    let bytes = raw.as_bytes();
-    let bad_escape = bytes.iter().enumerate().any(|(at, b)| {
-        *b == b'%'
-            && !(bytes.get(at + 1).is_some_and(u8::is_ascii_hexdigit)
-                && bytes.get(at + 2).is_some_and(u8::is_ascii_hexdigit))
-    });
-    let decoded: Vec<u8> = percent_encoding::percent_decode_str(raw).collect();
-    if bad_escape || decoded.contains(&0) || std::str::from_utf8(&decoded).is_err() {
-        return Some("undecodable");
-    }
-    let bracketed = raw.split('&').any(|pair| {
-        pair.split('=')
-            .next()
-            .is_some_and(|name| name.contains('['))
-    });
-    (bracketed || raw.contains('+')).then_some("brackets-and-plus")
-}
-
-/// listPets' answer to a query of a class, when the store (or a fault) answers it apart from
-/// its parameters: `None` reads the parameters as usual.
-pub(super) fn query_answer(shared: &Shared, uri: &Uri) -> Option<Response> {
-    let class = query_class(uri.query()?)?;
-    if class == "undecodable" && shared.has(Fault::UndecodableQueryTextBody) {
-        // Sinatra's 400: text under the JSON media type.
-        let mut response = (StatusCode::BAD_REQUEST, "Bad Request: invalid query").into_response();
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        return Some(response);
-    }
-    if shared.has(Fault::BracketedQuery500) && uri.query().is_some_and(|q| q.contains('[')) {
-        return Some(error(
-            shared,
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "expected a string, got an array",
-        ));
-    }
-    Some(match shared.class_answer("query string", class)? {
-        // The parameters it cannot read ignored: the default page (a query class names no
-        // member twice, so the first-wins and last-wins readings are the plain one).
-        Answer::Accepted | Answer::FirstWins | Answer::LastWins => {
-            let pets: Vec<Value> = shared
-                .store()
-                .pets
-                .iter()
-                .take(shared.choices.page_cap.unwrap_or(20).min(20))
-                .map(|pet| shared.pet_value(pet))
-                .collect();
-            answer(shared, StatusCode::OK, &pets)
-        }
-        Answer::Refused(status) => error(
-            shared,
-            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
-            "invalid-query",
-            "the query string does not decode",
-        ),
-    })
-}
 
 /// Whether `Referer` names a host other than the one the request was sent to.
 fn cross_site(headers: &HeaderMap) -> bool {
@@ -192,33 +128,4 @@ async fn coded(
         .headers
         .insert(header::VARY, HeaderValue::from_static("accept-encoding"));
     Response::from_parts(parts, Body::from(encoded))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn query_classes() {
-        for raw in [
-            "limit=%zz",
-            "limit=%",
-            "limit=5%2",
-            "limit=%00",
-            "limit=%FF",
-        ] {
-            assert_eq!(query_class(raw), Some("undecodable"), "{raw}");
-        }
-        for raw in ["limit[]=2", "status[]=available", "limit=+", "limit=+5"] {
-            assert_eq!(query_class(raw), Some("brackets-and-plus"), "{raw}");
-        }
-        for raw in [
-            "limit=5",
-            "limit=%2B5",
-            "status=available&limit=%37",
-            "limit=%C3%A9",
-        ] {
-            assert_eq!(query_class(raw), None, "{raw}");
-        }
-    }
 }

@@ -78,8 +78,8 @@ fn listing_query(shared: &Shared, uri: &Uri) -> Result<(usize, Option<String>), 
         limit = usize::MAX;
     }
     let mut status_filter: Option<String> = None;
-    for (name, value) in query_pairs(uri) {
-        match name.as_str() {
+    for (name, value) in contract_parameters(shared, uri)? {
+        match name {
             "limit"
                 if shared.has(Fault::LimitHuge500)
                     && value.len() > 18

@@ -15,6 +15,7 @@ mod json_text;
 mod lenient;
 mod members;
 mod new_pet;
+mod queries;
 mod store;
 mod variants;
 mod wire;
@@ -51,6 +52,7 @@ use gate::*;
 use handlers::*;
 use members::*;
 use new_pet::*;
+use queries::*;
 use store::*;
 
 /// How to run the reference server.

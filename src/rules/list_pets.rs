@@ -156,6 +156,46 @@ pub fn out_of_range_capped(ctx: &RuleCtx, limits: &[String]) -> Checked {
     Ok(())
 }
 
+/// `limit` beside parameters the contract does not name (`limit=2&note=a+b`): the store may
+/// ignore them or refuse the request, but a 200 still holds at most `limit` pets. All sent at
+/// once, each judged.
+pub fn limit_beside(ctx: &RuleCtx, limit: &str, besides: &[String]) -> Checked {
+    let max: usize = limit
+        .parse()
+        .map_err(|_| Verdict::skipped("limit param is not a number"))?;
+    let population = ctx.run.fixtures.population(ctx)?;
+    let queries: Vec<String> = besides
+        .iter()
+        .map(|beside| format!("limit={limit}&{beside}"))
+        .collect();
+    let specs: Vec<RequestSpec> = queries
+        .iter()
+        .map(|query| RequestSpec::get("/pets").raw_query(query.as_str()))
+        .collect();
+    for (query, exchange) in queries.iter().zip(ctx.send_all(&specs)) {
+        ctx.case_done();
+        if exchange.cut_by_transport() {
+            return Err(expect::cut(&exchange)); // no whole answer whose length to count
+        }
+        if exchange.status() != Some(200) {
+            continue; // a refusal shows nothing of the page size
+        }
+        if let Some(Value::Array(pets)) = exchange.json()
+            && pets.len() > max
+        {
+            return Err(Verdict::failed(
+                format!(
+                    "at most {max} pets (limit={limit}), whatever else the query holds, with {} or more stored",
+                    population.known_pets
+                ),
+                format!("200 with {} pets for ?{query}", pets.len()),
+                &exchange,
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Every pet of `GET /pets?status=S` has status S.
 ///
 /// The filter is judged on the pets listed, whatever their ids: the population fixture makes

@@ -63,6 +63,7 @@ pub fn run(ctx: &RuleCtx) -> Checked {
         }
         Check::ListLimitRefused { limit } => list_pets::limit_refused(ctx, limit),
         Check::ListOutOfRangeCapped { limits } => list_pets::out_of_range_capped(ctx, limits),
+        Check::ListLimitBeside { limit, besides } => list_pets::limit_beside(ctx, limit, besides),
         Check::ListStatusProperty {} => list_pets::status_property(ctx),
         Check::ListStatusRefused { status } => list_pets::status_refused(ctx, status),
         Check::CreateProperty {} => create_pet::created_property(ctx),

@@ -354,7 +354,7 @@ pub const ONLY_CLASS: [(&str, Option<&str>); 20] = [
 
 /// Faults of one rule that reads every answer of its probe (no request-space class), each
 /// with that rule and what its failures must show: caught at 20 of 20 seeds.
-pub const PROBE_FAULTS: [(&str, &str, &str); 3] = [
+pub const PROBE_FAULTS: [(&str, &str, &str); 4] = [
     // The 422 to int64's maximum does not hide the 200 to every other unknown id.
     (
         "get-pet-mock-unknown-ids",
@@ -370,6 +370,12 @@ pub const PROBE_FAULTS: [(&str, &str, &str); 3] = [
         "successor-link-relative-wrong",
         "deprecation/get-pet/successor-is-list-pets",
         "/v1/pets/pets",
+    ),
+    // A `+` beside a good limit: the default page, where limit=2 asked for two.
+    (
+        "plus-query-default-page",
+        "list-pets/limit/beside-other-parameters",
+        "pets for ?limit=2&note=a+b",
     ),
 ];
 

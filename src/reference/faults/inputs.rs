@@ -150,8 +150,15 @@ pub(super) const FAULTS: &[FaultInfo] = &[
     FaultInfo {
         fault: Fault::BracketedQuery500,
         name: "bracketed-query-500",
-        description: "listPets answers 500 to a bracketed parameter name (limit[]=2: a qs-style parser hands an array to code that expects a string)",
+        description: "listPets answers 500 to a contract parameter with a bracketed name (limit[]=2: a qs-style parser hands an array to the code that reads limit, which expects a string)",
         breaks: &["inputs/list-pets/required", "responses/no-server-error"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::PlusQueryDefaultPage,
+        name: "plus-query-default-page",
+        description: "listPets answers a query holding a raw + anywhere (note=a+b beside limit=2) with the default page, every parameter ignored: the whole query taken for one it cannot read",
+        breaks: &["list-pets/limit/beside-other-parameters"],
         may_break: &[],
     },
     FaultInfo {

@@ -106,6 +106,7 @@ pub enum Fault {
     AuthCookieKeyAccepted,
     UndecodableQueryTextBody,
     BracketedQuery500,
+    PlusQueryDefaultPage,
     CrossSiteRefererRefused,
     WildcardAccept406,
     WeightedAccept406,
