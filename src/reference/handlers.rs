@@ -446,6 +446,11 @@ pub(super) async fn get_pet(
                     "invalid-pet-id",
                     "petId exceeds the largest safe integer",
                 ),
+                None if shared.has(Fault::GetPetEchoesAnyId) => answer(
+                    &shared,
+                    StatusCode::OK,
+                    &json!({"id": id, "name": "doggie", "categoryId": 1, "status": "available"}),
+                ),
                 None if shared.has(Fault::GetPetMockUnknownIds) => answer(
                     &shared,
                     StatusCode::OK,

@@ -83,6 +83,18 @@ pub(super) fn new_pet(
     } else {
         body
     };
+    let decoded;
+    let body = match headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    {
+        Some(media) if shared.has(Fault::Latin1BodyDecoded) && media.contains("iso-8859-1") => {
+            // Every Latin-1 byte is the code point of its value.
+            decoded = body.iter().map(|b| char::from(*b)).collect::<String>();
+            decoded.as_bytes()
+        }
+        _ => body,
+    };
     if body.iter().all(u8::is_ascii_whitespace) {
         if shared.has(Fault::CreateEmptyBodyAccepted) {
             return Ok(shared.insert("unnamed".into(), 0, None));

@@ -4,7 +4,7 @@ use crate::contract::SchemaName;
 use crate::engine::ctx::RuleCtx;
 use crate::engine::expect;
 use crate::generation::request::RequestSpec;
-use crate::outcome::{Checked, Verdict};
+use crate::outcome::{Checked, Exchange, Verdict};
 
 /// "200 | Pet | The animal exists."
 pub fn existing(ctx: &RuleCtx) -> Checked {
@@ -37,21 +37,34 @@ pub fn same_pet(
 }
 
 /// Ids unlikely to exist, each of a kind a store reads its own way (int64's ends, past 2^53
-/// where a double loses the last digit, past 2^31, small): one answered wrongly does not hide
+/// where a double loses the last digit, past 2^31, small), then [`RANDOM_IDS`] drawn at random
+/// past 2^62, which no store of any size holds by chance: one answered wrongly does not hide
 /// another. Offsets come from the seed and step past any id the run has seen (the store's
 /// first page, the run's own pets); an id that does exist after all is skipped, not counted.
-pub fn unknown_ids(ctx: &RuleCtx) -> [(i64, &'static str); 5] {
+pub fn unknown_ids(ctx: &RuleCtx) -> [(i64, &'static str); 5 + RANDOM_IDS] {
     let offset = (ctx.seed % 1_000_000) as i64;
     let known = |id: &i64| ctx.run.fixtures.seen(*id);
     let unseen = |start: i64| (start..).step_by(2).find(|id| !known(id)).unwrap_or(start);
+    let random = |n: u64| {
+        let drawn = crate::seed::splitmix64(ctx.seed ^ (0x7261_6e64 + n));
+        unseen((1 << 62) | (drawn >> 2) as i64)
+    };
     [
         (i64::MAX, "int64's maximum"),
         (i64::MIN, "int64's minimum"),
         (unseen((1 << 53) + (1 << 21) + 2 * offset + 1), "past 2^53"),
         (unseen((1 << 31) + 1_000_000 + offset), "past 2^31"),
         (unseen(1_000_001 + offset), "small"),
+        (random(0), "random past 2^62"),
+        (random(1), "random past 2^62"),
+        (random(2), "random past 2^62"),
     ]
 }
+
+/// Ids drawn at random past 2^62 among the unknown ids. A store holds one of them only if it
+/// made it up: one answered with a Pet of its id is taken to exist (the run does not know
+/// every id), two are not.
+pub const RANDOM_IDS: usize = 3;
 
 /// "404 | Error | The animal could not be found.": every unknown id, all sent at once and
 /// each judged, so that one wrong answer (422 to int64's maximum) does not mask another (200
@@ -65,6 +78,7 @@ pub fn unknown(ctx: &RuleCtx) -> Checked {
     let mut judged = 0;
     let mut failures = Vec::new();
     let mut undecided = None;
+    let mut made_up = Vec::new();
     for ((id, kind), exchange) in ids.iter().zip(ctx.send_all(&specs)) {
         ctx.case_done();
         let response = match expect::response(&exchange) {
@@ -79,6 +93,9 @@ pub fn unknown(ctx: &RuleCtx) -> Checked {
                 ctx.contract().is_valid(SchemaName::Pet, pet) && expect::pet_id(pet) == Some(*id)
             });
         if is_that_pet {
+            if kind.starts_with("random") {
+                made_up.push(exchange);
+            }
             continue; // a pet with this id exists after all: not an unknown id
         }
         judged += 1;
@@ -98,6 +115,24 @@ pub fn unknown(ctx: &RuleCtx) -> Checked {
                 undecided.get_or_insert(other);
             }
             Ok(()) => {}
+        }
+    }
+    if made_up.len() > 1 {
+        // Pets of several random 63-bit ids: the store answers a Pet for an id it never gave.
+        let shown: Vec<String> = made_up.iter().map(Exchange::summary).collect();
+        let failure = Verdict::failed(
+            "404 (no animal with this petId): ids drawn at random past 2^62, which no store \
+             holds unless it made them up",
+            format!(
+                "a Pet of the id asked for, for {} of {RANDOM_IDS} random ids: {}",
+                made_up.len(),
+                shown.join("; ")
+            ),
+            &made_up[0],
+        )
+        .in_class("random ids: 200");
+        if let Verdict::Failed(failure) = failure {
+            failures.push(*failure);
         }
     }
     if let Some(verdict) = Verdict::failed_distinct(failures) {

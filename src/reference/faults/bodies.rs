@@ -156,6 +156,13 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         may_break: &[],
     },
     FaultInfo {
+        fault: Fault::Latin1BodyDecoded,
+        name: "latin1-body-decoded",
+        description: "a body under `charset=iso-8859-1` is decoded as Latin-1 and stored (RFC 8259 defines no charset: JSON is UTF-8)",
+        breaks: REQUIRED,
+        may_break: &[],
+    },
+    FaultInfo {
         fault: Fault::NegativeZeroRefused,
         name: "negative-zero-refused",
         description: "a categoryId of `-0` is refused (serde reads it as a float; actix)",

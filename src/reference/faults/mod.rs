@@ -136,6 +136,8 @@ pub enum Fault {
     AuthBearerSearched,
     StatusSpellingsCoerced,
     QueryMergedIntoBody,
+    GetPetEchoesAnyId,
+    Latin1BodyDecoded,
 }
 
 /// The faults whose one mistake shows as more than one finding (`report::findings`), each with

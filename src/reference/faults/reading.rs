@@ -33,6 +33,13 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         may_break: &[],
     },
     FaultInfo {
+        fault: Fault::GetPetEchoesAnyId,
+        name: "get-pet-echoes-any-id",
+        description: "getPet answers 200 with a made-up Pet carrying the id asked for, to any id it does not hold (a mock that echoes the path)",
+        breaks: &["get-pet/unknown/not-found"],
+        may_break: &[],
+    },
+    FaultInfo {
         fault: Fault::GetPetNonInteger500,
         name: "get-pet-non-integer-500",
         description: "getPet answers 500 for an id that is not an integer",
