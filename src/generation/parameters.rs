@@ -244,6 +244,9 @@ fn integer_values(schema: &Value) -> Vec<ParameterValue> {
         ),
         (format!("[{sample}]"), "a JSON array".into()),
         (format!(" {sample}"), "a leading space".into()),
+        // Sent as %2F: in the path, one segment that a server decoding before it routes
+        // (Tomcat) splits in two.
+        (format!("{sample}/{sample}"), "an encoded slash".into()),
     ];
     for (text, what) in refused {
         let class = classify(schema, &text);

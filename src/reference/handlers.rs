@@ -375,6 +375,16 @@ pub(super) async fn get_pet(
     request_headers: HeaderMap,
 ) -> Response {
     let segment = uri.path().trim_start_matches("/v1/pets/");
+    if shared.has(Fault::EncodedSlashHtml) && segment.to_ascii_uppercase().contains("%2F") {
+        let page =
+            "<!doctype html><html><body><h1>HTTP Status 400 – Bad Request</h1></body></html>";
+        let mut response = (StatusCode::BAD_REQUEST, page).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html;charset=utf-8"),
+        );
+        return response;
+    }
     // A percent-encoded character is the character (RFC 3986 section 6.2.2.2).
     let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
     let raw_id = if shared.has(Fault::PetIdPercentEncodingIgnored) {

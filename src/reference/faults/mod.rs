@@ -138,6 +138,7 @@ pub enum Fault {
     QueryMergedIntoBody,
     GetPetEchoesAnyId,
     Latin1BodyDecoded,
+    EncodedSlashHtml,
 }
 
 /// The faults whose one mistake shows as more than one finding (`report::findings`), each with

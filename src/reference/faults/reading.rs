@@ -40,6 +40,17 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         may_break: &[],
     },
     FaultInfo {
+        fault: Fault::EncodedSlashHtml,
+        name: "encoded-slash-html",
+        description: "a petId holding an encoded slash (/pets/7%2F7) is refused before the operation, with the server's HTML 400 page (Tomcat's)",
+        breaks: &[
+            "get-pet/parameters/refused",
+            "responses/content-type/json",
+            "responses/error-body/status-matches",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
         fault: Fault::GetPetNonInteger500,
         name: "get-pet-non-integer-500",
         description: "getPet answers 500 for an id that is not an integer",
