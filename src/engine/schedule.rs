@@ -193,7 +193,6 @@ fn reads_only(rule: &Rule) -> bool {
         | Check::ParametersRefused {}
         | Check::ListLimitRefused { .. }
         | Check::ListStatusRefused { .. }
-        | Check::GetUnknown {}
         | Check::GetNonInteger { .. }
         | Check::NotDeprecated {}
         | Check::ListOk {} => true,

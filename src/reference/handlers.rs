@@ -424,10 +424,16 @@ pub(super) async fn get_pet(
                 .stored_at
                 .get(&id)
                 .is_some_and(|at| at.elapsed() < std::time::Duration::from_millis(100));
+            // Read as an int32 column would hold it: the low 32 bits.
+            let looked_up = if shared.has(Fault::PetIdTruncated32) {
+                i64::from(id as u32)
+            } else {
+                id
+            };
             let found = store
                 .pets
                 .iter()
-                .find(|pet| pet.id == id && !lagging)
+                .find(|pet| pet.id == looked_up && !lagging)
                 .cloned();
             drop(store);
             let poisoned = shared.has(Fault::LoneSurrogatePoisonsReads)

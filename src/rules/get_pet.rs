@@ -41,6 +41,7 @@ pub fn same_pet(
 /// past 2^62, which no store of any size holds by chance: one answered wrongly does not hide
 /// another. Offsets come from the seed and step past any id the run has seen (the store's
 /// first page, the run's own pets); an id that does exist after all is skipped, not counted.
+/// [`beside_stored`] adds ids relative to a stored pet's.
 pub fn unknown_ids(ctx: &RuleCtx) -> [(i64, &'static str); 5 + RANDOM_IDS] {
     let offset = (ctx.seed % 1_000_000) as i64;
     let known = |id: &i64| ctx.run.fixtures.seen(*id);
@@ -66,11 +67,31 @@ pub fn unknown_ids(ctx: &RuleCtx) -> [(i64, &'static str); 5 + RANDOM_IDS] {
 /// every id), two are not.
 pub const RANDOM_IDS: usize = 3;
 
+/// Ids that share the low 32 or 31 bits of a stored pet's id (`id` ± 2^32, + 2^31): a store
+/// that keeps ids in an int32 column, or casts them, finds that pet under another id.
+fn beside_stored(ctx: &RuleCtx, id: i64) -> Vec<(i64, &'static str)> {
+    [
+        (id.checked_add(1 << 32), "a stored pet's id plus 2^32"),
+        (id.checked_sub(1 << 32), "a stored pet's id minus 2^32"),
+        (id.checked_add(1 << 31), "a stored pet's id plus 2^31"),
+    ]
+    .into_iter()
+    .filter_map(|(id, kind)| Some((id?, kind)))
+    .filter(|(id, _)| !ctx.run.fixtures.seen(*id))
+    .collect()
+}
+
 /// "404 | Error | The animal could not be found.": every unknown id, all sent at once and
 /// each judged, so that one wrong answer (422 to int64's maximum) does not mask another (200
 /// to the others); each distinct wrong answer is reported.
 pub fn unknown(ctx: &RuleCtx) -> Checked {
-    let ids = unknown_ids(ctx);
+    let mut ids = unknown_ids(ctx).to_vec();
+    // The pet every getPet rule reads; without one (a read-only run), the ids above.
+    if let Ok(pet) = ctx.run.fixtures.existing_pet(ctx)
+        && let Some(id) = expect::pet_id(&pet)
+    {
+        ids.extend(beside_stored(ctx, id));
+    }
     let specs: Vec<RequestSpec> = ids
         .iter()
         .map(|(id, _)| RequestSpec::get(format!("/pets/{id}")))

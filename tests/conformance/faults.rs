@@ -359,7 +359,13 @@ pub const ONLY_CLASS: [(&str, &[&str]); 23] = [
 
 /// Faults of one rule that reads every answer of its probe (no request-space class), each
 /// with that rule and what its failures must show: caught at 20 of 20 seeds.
-pub const PROBE_FAULTS: [(&str, &str, &str); 5] = [
+pub const PROBE_FAULTS: [(&str, &str, &str); 6] = [
+    // An int32 column: the stored pet answered for its id plus 2^32.
+    (
+        "pet-id-truncated-32",
+        "get-pet/unknown/not-found",
+        "plus 2^32: 200",
+    ),
     // A Pet made up for every id: random 63-bit ids are no store's by chance.
     (
         "get-pet-echoes-any-id",

@@ -139,6 +139,7 @@ pub enum Fault {
     GetPetEchoesAnyId,
     Latin1BodyDecoded,
     EncodedSlashHtml,
+    PetIdTruncated32,
 }
 
 /// The faults whose one mistake shows as more than one finding (`report::findings`), each with

@@ -40,6 +40,13 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         may_break: &[],
     },
     FaultInfo {
+        fault: Fault::PetIdTruncated32,
+        name: "pet-id-truncated-32",
+        description: "getPet looks the id up by its low 32 bits (an int32 column): a stored pet's id plus 2^32 finds that pet",
+        breaks: &["get-pet/unknown/not-found"],
+        may_break: &[],
+    },
+    FaultInfo {
         fault: Fault::EncodedSlashHtml,
         name: "encoded-slash-html",
         description: "a petId holding an encoded slash (/pets/7%2F7) is refused before the operation, with the server's HTML 400 page (Tomcat's)",
