@@ -449,6 +449,58 @@ fn check_body(case: &Case) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    /// Issue 36: every probe is a valid request with one change. Each case's JSON body, its
+    /// placeholders filled, holds the plainest values a store accepts (the run's name, an
+    /// accepted or marker category, a status of PetStatus) in every member but the one its
+    /// input names; a member the contract does not name appears only where the input is the
+    /// body or its member names. A value drawn for another class (a categoryId of 19 digits
+    /// beside a wrong-typed name) would let a store refuse the probe for that reason.
+    #[test]
+    fn every_body_case_changes_only_its_input() {
+        let space = RequestSpace::built_in();
+        let mut checked = 0;
+        for input in &space.inputs {
+            let own = input.input.strip_prefix("body field ");
+            let any_member = matches!(input.input.as_str(), "body" | "body member names");
+            for class in &input.classes {
+                for case in &class.cases {
+                    let Some(template) = case.body_template() else {
+                        continue;
+                    };
+                    let text = template
+                        .replace("{name}", "\"pc-x\"")
+                        .replace("{category}", "1")
+                        .replace("{marker}", "2")
+                        .replace("{existing-id}", "3")
+                        .replace("{unused-id}", "4");
+                    let Ok(Value::Object(members)) = serde_json::from_str::<Value>(&text) else {
+                        continue; // not JSON, or not an object: the change is the body itself
+                    };
+                    checked += 1;
+                    for (member, value) in &members {
+                        if Some(member.as_str()) == own {
+                            continue;
+                        }
+                        let plain = match member.as_str() {
+                            "name" => value == "pc-x",
+                            "categoryId" => value == 1 || value == 2,
+                            "status" => crate::contract::PET_STATUSES
+                                .iter()
+                                .any(|status| value == *status),
+                            _ => any_member,
+                        };
+                        assert!(
+                            plain,
+                            "{} / {}: {member} = {value} is not the plainest value in {text}",
+                            input.input, class.class
+                        );
+                    }
+                }
+            }
+        }
+        assert!(checked > 20, "{checked} bodies checked");
+    }
+
     #[test]
     fn the_built_in_space_loads_and_every_credential_exists() {
         let space = RequestSpace::built_in();
