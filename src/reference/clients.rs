@@ -17,6 +17,17 @@ fn cross_site(headers: &HeaderMap) -> bool {
     matches!((host, referer_host), (Some(host), Some(from)) if !from.eq_ignore_ascii_case(host))
 }
 
+/// Whether `Origin` names a host other than the one the request was sent to.
+fn cross_origin(headers: &HeaderMap) -> bool {
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    let origin_host = headers
+        .get(header::ORIGIN)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|origin| origin.split_once("://"))
+        .map(|(_, rest)| rest);
+    matches!((host, origin_host), (Some(host), Some(from)) if !from.eq_ignore_ascii_case(host))
+}
+
 /// A client's headers, around every operation: the faults that refuse them, and gzip when the
 /// client asks for it and the store chose to (the answer is the same, encoded).
 pub(super) async fn client_headers(
@@ -38,6 +49,13 @@ pub(super) async fn client_headers(
             "not-acceptable",
             "only application/json is served",
         );
+    }
+    if shared.has(Fault::CrossOriginRefused) && cross_origin(&headers) {
+        let mut refused = (StatusCode::FORBIDDEN, "Invalid CORS request").into_response();
+        refused
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+        return refused;
     }
     let response = next.run(request).await;
     if shared.has(Fault::CrossSiteRefererRefused) && cross_site(&headers) {

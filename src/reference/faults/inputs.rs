@@ -175,6 +175,19 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         may_break: &[],
     },
     FaultInfo {
+        fault: Fault::CrossOriginRefused,
+        name: "cross-origin-refused",
+        description: "every operation answers 403 'Invalid CORS request' in plain text when Origin names another host, before it acts (Spring's CORS filter)",
+        breaks: &[
+            "inputs/list-pets/required",
+            "inputs/create-pet/required",
+            "inputs/get-pet/required",
+            "responses/content-type/json",
+            "responses/error-body/status-matches",
+        ],
+        may_break: &[],
+    },
+    FaultInfo {
         fault: Fault::WildcardAccept406,
         name: "wildcard-accept-406",
         description: "every operation answers 406 to 'Accept: */*' (it takes only an Accept naming application/json)",

@@ -140,6 +140,7 @@ pub enum Fault {
     Latin1BodyDecoded,
     EncodedSlashHtml,
     PetIdTruncated32,
+    CrossOriginRefused,
 }
 
 /// The faults whose one mistake shows as more than one finding (`report::findings`), each with
@@ -174,6 +175,10 @@ pub const SEVERAL_CAUSES: &[(Fault, &[&str])] = &[
     ),
     (
         Fault::CrossSiteRefererRefused,
+        &["the refusal's own body is text/plain, not an Error"],
+    ),
+    (
+        Fault::CrossOriginRefused,
         &["the refusal's own body is text/plain, not an Error"],
     ),
     (
