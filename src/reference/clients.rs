@@ -6,26 +6,16 @@ use std::io::Write;
 
 use super::*;
 
-/// Whether `Referer` names a host other than the one the request was sent to.
-fn cross_site(headers: &HeaderMap) -> bool {
+/// Whether the URL in header `name` (`Referer`, `Origin`) names a host other than the one
+/// the request was sent to.
+fn from_another_host(headers: &HeaderMap, name: header::HeaderName) -> bool {
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    let referer_host = headers
-        .get(header::REFERER)
+    let named_host = headers
+        .get(name)
         .and_then(|v| v.to_str().ok())
-        .and_then(|referer| referer.split_once("://"))
+        .and_then(|url| url.split_once("://"))
         .map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or(""));
-    matches!((host, referer_host), (Some(host), Some(from)) if !from.eq_ignore_ascii_case(host))
-}
-
-/// Whether `Origin` names a host other than the one the request was sent to.
-fn cross_origin(headers: &HeaderMap) -> bool {
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    let origin_host = headers
-        .get(header::ORIGIN)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|origin| origin.split_once("://"))
-        .map(|(_, rest)| rest);
-    matches!((host, origin_host), (Some(host), Some(from)) if !from.eq_ignore_ascii_case(host))
+    matches!((host, named_host), (Some(host), Some(from)) if !from.eq_ignore_ascii_case(host))
 }
 
 /// A client's headers, around every operation: the faults that refuse them, and gzip when the
@@ -50,7 +40,7 @@ pub(super) async fn client_headers(
             "only application/json is served",
         );
     }
-    if shared.has(Fault::CrossOriginRefused) && cross_origin(&headers) {
+    if shared.has(Fault::CrossOriginRefused) && from_another_host(&headers, header::ORIGIN) {
         let mut refused = (StatusCode::FORBIDDEN, "Invalid CORS request").into_response();
         refused
             .headers_mut()
@@ -58,7 +48,7 @@ pub(super) async fn client_headers(
         return refused;
     }
     let response = next.run(request).await;
-    if shared.has(Fault::CrossSiteRefererRefused) && cross_site(&headers) {
+    if shared.has(Fault::CrossSiteRefererRefused) && from_another_host(&headers, header::REFERER) {
         // After the operation acted: the pet a create refuses is stored all the same.
         let mut refused = (StatusCode::FORBIDDEN, "Forbidden").into_response();
         refused
