@@ -473,7 +473,19 @@ async fn check_in_browser(devtools_url: &str, page: &Path, report: &Report) -> V
         panic!("no visible \"passed\" filter: {centre}");
     };
     devtools.click(session, x, y).await;
-    let after = rules_shown(&devtools.evaluate(session, RULES_SHOWN).await);
+    // The page handles the click in its own time: on a loaded machine the first look may come
+    // before it did. Looked at again for up to 2 s, then judged.
+    let mut after = rules_shown(&devtools.evaluate(session, RULES_SHOWN).await);
+    for _ in 0..50 {
+        if after
+            .iter()
+            .all(|(_, verdict, visible)| *visible == (verdict != "passed"))
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+        after = rules_shown(&devtools.evaluate(session, RULES_SHOWN).await);
+    }
     for (id, verdict, visible) in &after {
         assert_eq!(
             *visible,
