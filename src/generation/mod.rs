@@ -3,6 +3,7 @@
 
 pub mod confusion;
 pub mod mutations;
+pub mod operators;
 pub mod parameters;
 pub mod request;
 pub mod schema;

@@ -281,6 +281,9 @@ pub(super) async fn create_pet(
     if shared.has(Fault::QueryMergedIntoBody) {
         body = query_merged(&uri, body);
     }
+    if shared.has(Fault::HeaderMergedIntoBody) {
+        body = super::new_pet::headers_merged(&headers, body);
+    }
     if shared.has(Fault::BodyLimitHtml) && length > DJANGO_LIMIT {
         let page = "<!DOCTYPE html><html><body><h1>Request Entity Too Large</h1></body></html>";
         let mut response = (StatusCode::PAYLOAD_TOO_LARGE, page).into_response();

@@ -35,6 +35,9 @@ pub struct InputCoverage {
     /// The first failing case, or why the class was not tried.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The operator that generated the class (`cases/operators.json`); none for a listed one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -45,4 +48,64 @@ fn is_zero(n: &u32) -> bool {
 pub fn counts(rows: &[InputCoverage]) -> (usize, usize, usize) {
     let of = |outcome: &str| rows.iter().filter(|row| row.outcome == outcome).count();
     (of("tried"), of("failed"), of("not-tried"))
+}
+
+/// The generated classes as a product: every position (operation and input) with a generated
+/// class in a row, every operator in a column, and in each cell what the position's classes
+/// of that operator got (`None`: the operator does not apply there).
+pub struct Product<'a> {
+    pub operators: Vec<&'a str>,
+    pub positions: Vec<(String, Vec<Option<Cell>>)>,
+}
+
+/// What one position's classes of one operator got.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cell {
+    pub cases: u32,
+    pub failed: u32,
+    pub tried: bool,
+}
+
+impl Cell {
+    /// The cell in words: `6`, `1 of 6 failed`, or `not tried`.
+    pub fn words(&self) -> String {
+        match (self.tried, self.failed) {
+            (false, _) => "not tried".into(),
+            (true, 0) => self.cases.to_string(),
+            (true, failed) => format!("{failed} of {} failed", self.cases),
+        }
+    }
+}
+
+/// The product of the generated rows (empty when no row is generated).
+pub fn product(rows: &[InputCoverage]) -> Product<'_> {
+    let mut operators: Vec<&str> = Vec::new();
+    for operator in rows.iter().filter_map(|row| row.operator.as_deref()) {
+        if !operators.contains(&operator) {
+            operators.push(operator);
+        }
+    }
+    let mut positions: Vec<(String, Vec<Option<Cell>>)> = Vec::new();
+    for row in rows {
+        let Some(operator) = row.operator.as_deref() else {
+            continue;
+        };
+        let position = format!("{} {}", row.operation, row.input);
+        let at = match positions.iter().position(|(p, _)| *p == position) {
+            Some(at) => at,
+            None => {
+                positions.push((position, vec![None; operators.len()]));
+                positions.len() - 1
+            }
+        };
+        let column = operators.iter().position(|o| *o == operator).unwrap_or(0);
+        let cell = positions[at].1[column].get_or_insert_with(Cell::default);
+        cell.cases += row.cases;
+        cell.failed += row.failed;
+        cell.tried |= row.outcome != "not-tried";
+    }
+    Product {
+        operators,
+        positions,
+    }
 }

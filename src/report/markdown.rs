@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::coverage::{InputCoverage, counts};
+use super::coverage::{InputCoverage, counts, product};
 use super::model::{FailureReport, Report};
 use super::statements::{StatementCoverage, rules_list, summary};
 use crate::catalogue::Level;
@@ -299,6 +299,24 @@ fn coverage_section(out: &mut String, rows: &[InputCoverage]) {
             cell(row.note.as_deref().unwrap_or(""))
         );
     }
+    let product = product(rows);
+    if product.operators.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n### Positions × operators\n");
+    let _ = writeln!(
+        out,
+        "The generated classes (`cases/operators.json`): cases answered per position and operator; `-` where the operator does not apply.\n"
+    );
+    let _ = writeln!(out, "| position | {} |", product.operators.join(" | "));
+    let _ = writeln!(out, "|---|{}", "---|".repeat(product.operators.len()));
+    for (position, cells) in &product.positions {
+        let cells: Vec<String> = cells
+            .iter()
+            .map(|c| c.as_ref().map_or_else(|| "-".to_string(), |c| c.words()))
+            .collect();
+        let _ = writeln!(out, "| {} | {} |", cell(position), cells.join(" | "));
+    }
 }
 
 #[cfg(test)]
@@ -318,7 +336,39 @@ mod tests {
             failed: 0,
             unanswered: 0,
             note: Some("not sent: a | b".into()),
+            operator: None,
         }
+    }
+
+    /// Issue 36 item 7: the generated classes as positions × operators, a gap at a glance.
+    #[test]
+    fn the_product_shows_every_position_and_operator() {
+        let generated = |input: &str, operator: &str, cases: u32, failed: u32| InputCoverage {
+            input: input.into(),
+            class: operator.into(),
+            cases,
+            failed,
+            outcome: if failed > 0 { "failed" } else { "tried" }.into(),
+            operator: Some(operator.into()),
+            ..row(operator, "tried")
+        };
+        let rows = [
+            row("charset-parameter", "tried"),
+            generated("body field name", "padding", 3, 0),
+            generated("body field status", "padding", 3, 1),
+            generated("body field status", "letter-case", 2, 0),
+        ];
+        let mut md = String::new();
+        coverage_section(&mut md, &rows);
+        assert!(md.contains("| position | padding | letter-case |"), "{md}");
+        assert!(md.contains("| createPet body field name | 3 | - |"), "{md}");
+        assert!(
+            md.contains("| createPet body field status | 1 of 3 failed | 2 |"),
+            "{md}"
+        );
+        let mut listed = String::new();
+        coverage_section(&mut listed, &rows[..1]);
+        assert!(!listed.contains("Positions × operators"), "{listed}");
     }
 
     #[test]

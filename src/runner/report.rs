@@ -183,6 +183,7 @@ pub(super) fn coverage_rows(space: &RequestSpace, tally: &Tally) -> Vec<InputCov
                     failed: found.failed,
                     unanswered: found.unanswered,
                     note,
+                    operator: class.operator.clone(),
                 });
             }
             for untried in &input.untried {
@@ -198,6 +199,7 @@ pub(super) fn coverage_rows(space: &RequestSpace, tally: &Tally) -> Vec<InputCov
                     failed: 0,
                     unanswered: 0,
                     note: Some(untried.reason.clone()),
+                    operator: None,
                 });
             }
         }

@@ -69,6 +69,12 @@ pub(super) fn load(config: &RunConfig) -> Result<Loaded, RunError> {
     let space = crate::generation::space::RequestSpace::load(options.cases_dir.as_deref())
         .map_err(|e| RunError::Config(e.to_string()))?;
     let new_pet_schema = Schemas::new(&contract).flatten(&contract, SchemaName::NewPet)?;
+    // The operators apply to the NewPet this run loads: a contract's own members get theirs.
+    let operators = crate::generation::operators::Operators::load(options.cases_dir.as_deref())
+        .map_err(|e| RunError::Config(e.to_string()))?;
+    let space = space
+        .with_operators(&operators, &new_pet_schema)
+        .map_err(RunError::Config)?;
     for note in crate::generation::check_caps(&new_pet_schema, "NewPet")? {
         stderrln!("petstore-conformance: {note}");
     }

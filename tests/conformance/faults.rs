@@ -279,7 +279,10 @@ pub fn deep_fault_caught(fault: Fault, rule_id: &str) -> Result<(), Failed> {
 
 /// The faults of the request space's classes (cases/request-space.json), each with the rule
 /// that walks its class: the coverage pass is deterministic, so each is caught at every seed.
-pub const CLASS_FAULTS: [(&str, &str); 43] = [
+pub const CLASS_FAULTS: [(&str, &str); 46] = [
+    ("header-merged-into-body", "inputs/create-pet/required"),
+    ("escaped-enum-refused", "inputs/create-pet/required"),
+    ("name-trimmed", "inputs/create-pet/required"),
     ("cross-origin-refused", "inputs/list-pets/required"),
     ("latin1-body-decoded", "inputs/create-pet/required"),
     ("auth-bearer-searched", "inputs/get-pet/required"),
@@ -331,16 +334,32 @@ pub const CLASS_FAULTS: [(&str, &str); 43] = [
 /// The classes of the request space each body fault breaks (one, but where said why): no
 /// other class of the coverage table fails under it (none: a rule outside the walk catches it, and no
 /// class fails).
-pub const ONLY_CLASS: [(&str, &[&str]); 23] = [
+pub const ONLY_CLASS: [(&str, &[&str]); 26] = [
+    // The operators' faults (cases/operators.json), each caught by its operator's classes.
+    (
+        "header-merged-into-body",
+        &["moved-to-header", "moved-to-header"],
+    ),
+    ("escaped-enum-refused", &["json-escapes"]),
+    ("name-trimmed", &["free-text", "padding"]),
     ("latin1-body-decoded", &["other-charset"]),
-    ("status-spellings-coerced", &["other-spellings"]),
+    // Padded and by index at the generated status position too (cases/operators.json).
+    (
+        "status-spellings-coerced",
+        &["other-spellings", "padding", "enum-index"],
+    ),
     ("query-merged-into-body", &["field-in-query"]),
     ("trailing-data-ignored", &["trailing-data"]),
     ("second-document-read", &["second-document"]),
     ("comments-accepted", &["comments"]),
     ("nan-read-as-float", &["non-json-tokens"]),
     // A body in Latin-1 is bytes that are not UTF-8 too, replaced all the same.
-    ("invalid-utf8-replaced", &["invalid-utf-8", "other-charset"]),
+    // And inside the name (the generated body field name's invalid-utf-8); inside the status
+    // the replaced value is no status, refused all the same.
+    (
+        "invalid-utf8-replaced",
+        &["invalid-utf-8", "other-charset", "invalid-utf-8"],
+    ),
     ("byte-order-mark-skipped", &["byte-order-mark"]),
     ("single-quotes-accepted", &["single-quotes"]),
     ("trailing-commas-accepted", &["trailing-commas"]),

@@ -14,7 +14,11 @@ pub fn variant_raises_no_false_alarm(variant: Variant) -> Result<(), Failed> {
     // requests, not the wire.
     let seeds = if matches!(
         variant,
-        Variant::Throttled | Variant::SlowGateway | Variant::OneByteChunks | Variant::ByteWrites
+        Variant::Throttled
+            | Variant::SlowGateway
+            | Variant::OneByteChunks
+            | Variant::ByteWrites
+            | Variant::Chunked
     ) {
         200..201u64
     } else {

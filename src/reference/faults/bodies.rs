@@ -156,6 +156,31 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         may_break: &[],
     },
     FaultInfo {
+        fault: Fault::HeaderMergedIntoBody,
+        name: "header-merged-into-body",
+        description: "createPet merges request headers named as NewPet members into the body's fields (one bag for every input source): a body without categoryId and a `categoryId: 1` header stores a pet",
+        breaks: REQUIRED,
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::EscapedEnumRefused,
+        name: "escaped-enum-refused",
+        description: "a status spelt with a JSON escape (`\\u0061vailable`) is refused: the enum binder matches the raw token, not the string it decodes to",
+        breaks: REQUIRED,
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::NameTrimmed,
+        name: "name-trimmed",
+        description: "a name is stored with the whitespace at its ends cut (a binder's trim), where free text is kept as sent",
+        breaks: REQUIRED,
+        may_break: &[
+            "inputs/create-pet/recommended",
+            "create-pet/valid/created",
+            "create-pet/valid/round-trip",
+        ],
+    },
+    FaultInfo {
         fault: Fault::Latin1BodyDecoded,
         name: "latin1-body-decoded",
         description: "a body under `charset=iso-8859-1` is decoded as Latin-1 and stored (RFC 8259 defines no charset: JSON is UTF-8)",

@@ -54,6 +54,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         name: "create-name-coerced",
         description: "a name that is a number or null is turned into a string and stored",
         breaks: &[
+            "inputs/create-pet/required",
             "create-pet/invalid/generated",
             "create-pet/invalid/name-wrong-type",
             "create-pet/invalid/name-null",
@@ -67,6 +68,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         name: "create-category-id-coerced",
         description: "a categoryId given as a string of digits is accepted",
         breaks: &[
+            "inputs/create-pet/required",
             "create-pet/invalid/generated",
             "create-pet/invalid/category-id-wrong-type",
             "create-pet/invalid/values-answer-400",
@@ -79,6 +81,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         name: "create-category-id-truncated",
         description: "a fractional categoryId is truncated to an integer and stored",
         breaks: &[
+            "inputs/create-pet/required",
             "create-pet/invalid/generated",
             "create-pet/invalid/category-id-fractional",
             "create-pet/invalid/values-answer-400",
@@ -191,6 +194,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         name: "create-category-id-null-accepted",
         description: "a null categoryId is stored as 0",
         breaks: &[
+            "inputs/create-pet/required",
             "create-pet/invalid/generated",
             "create-pet/fields/type-confusion",
         ],
@@ -254,7 +258,10 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         fault: Fault::CategoryIdBoolCoerced,
         name: "category-id-bool-coerced",
         description: "a boolean categoryId is stored as 0 or 1",
-        breaks: &["create-pet/fields/type-confusion"],
+        breaks: &[
+            "inputs/create-pet/required",
+            "create-pet/fields/type-confusion",
+        ],
         may_break: &[],
     },
     FaultInfo {
@@ -272,14 +279,20 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         fault: Fault::StatusCaseInsensitiveCreate,
         name: "status-case-insensitive-create",
         description: "createPet accepts a status in another case (AVAILABLE) and stores it in lower case",
-        breaks: &["create-pet/fields/type-confusion"],
+        breaks: &[
+            "inputs/create-pet/required",
+            "create-pet/fields/type-confusion",
+        ],
         may_break: &[],
     },
     FaultInfo {
         fault: Fault::NameArrayJoined,
         name: "name-array-joined",
         description: "a name given as an array is stored joined by commas",
-        breaks: &["create-pet/fields/type-confusion"],
+        breaks: &[
+            "inputs/create-pet/required",
+            "create-pet/fields/type-confusion",
+        ],
         may_break: &[],
     },
     FaultInfo {

@@ -141,6 +141,9 @@ pub enum Fault {
     EncodedSlashHtml,
     PetIdTruncated32,
     CrossOriginRefused,
+    HeaderMergedIntoBody,
+    EscapedEnumRefused,
+    NameTrimmed,
 }
 
 /// The faults whose one mistake shows as more than one finding (`report::findings`), each with

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::escape::escape;
 use crate::catalogue::Level;
-use crate::report::coverage::{InputCoverage, counts};
+use crate::report::coverage::{InputCoverage, counts, product};
 use crate::report::statements::{StatementCoverage, rules_list, summary};
 
 /// The contract coverage matrix (empty when the report has none).
@@ -71,7 +71,35 @@ pub(super) fn coverage_section(out: &mut String, rows: &[InputCoverage]) {
             escape(row.note.as_deref().unwrap_or(""))
         );
     }
-    let _ = writeln!(out, "</tbody>\n</table>\n</section>");
+    let _ = writeln!(out, "</tbody>\n</table>");
+    let product = product(rows);
+    if !product.operators.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h3>Positions × operators</h3>\n<p>The generated classes (<code>cases/operators.json</code>): cases answered per position and operator; - where the operator does not apply.</p>"
+        );
+        let head: String = product
+            .operators
+            .iter()
+            .map(|o| format!("<th>{}</th>", escape(o)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<table class=\"product\">\n<thead><tr><th>position</th>{head}</tr></thead>\n<tbody>"
+        );
+        for (position, cells) in &product.positions {
+            let cells: String = cells
+                .iter()
+                .map(|c| {
+                    let text = c.as_ref().map_or_else(|| "-".to_string(), |c| c.words());
+                    format!("<td>{}</td>", escape(&text))
+                })
+                .collect();
+            let _ = writeln!(out, "<tr><td>{}</td>{cells}</tr>", escape(position));
+        }
+        let _ = writeln!(out, "</tbody>\n</table>");
+    }
+    let _ = writeln!(out, "</section>");
 }
 
 #[cfg(test)]
@@ -93,6 +121,7 @@ mod tests {
             failed: 0,
             unanswered: 0,
             note: None,
+            operator: None,
         };
         let mut page = String::new();
         coverage_section(&mut page, &[row]);
