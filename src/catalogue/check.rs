@@ -183,6 +183,9 @@ pub enum Check {
     },
     /// A name with a lone surrogate escape is refused or stored; reads after it never 5xx.
     CreatePoisonedReadBack {},
+    /// The request space's createPet bodies that are not UTF-8, sent last, judged as their
+    /// classes say; listings after them never 5xx.
+    CreatePoisonedBytes {},
 
     // Sequences (`sequences.json`).
     /// Random sequences of at most `max_steps` steps agree with a model of the store.

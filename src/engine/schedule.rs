@@ -32,6 +32,7 @@ pub fn phase(check: &Check) -> Phase {
         | Check::ResponsesOutsideNoServerError {}
         // A pet it stores may break every read that shows it: after the other rules' reads.
         | Check::CreatePoisonedReadBack {}
+        | Check::CreatePoisonedBytes {}
         // Reads back the pets create-pet/valid/created stored: after it.
         | Check::CreateRoundTrip {} => Phase::Last,
         Check::AuthRefused { .. }
@@ -162,7 +163,9 @@ pub fn phase_for(rule: &Rule, budget: bool) -> Phase {
             if budget
                 && matches!(
                     rule.check,
-                    Check::CreatePoisonedReadBack {} | Check::CreateRoundTrip {}
+                    Check::CreatePoisonedReadBack {}
+                        | Check::CreatePoisonedBytes {}
+                        | Check::CreateRoundTrip {}
                 ) =>
         {
             Phase::Main

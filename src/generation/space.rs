@@ -75,6 +75,26 @@ pub struct Class {
     pub cases: Vec<Case>,
 }
 
+impl Class {
+    /// Whether every case sends a body that is not UTF-8: a store that keeps such bytes may
+    /// break every read after it, so these go last (`create-pet/poisoned/not-utf-8`).
+    pub fn poisons(&self) -> bool {
+        let not_utf_8 = |case: &Case| {
+            case.body_bytes
+                .as_deref()
+                .and_then(unescape_bytes)
+                .is_some_and(|bytes| std::str::from_utf8(&bytes).is_err())
+        };
+        !self.cases.is_empty() && self.cases.iter().all(not_utf_8)
+    }
+
+    /// Whether the walk of its level leaves it to the last phase: a required class that
+    /// poisons (a recommended one is the recommended walk's, early: no such class yet).
+    pub fn goes_last(&self) -> bool {
+        self.level == Level::Required && self.poisons()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Untried {

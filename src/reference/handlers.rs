@@ -40,7 +40,8 @@ pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Respo
             value
         })
         .collect();
-    let poisoned = shared.has(Fault::LoneSurrogatePoisonsReads)
+    let poisoned = (shared.has(Fault::LoneSurrogatePoisonsReads)
+        || shared.has(Fault::InvalidBytesPoisonReads))
         && pets.iter().any(|pet| {
             pet.get("id")
                 .and_then(Value::as_i64)

@@ -35,7 +35,9 @@ pub struct Drawn {
 /// property rules draw their cases.
 pub fn walk(ctx: &RuleCtx) -> Checked {
     let operation = ctx.rule.operation;
-    let classes = ctx.run.space.classes(operation, ctx.rule.level);
+    let mut classes = ctx.run.space.classes(operation, ctx.rule.level);
+    // Bodies that are not UTF-8 go last (`walk_last`): kept, they may break every read.
+    classes.retain(|(_, class)| !class.goes_last());
     if classes.is_empty() {
         return Err(Verdict::skipped(format!(
             "the request space has no {} class for {}",
@@ -64,6 +66,26 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         ..drawn
     });
     property::check_all(ctx, coverage, strategy, describe, case)
+}
+
+/// The classes of createPet the walk leaves to the last phase (bodies that are not UTF-8), sent
+/// at once and judged as their classes say, each tallied for the coverage table.
+pub fn walk_last(ctx: &RuleCtx) -> Checked {
+    let mut classes = ctx.run.space.classes(Operation::CreatePet, ctx.rule.level);
+    classes.retain(|(_, class)| class.goes_last());
+    if classes.is_empty() {
+        return Err(Verdict::skipped(
+            "the request space has no createPet class whose bodies are not UTF-8",
+        ));
+    }
+    let walk = Walk {
+        ctx,
+        operation: Operation::CreatePet,
+        valid: auth::request_for(ctx, Operation::CreatePet)?,
+        classes,
+    };
+    let (coverage, _) = walk.cases();
+    first_of(&coverage, &|drawn: &Drawn| walk.case(drawn), ctx)
 }
 
 /// One rule's walk over its operation's classes at its level.

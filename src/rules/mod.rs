@@ -55,6 +55,7 @@ pub fn run(ctx: &RuleCtx) -> Checked {
         Check::CreateNameLadder { lengths } => sizes::name_ladder(ctx, lengths),
         Check::CreateBodyLadder { sizes } => sizes::body_ladder(ctx, sizes),
         Check::CreatePoisonedReadBack {} => read_back::lone_surrogate(ctx),
+        Check::CreatePoisonedBytes {} => read_back::not_utf_8(ctx),
         Check::ListDefaultAtMost { max } => list_pets::default_at_most(ctx, *max),
         Check::ListLimitProperty {} => list_pets::limit_property(ctx),
         Check::ListLimitAccepted { limit } => list_pets::limit_accepted(ctx, limit),

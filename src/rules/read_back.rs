@@ -90,3 +90,34 @@ pub fn lone_surrogate(ctx: &RuleCtx) -> Checked {
         None => Ok(()),
     }
 }
+
+/// The request space's createPet bodies that are not UTF-8, last: each answered as its class
+/// says (400, nothing stored), and where one was stored anyway, the listings after it answer
+/// without a 5xx.
+pub fn not_utf_8(ctx: &RuleCtx) -> Checked {
+    if ctx.run.deadline.is_some() {
+        // Under a budget (main phase): after every rule's first pass, before the budget ends.
+        ctx.wait_for_first_passes();
+    }
+    let judged = super::inputs::walk_last(ctx);
+    let reads = [
+        RequestSpec::get("/pets").query("limit", "100"),
+        RequestSpec::get("/pets"),
+    ];
+    let mut failures = Vec::new();
+    for exchange in ctx.send_all(&reads) {
+        ctx.case_done();
+        if let Some(Verdict::Failed(failure)) = server_error(
+            &exchange,
+            "listPets after the bodies that are not UTF-8",
+            "listings after bodies that are not UTF-8 answer as the contract says (200, 401); never a 5xx",
+        ) {
+            failures.push(*failure);
+        }
+    }
+    match (judged, Verdict::failed_distinct(failures)) {
+        (Err(verdict), _) if verdict.kind() == crate::outcome::VerdictKind::Failed => Err(verdict),
+        (_, Some(verdict)) => Err(verdict),
+        (judged, None) => judged,
+    }
+}

@@ -153,7 +153,12 @@ pub(super) fn coverage_rows(space: &RequestSpace, tally: &Tally) -> Vec<InputCov
                 let found = tally
                     .get(operation, &input.input, &class.class)
                     .unwrap_or_default();
-                let rule = rule_id(name, class.level);
+                let rule =
+                    if class.goes_last() && operation == crate::contract::Operation::CreatePet {
+                        "create-pet/poisoned/not-utf-8".to_string()
+                    } else {
+                        rule_id(name, class.level)
+                    };
                 let (outcome, note) = if found.failed > 0 {
                     ("failed", found.first_failure)
                 } else if found.cases > 0 {

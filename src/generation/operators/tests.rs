@@ -165,3 +165,34 @@ fn every_body_case_changes_only_its_input() {
     }
     assert!(checked > 20, "{checked} bodies checked");
 }
+
+/// Issue 36 item 4: the bodies that may leave something a store cannot read back (not UTF-8)
+/// are exactly the classes that go last, and every one of them is required (a recommended one
+/// would be walked early).
+#[test]
+fn the_bodies_that_are_not_utf_8_go_last() {
+    let space = RequestSpace::built_in();
+    let mut last: Vec<String> = Vec::new();
+    for input in &space.inputs {
+        for class in &input.classes {
+            assert!(
+                !class.poisons() || class.goes_last(),
+                "{} / {}: not UTF-8 but recommended",
+                input.input,
+                class.class
+            );
+            if class.goes_last() {
+                last.push(format!("{} / {}", input.input, class.class));
+            }
+        }
+    }
+    assert_eq!(
+        last,
+        [
+            "body / invalid-utf-8",
+            "body / other-charset",
+            "body field name / invalid-utf-8",
+            "body field status / invalid-utf-8"
+        ]
+    );
+}

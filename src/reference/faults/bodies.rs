@@ -40,7 +40,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         fault: Fault::InvalidUtf8Replaced,
         name: "invalid-utf8-replaced",
         description: "createPet decodes a body that is not UTF-8 with U+FFFD in place of the bad bytes and stores the pet (Go, Hono)",
-        breaks: REQUIRED,
+        breaks: &["create-pet/poisoned/not-utf-8"],
         may_break: &[],
     },
     FaultInfo {
@@ -184,7 +184,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         fault: Fault::Latin1BodyDecoded,
         name: "latin1-body-decoded",
         description: "a body under `charset=iso-8859-1` is decoded as Latin-1 and stored (RFC 8259 defines no charset: JSON is UTF-8)",
-        breaks: REQUIRED,
+        breaks: &["create-pet/poisoned/not-utf-8"],
         may_break: &[],
     },
     FaultInfo {

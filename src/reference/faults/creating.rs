@@ -132,6 +132,7 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         name: "create-malformed-json-500",
         description: "malformed JSON makes createPet answer 500",
         breaks: &[
+            "create-pet/poisoned/not-utf-8",
             "create-pet/invalid/malformed-json",
             "responses/no-server-error",
             "inputs/create-pet/required",
@@ -408,6 +409,13 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         name: "name-cut-at-1000",
         description: "names are stored cut to 1000 characters, and answered so (a VARCHAR(1000) column, no strict mode)",
         breaks: &["create-pet/sizes/name-ladder"],
+        may_break: &[],
+    },
+    FaultInfo {
+        fault: Fault::InvalidBytesPoisonReads,
+        name: "invalid-bytes-poison-reads",
+        description: "a body that is not UTF-8 is stored, its bytes kept (a column of bytes), and every listing that shows the pet answers 500 after (PHP's json_encode failing on them): sent last, one rule's failure, where sent first it took every later listing down",
+        breaks: &["create-pet/poisoned/not-utf-8"],
         may_break: &[],
     },
     FaultInfo {

@@ -28,7 +28,10 @@ pub(super) const FAULTS: &[FaultInfo] = &[
         fault: Fault::CreateNanAccepted,
         name: "create-nan-accepted",
         description: "createPet reads NaN and Infinity in the body (not JSON) as 0 and stores the pet",
-        breaks: &["inputs/create-pet/required"],
+        breaks: &[
+            "create-pet/poisoned/not-utf-8",
+            "inputs/create-pet/required",
+        ],
         may_break: &[],
     },
     FaultInfo {

@@ -144,6 +144,7 @@ pub enum Fault {
     HeaderMergedIntoBody,
     EscapedEnumRefused,
     NameTrimmed,
+    InvalidBytesPoisonReads,
 }
 
 /// The faults whose one mistake shows as more than one finding (`report::findings`), each with

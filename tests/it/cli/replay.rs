@@ -69,7 +69,7 @@ fn bytes_that_are_not_utf_8_are_recorded_and_replayed_as_sent() {
     let dir = temp_dir("replay-bytes");
     let output = run(
         &[
-            "inputs/create-pet/required",
+            "create-pet/poisoned/not-utf-8",
             "--exact",
             "--reference-fault",
             "invalid-utf8-replaced",
@@ -96,7 +96,7 @@ fn bytes_that_are_not_utf_8_are_recorded_and_replayed_as_sent() {
         .args([
             "replay",
             dir.join("report.json").to_str().unwrap(),
-            "inputs/create-pet/required",
+            "create-pet/poisoned/not-utf-8",
         ])
         .output()
         .unwrap();
