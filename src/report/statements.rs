@@ -66,13 +66,36 @@ fn normalized(text: &str) -> String {
 
 /// Whether `rule`'s citation quotes `statement` (a quote joins passages with " … ").
 pub fn cites(rule: &Rule, statement: &Statement) -> bool {
-    let text = normalized(&statement.text);
+    cites_passages(
+        rule,
+        &passages(rule),
+        statement,
+        &normalized(&statement.text),
+    )
+}
+
+/// A rule's citation as the passages [`cites`] compares, normalized: computed once per rule
+/// where every statement is compared with every rule (a report's matrix).
+pub fn passages(rule: &Rule) -> Vec<String> {
     rule.citation
         .quote
         .split('…')
         .map(normalized)
-        .any(|passage| !passage.is_empty() && (passage.contains(&text) || text.contains(&passage)))
+        .filter(|passage| !passage.is_empty())
+        .collect()
+}
+
+/// [`cites`], the rule's passages and the statement's text normalized already.
+pub fn cites_passages(rule: &Rule, passages: &[String], statement: &Statement, text: &str) -> bool {
+    passages
+        .iter()
+        .any(|passage| passage.contains(text) || text.contains(passage.as_str()))
         || statement.checked_by.contains(&rule.id)
+}
+
+/// A statement's text as [`cites_passages`] compares it.
+pub fn statement_text(statement: &Statement) -> String {
+    normalized(&statement.text)
 }
 
 /// A row's verdicts in a few words: "3 passed, 1 failed", "not run", or why not testable.

@@ -17,7 +17,9 @@ use crate::engine::run::Run;
 use crate::generation::space::RequestSpace;
 use crate::outcome::Exchange;
 use crate::report::coverage::InputCoverage;
-use crate::report::statements::{CheckedBy, StatementCoverage, cites, statements};
+use crate::report::statements::{
+    CheckedBy, StatementCoverage, cites_passages, passages, statement_text, statements,
+};
 use crate::report::{
     CREATED_PETS_FILE, ContractInfo, CreatedCap, CreatedPetsInfo, Named, Report, RuleReport,
     TargetInfo, TargetKind,
@@ -221,12 +223,20 @@ pub(super) fn statement_matrix(
     let Ok(statements) = statements() else {
         return Vec::new();
     };
+    // Each rule's passages and each statement's text normalized once, not per pair.
+    let cited: Vec<Vec<String>> = catalogue.iter().map(passages).collect();
     statements
         .into_iter()
-        .map(|statement| StatementCoverage {
+        .map(|statement| {
+            let text = statement_text(&statement);
+            (statement, text)
+        })
+        .map(|(statement, text)| StatementCoverage {
             rules: catalogue
                 .iter()
-                .filter(|rule| cites(rule, &statement))
+                .zip(&cited)
+                .filter(|(rule, cited)| cites_passages(rule, cited, &statement, &text))
+                .map(|(rule, _)| rule)
                 .map(|rule| CheckedBy {
                     rule: rule.id.clone(),
                     verdict: reports.iter().find(|r| r.id == rule.id).map(|r| r.verdict),
