@@ -220,13 +220,48 @@ fn soft_breaks_joined(text: &str) -> Option<Decoded> {
     Some(joined)
 }
 
-/// Whether `text` holds anything [`decode`] changes: then it is worth its copy. Most texts
-/// (plain JSON, ASCII) hold none of these bytes and are searched as they are only.
+/// Whether `text` holds anything [`decode_deep`] changes (an escape [`decode`] undoes, or a
+/// soft line break): then it is worth its copies. Most texts hold none: plain JSON, ASCII, and
+/// an `=` or `%` that starts no escape (`charset=utf-8`) are searched as they are only.
 pub(super) fn has_escapes(text: &str) -> bool {
-    text.bytes().any(|b| {
-        matches!(b, b'&' | b'\\' | b'%' | b'=' | 0xc0..=0xff)
-            || (b.is_ascii_control() && !matches!(b, b'\t' | b'\n' | b'\r'))
-    })
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(offset) = bytes[at..].iter().position(starts_escape) {
+        at += offset;
+        if escape_at(text, at, EVERY_KIND).is_some()
+            || text[at..].starts_with("=\n")
+            || text[at..].starts_with("=\r\n")
+        {
+            return true;
+        }
+        at += 1;
+        while at < bytes.len() && !text.is_char_boundary(at) {
+            at += 1;
+        }
+    }
+    false
+}
+
+/// A byte an escape of [`decode`] may start at.
+fn starts_escape(b: &u8) -> bool {
+    matches!(b, b'&' | b'\\' | b'%' | b'=' | 0xc0..=0xff | 0..=0x1f | 0x7f)
+}
+
+/// The escape of `kinds` at `text[i..]`, if one starts there: what it spells (`None`: a
+/// character left out) and its length.
+fn escape_at(text: &str, i: usize, kinds: u8) -> Option<(Option<char>, usize)> {
+    let kind = |kind: u8| kinds & kind != 0;
+    match text.as_bytes()[i] {
+        b'&' if kind(REFERENCES) => reference(&text[i..]).map(|(c, n)| (unseen(c), n)),
+        b'\\' if kind(BACKSLASHES) => backslash(&text[i..]).map(|(c, n)| (unseen(c), n)),
+        b'%' if kind(PERCENT) => percent(&text[i..]).map(|(c, n)| (unseen(c), n)),
+        b'=' if kind(QUOTED_PRINTABLE) => quoted_printable(&text[i..]),
+        0xc0..=0xff | 0..=0x1f | 0x7f if kind(UNSEEN) => text[i..].chars().next().and_then(|c| {
+            let seen = unseen(c);
+            (seen != Some(c)).then_some((seen, c.len_utf8()))
+        }),
+        _ => None,
+    }
 }
 
 /// `text` with the escapes of `kinds` decoded, with where each escape stood.
@@ -238,22 +273,9 @@ pub(super) fn decode(text: &str, kinds: u8) -> Decoded {
     };
     let mut plain = 0;
     let mut i = 0;
-    while i < bytes.len() {
-        let kind = |kind: u8| kinds & kind != 0;
-        let escape = match bytes[i] {
-            b'&' if kind(REFERENCES) => reference(&text[i..]).map(|(c, n)| (unseen(c), n)),
-            b'\\' if kind(BACKSLASHES) => backslash(&text[i..]).map(|(c, n)| (unseen(c), n)),
-            b'%' if kind(PERCENT) => percent(&text[i..]).map(|(c, n)| (unseen(c), n)),
-            b'=' if kind(QUOTED_PRINTABLE) => quoted_printable(&text[i..]),
-            0xc0..=0xff | 0..=0x1f | 0x7f if kind(UNSEEN) => {
-                text[i..].chars().next().and_then(|c| {
-                    let seen = unseen(c);
-                    (seen != Some(c)).then_some((seen, c.len_utf8()))
-                })
-            }
-            _ => None,
-        };
-        let Some((c, length)) = escape else {
+    while let Some(offset) = bytes[i..].iter().position(starts_escape) {
+        i += offset;
+        let Some((c, length)) = escape_at(text, i, kinds) else {
             i += 1;
             continue;
         };

@@ -262,3 +262,30 @@ fn a_proxy_password_is_a_secret_and_its_user_name_is_not() {
     assert!(userinfo_secrets("http://ops@proxy.example").is_empty());
     assert!(userinfo_secrets("proxy.example:3128").is_empty());
 }
+
+/// A text is decoded only where a decoding would change it: `has_escapes` says so exactly
+/// (an `=` or `%` that starts no escape, as in `charset=utf-8`, is searched as it is), and
+/// the key behind a real escape is still found.
+#[test]
+fn only_texts_a_decoding_changes_are_decoded() {
+    for (text, changes) in [
+        ("application/json; charset=utf-8", false),
+        ("100% of {\"name\": \"é\"}", false),
+        ("&zz; =zz %zz \\q", false),
+        ("%4B", true),
+        ("=4B", true),
+        ("a=\r\nb", true),
+        ("&amp;", true),
+        ("\\u004B", true),
+        ("a\u{200b}b", true),
+    ] {
+        assert_eq!(decoded::has_escapes(text), changes, "{text:?}");
+        let deep = decoded::decode_deep(text);
+        assert_eq!(deep.depth() > 0, changes, "{text:?}");
+    }
+    let redactor = Redactor::new("s3cret");
+    assert_eq!(
+        redactor.redact("charset=utf-8; key=%73%33cret"),
+        "charset=utf-8; key=[REDACTED]"
+    );
+}
