@@ -141,6 +141,10 @@ pub struct Run {
     /// them wait for none to be left, so that the creates have the first places (see
     /// [`super::schedule::phase_for`]).
     pub quiet_unanswered: std::sync::atomic::AtomicUsize,
+    /// Whether the store took the plainest NewPet with the run's marker category, asked once
+    /// before the first request-space case (`rules::stored::fill`): where it did not, the
+    /// cases spell an accepted category, so that no probe is refused for its category alone.
+    pub marker_taken: std::sync::OnceLock<bool>,
     /// The request space the coverage pass walks, and what it found per class.
     pub space: crate::generation::space::RequestSpace,
     pub input_tally: super::coverage::Tally,

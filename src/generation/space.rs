@@ -175,6 +175,9 @@ pub struct Fill<'a> {
     pub name: &'a str,
     pub category: i64,
     pub marker: i64,
+    /// Whether `marker` is the run's own category (the store took it), so that a pet with it
+    /// is one of the case's; else it is an accepted category like any other pet's.
+    pub marker_is_own: bool,
     pub existing_id: Option<i64>,
     pub unused_id: i64,
 }
@@ -238,6 +241,7 @@ impl Case {
             name,
             category,
             marker: category,
+            marker_is_own: false,
             existing_id: None,
             unused_id: category,
         };
@@ -265,7 +269,7 @@ impl Case {
         (
             (template.contains("{name}") || template.contains("{name-escaped}"))
                 .then(|| fill.name.to_string()),
-            template.contains("{marker}").then_some(fill.marker),
+            (fill.marker_is_own && template.contains("{marker}")).then_some(fill.marker),
         )
     }
 

@@ -32,6 +32,35 @@ pub fn may_send(ctx: &RuleCtx, case: &Case) -> bool {
         .is_none_or(|id| accepted.is_empty() || accepted.contains(&id))
 }
 
+/// Whether the request space's cases may spell the run's marker category (issue 36 item 1: a
+/// baseline the store accepts, then one change). A run told its store's categories
+/// (`--category-ids`) spells one of those, unasked; otherwise the plainest NewPet with the
+/// marker is created once, and where it is refused, the cases spell an accepted category
+/// instead: a store that keeps a list of categories would refuse every probe for its category
+/// alone, whatever the probe's own change. No answer at all keeps the marker.
+fn marker_taken(ctx: &RuleCtx) -> bool {
+    if !ctx.run.categories.0.is_empty() {
+        return false;
+    }
+    if ctx.run.read_only {
+        return true; // nothing is created, so nothing is asked
+    }
+    *ctx.run.marker_taken.get_or_init(|| {
+        let Ok(mut baseline) = super::auth::request_for(ctx, Operation::CreatePet) else {
+            return true;
+        };
+        baseline.body = Body::Json(serde_json::json!({
+            "name": ctx.pet_name("baseline"),
+            "categoryId": marker_category(ctx),
+        }));
+        let exchange = ctx.send(&baseline);
+        match exchange.status() {
+            Some(status) if !exchange.cut_by_transport() => (200..300).contains(&status),
+            _ => true,
+        }
+    })
+}
+
 /// The placeholders of the `index`th case of the space, for a case named `name`; `{existing-id}`
 /// asks the run's fixture for a pet that exists (only a case that names it).
 pub fn fill<'n>(
@@ -51,10 +80,19 @@ pub fn fill<'n>(
     } else {
         None
     };
+    // Asked only for a case that spells the marker (a listing's case creates nothing).
+    let spells_marker = case.body_template().is_some_and(|t| t.contains("{marker}"));
+    let own = !spells_marker || marker_taken(ctx);
+    let category = ctx.run.categories.accepted(1);
     Ok(Fill {
         name,
-        category: ctx.run.categories.accepted(1),
-        marker: marker_category(ctx) + index as i64,
+        category,
+        marker: if own {
+            marker_category(ctx) + index as i64
+        } else {
+            category
+        },
+        marker_is_own: own,
         existing_id,
         unused_id: unused_id(ctx),
     })

@@ -290,6 +290,7 @@ fn populate(
         first_pass_left: Default::default(),
         storing: Default::default(),
         quiet_unanswered: Default::default(),
+        marker_taken: Default::default(),
         space,
         input_tally: Default::default(),
         worker_slots: WorkerSlots::for_concurrency(config.options.concurrency),

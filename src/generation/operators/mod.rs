@@ -227,6 +227,7 @@ fn sample(template: &str) -> Option<Vec<u8>> {
         name: "pc-x",
         category: 1,
         marker: 2,
+        marker_is_own: true,
         existing_id: None,
         unused_id: 3,
     };
