@@ -429,16 +429,21 @@ pub fn probe_fault_caught(fault: Fault, rule_id: &str, shown: &str) -> Result<()
     })
 }
 
+/// The classes of the report's coverage table that failed, in its order.
+pub fn failed_classes(report: &Report) -> Vec<&str> {
+    report
+        .request_coverage
+        .iter()
+        .filter(|row| row.outcome == "failed")
+        .map(|row| row.class.as_str())
+        .collect()
+}
+
 /// A class's fault fails the rule that walks the class at 20 of 20 seeds (the rule alone
 /// selected: its cases do not depend on the others).
 pub fn class_fault_caught(fault: Fault, rule_id: &str) -> Result<(), Failed> {
     caught_at_every_seed(fault, rule_id, |report, _| {
-        let failed: Vec<&str> = report
-            .request_coverage
-            .iter()
-            .filter(|row| row.outcome == "failed")
-            .map(|row| row.class.as_str())
-            .collect();
+        let failed = failed_classes(report);
         let only = ONLY_CLASS
             .iter()
             .find(|(name, _)| *name == fault.name())

@@ -236,11 +236,16 @@ fn sample(template: &str) -> Option<Vec<u8>> {
 
 /// What a store must answer to `bytes` as a createPet body, from RFC 8259 and NewPet.
 fn derive(bytes: &[u8], new_pet: &jsonschema::Validator) -> Derived {
-    match crate::json::read(bytes) {
-        Err(_) => Derived::NotJson,
-        Ok(read) if new_pet.is_valid(&read.value) => Derived::Valid,
-        Ok(_) => Derived::Invalid,
+    match read(bytes) {
+        None => Derived::NotJson,
+        Some(value) if new_pet.is_valid(&value) => Derived::Valid,
+        Some(_) => Derived::Invalid,
     }
+}
+
+/// `bytes` read as RFC 8259 reads them, if they are JSON text.
+fn read(bytes: &[u8]) -> Option<Value> {
+    crate::json::read(bytes).ok().map(|read| read.value)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -313,17 +318,18 @@ impl RequestSpace {
     }
 }
 
-/// The bodies (as read with the sample fill) and headers the listed classes of an input send.
-fn listed_bodies(input: &Input) -> Vec<(Option<Vec<u8>>, Option<Value>)> {
+/// The bodies the listed classes of an input send with no header of their own, as read with
+/// the sample fill: their bytes, and the JSON they read as.
+fn listed_bodies(input: &Input) -> Vec<(Vec<u8>, Option<Value>)> {
     input
         .classes
         .iter()
         .flat_map(|class| &class.cases)
-        .map(|case| {
-            (
-                case.body_template().and_then(sample),
-                case.headers.as_ref().map(|h| serde_json::json!(h)),
-            )
+        .filter(|case| case.headers.is_none())
+        .filter_map(|case| case.body_template().and_then(sample))
+        .map(|bytes| {
+            let value = read(&bytes);
+            (bytes, value)
         })
         .collect()
 }
@@ -335,7 +341,7 @@ fn generate(
     operator: &Operator,
     position: &Position,
     positions: &[Position],
-    listed: &[(Option<Vec<u8>>, Option<Value>)],
+    listed: &[(Vec<u8>, Option<Value>)],
     validator: &jsonschema::Validator,
 ) -> Result<Vec<Class>, String> {
     let mut cases: Vec<(Derived, Case)> = Vec::new();
@@ -383,14 +389,10 @@ fn generate(
                 operator.operator
             ));
         };
-        let read = |bytes: &[u8]| crate::json::read(bytes).ok().map(|read| read.value);
         let ours = read(&bytes);
-        let sent_already = listed.iter().any(|(body, headers)| {
-            headers.is_none()
-                && body.as_ref().is_some_and(|listed| match &ours {
-                    Some(value) => read(listed).as_ref() == Some(value),
-                    None => listed == &bytes,
-                })
+        let sent_already = listed.iter().any(|(raw, value)| match &ours {
+            Some(ours) => value.as_ref() == Some(ours),
+            None => raw == &bytes,
         });
         if sent_already {
             continue; // a listed class sends it, with its own ruling
