@@ -21,9 +21,14 @@ pub struct ClassTally {
     pub first_failure: Option<String>,
 }
 
-/// Per (operation, input, class): what the coverage pass found.
+/// Per (operation, input, class): what the coverage pass found; and apart, per the rule that
+/// sent them, the classes of rules outside the request space (a parameter's operator, which
+/// list-pets/parameters and get-pet/parameters send), so that a name both use is two rows.
 #[derive(Debug, Default)]
-pub struct Tally(Mutex<BTreeMap<(String, String, String), ClassTally>>);
+pub struct Tally(Mutex<BTreeMap<Key, ClassTally>>);
+
+/// Operation, input, class, and the rule outside the request space that counted it.
+type Key = (String, String, String, Option<String>);
 
 impl Tally {
     /// Counts one case of a class (`key`: operation, input, class); `what` words a failure.
@@ -33,6 +38,11 @@ impl Tally {
         outcome: Outcome,
         what: impl FnOnce() -> String,
     ) {
+        let (operation, input, class) = key;
+        self.count_key((operation, input, class, None), outcome, what);
+    }
+
+    fn count_key(&self, key: Key, outcome: Outcome, what: impl FnOnce() -> String) {
         let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let entry = map.entry(key).or_default();
         match outcome {
@@ -49,6 +59,32 @@ impl Tally {
         }
     }
 
+    /// Counts one case that `rule` sent of a class that is none of the request space's.
+    pub fn count_by(
+        &self,
+        rule: &str,
+        key: (String, String, String),
+        outcome: Outcome,
+        what: impl FnOnce() -> String,
+    ) {
+        let (operation, input, class) = key;
+        self.count_key(
+            (operation, input, class, Some(rule.to_string())),
+            outcome,
+            what,
+        );
+    }
+
+    /// Every class counted by a rule outside the request space, in key order: operation,
+    /// input, class, the rule, and what it found.
+    pub fn by_rules(&self) -> Vec<(Key, ClassTally)> {
+        let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.iter()
+            .filter(|((.., rule), _)| rule.is_some())
+            .map(|(key, tally)| (key.clone(), tally.clone()))
+            .collect()
+    }
+
     /// What the pass found for a class, if the pass sent any of its cases.
     pub fn get(&self, operation: Operation, input: &str, class: &str) -> Option<ClassTally> {
         let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -56,6 +92,7 @@ impl Tally {
             operation.name().to_string(),
             input.to_string(),
             class.to_string(),
+            None,
         ))
         .cloned()
     }

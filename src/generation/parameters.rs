@@ -7,6 +7,7 @@
 use proptest::prelude::*;
 use serde_json::Value;
 
+use super::operators::{Kind, Operator};
 use super::schema::integer_range;
 
 /// What the contract says of a parameter value.
@@ -33,6 +34,10 @@ pub struct ParameterValue {
     pub class: Class,
     /// What the value is, in words.
     pub what: String,
+    /// The operator of `cases/operators.json` that spelt it; none for a value the schema
+    /// allows at its edges, or a random one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<String>,
 }
 
 impl ParameterValue {
@@ -42,15 +47,7 @@ impl ParameterValue {
             repeat: None,
             class,
             what: what.into(),
-        }
-    }
-
-    fn raw(wire: String, class: Class, what: impl Into<String>) -> ParameterValue {
-        ParameterValue {
-            wire,
-            repeat: None,
-            class,
-            what: what.into(),
+            operator: None,
         }
     }
 }
@@ -128,159 +125,207 @@ pub fn classify(schema: &Value, text: &str) -> Class {
     }
 }
 
-/// The values of a parameter a tester would try by hand, classified.
-pub fn boundary_values(schema: &Value) -> Vec<ParameterValue> {
-    if let Some(Value::Array(allowed)) = schema.get("enum") {
-        let allowed: Vec<&str> = allowed.iter().filter_map(Value::as_str).collect();
-        return enum_values(&allowed);
-    }
-    if schema.get("type").and_then(Value::as_str) != Some("integer") {
+/// The values of a parameter a tester would try by hand, classified: the values the schema
+/// allows at its edges, then every operator's parameter spellings
+/// (`cases/operators.json`), each value once.
+pub fn boundary_values(schema: &Value, operators: &[Operator]) -> Vec<ParameterValue> {
+    let Some(baseline) = Baseline::of(schema) else {
         return Vec::new();
-    }
-    integer_values(schema)
-}
-
-/// Of an enum: each value, the first percent-encoded, its near misses (another case, a letter
-/// less or more, joined, empty), and two values given as a repeated parameter.
-fn enum_values(allowed: &[&str]) -> Vec<ParameterValue> {
-    use Class::{Allowed, Open, Refused};
-    let mut values = Vec::new();
-    for value in allowed {
-        values.push(ParameterValue::new(value, Allowed, format!("{value:?}")));
-    }
-    if let Some(first) = allowed.first() {
-        values.push(ParameterValue::raw(
-            encode_all(first),
-            Allowed,
-            format!("{first:?} with every byte percent-encoded"),
-        ));
-        let mut capitalised = first.to_string();
-        if let Some(c) = capitalised.get_mut(0..1) {
-            c.make_ascii_uppercase();
-        }
-        let near_misses = [
-            (first.to_uppercase(), "in upper case"),
-            (capitalised, "capitalised"),
-            (
-                first[..first.len().saturating_sub(1)].to_string(),
-                "less its last letter",
-            ),
-            (format!("{first}x"), "with a letter added"),
-            (format!(" {first}"), "with a leading space"),
-            (allowed.join(","), "every value joined by commas"),
-            (allowed.join(""), "every value run together"),
-            (String::new(), "empty"),
-            ("1".to_string(), "a number"),
-            ("null".to_string(), "the word null"),
-        ];
-        for (text, what) in near_misses {
-            if !allowed.contains(&text.as_str()) {
-                values.push(ParameterValue::new(
-                    &text,
-                    Refused,
-                    format!("{text:?} ({what})"),
-                ));
-            }
-        }
-    }
-    if allowed.len() >= 2 {
-        values.push(ParameterValue {
-            wire: encode(allowed[0]),
-            repeat: Some(encode(allowed[1])),
-            class: Open,
-            what: format!("{:?} and then {:?} (repeated)", allowed[0], allowed[1]),
-        });
-    }
-    values
-}
-
-/// Of an integer: the bounds and the values beside them, one value's spellings, what the
-/// schema refuses (past the bounds, past int64, fractions, other types), and the spellings
-/// the contract leaves open; each value once.
-fn integer_values(schema: &Value) -> Vec<ParameterValue> {
-    use Class::{Allowed, Open, Refused};
-    let mut values = Vec::new();
-    let (min, max) = allowed_range(schema);
-    let mut allowed: Vec<i128> = vec![min, max, min + 1, max - 1, 0, 1, -1, (min + max) / 2];
-    allowed.retain(|n| (min..=max).contains(n));
-    allowed.sort_unstable();
-    allowed.dedup();
-    for n in &allowed {
-        values.push(ParameterValue::new(&n.to_string(), Allowed, n.to_string()));
-    }
-    // A small value the schema allows, for the spellings of one value.
-    let sample = [7, 2, 1]
-        .into_iter()
-        .find(|n| (min..=max).contains(n))
-        .unwrap_or(min);
-    values.push(ParameterValue::raw(
-        encode_all(&sample.to_string()),
-        Allowed,
-        format!("{sample} with every digit percent-encoded"),
-    ));
-    let refused: Vec<(String, String)> = vec![
-        ((min - 1).to_string(), "one below the minimum".into()),
-        ((max + 1).to_string(), "one above the maximum".into()),
-        (
-            (i128::from(i64::MIN) - 1).to_string(),
-            "one below int64".into(),
-        ),
-        (
-            (i128::from(i64::MAX) + 1).to_string(),
-            "one above int64".into(),
-        ),
-        (format!("1{}", "0".repeat(30)), "31 digits".into()),
-        ("9".repeat(400), "400 digits".into()),
-        (format!("{sample}.5"), "a fraction".into()),
-        (format!("{sample}e0"), "an exponent".into()),
-        ("abc".into(), "letters".into()),
-        ("0x10".into(), "hexadecimal".into()),
-        ("true".into(), "a boolean".into()),
-        ("null".into(), "the word null".into()),
-        (String::new(), "empty".into()),
-        (
-            format!("{sample},{sample}"),
-            "two values joined by a comma".into(),
-        ),
-        (format!("[{sample}]"), "a JSON array".into()),
-        (format!(" {sample}"), "a leading space".into()),
-        // Sent as %2F: in the path, one segment that a server decoding before it routes
-        // (Tomcat) splits in two.
-        (format!("{sample}/{sample}"), "an encoded slash".into()),
-    ];
-    for (text, what) in refused {
-        let class = classify(schema, &text);
-        if class == Class::Refused {
-            let shown = if text.len() > 40 {
-                format!("{}… ({what})", &text[..20])
-            } else {
-                format!("{text:?} ({what})")
-            };
-            values.push(ParameterValue::new(&text, Refused, shown));
-        }
-    }
-    let open = [
-        (format!("0{sample}"), "a leading zero"),
-        (format!("+{sample}"), "a plus sign"),
-        ("-0".to_string(), "minus zero"),
-        (format!("{sample}.0"), "a zero fraction"),
-    ];
-    for (text, what) in open {
-        values.push(ParameterValue::new(
-            &text,
-            Open,
-            format!("{text:?} ({what})"),
-        ));
-    }
-    values.push(ParameterValue {
-        wire: sample.to_string(),
-        repeat: Some(min.to_string()),
-        class: Open,
-        what: format!("{sample} and then {min} (repeated)"),
-    });
+    };
+    let mut values = baseline.allowed();
+    values.extend(operator_values(schema, &baseline, operators));
     let mut seen = std::collections::BTreeSet::new();
     values.retain(|value| seen.insert((value.wire.clone(), value.repeat.clone())));
     values
+}
+
+/// A parameter's kind and the plain values the operators change.
+struct Baseline {
+    kind: Kind,
+    /// An enum's values; an integer's allowed range.
+    values: Vec<String>,
+    range: (i128, i128),
+    /// The value each operator changes: an enum's first value, a small allowed integer.
+    text: String,
+}
+
+impl Baseline {
+    fn of(schema: &Value) -> Option<Baseline> {
+        if let Some(Value::Array(allowed)) = schema.get("enum") {
+            let values: Vec<String> = allowed
+                .iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect();
+            return Some(Baseline {
+                kind: Kind::Enum,
+                text: values.first()?.clone(),
+                values,
+                range: (0, 0),
+            });
+        }
+        match schema.get("type").and_then(Value::as_str) {
+            Some("integer") => {
+                let (min, max) = allowed_range(schema);
+                let sample = [7, 2, 1]
+                    .into_iter()
+                    .find(|n| (min..=max).contains(n))
+                    .unwrap_or(min);
+                Some(Baseline {
+                    kind: Kind::Integer,
+                    values: Vec::new(),
+                    range: (min, max),
+                    text: sample.to_string(),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The values the schema allows that a tester tries first: each enum value; an integer's
+    /// bounds and the values beside them.
+    fn allowed(&self) -> Vec<ParameterValue> {
+        if self.kind == Kind::Enum {
+            return self
+                .values
+                .iter()
+                .map(|value| ParameterValue::new(value, Class::Allowed, format!("{value:?}")))
+                .collect();
+        }
+        let (min, max) = self.range;
+        let mut allowed: Vec<i128> = vec![min, max, min + 1, max - 1, 0, 1, -1, (min + max) / 2];
+        allowed.retain(|n| (min..=max).contains(n));
+        allowed.sort_unstable();
+        allowed.dedup();
+        allowed
+            .iter()
+            .map(|n| ParameterValue::new(&n.to_string(), Class::Allowed, n.to_string()))
+            .collect()
+    }
+
+    /// What a placeholder stands for at this parameter, as it goes on the wire; `None` where
+    /// it means nothing for its kind (an integer has no letter case).
+    fn placeholder(&self, name: &str) -> Option<String> {
+        let (min, max) = self.range;
+        let integer = self.kind == Kind::Integer;
+        let text = &self.text;
+        Some(match name {
+            "text" => encode(text),
+            "percent" => encode_all(text),
+            "upper" if !integer => encode(&text.to_uppercase()),
+            "capitalised" if !integer => {
+                let mut capitalised = text.clone();
+                if let Some(c) = capitalised.get_mut(0..1) {
+                    c.make_ascii_uppercase();
+                }
+                encode(&capitalised)
+            }
+            "less-last" if !integer && text.len() > 1 => encode(&text[..text.len() - 1]),
+            "values-joined" if integer => encode(&format!("{text},{text}")),
+            "values-joined" if self.values.len() >= 2 => encode(&self.values.join(",")),
+            "values-run-together" if self.values.len() >= 2 => encode(&self.values.join("")),
+            "second" if integer => min.to_string(),
+            "second" => encode(self.values.get(1)?),
+            "below-min" if integer => (min - 1).to_string(),
+            "above-max" if integer => (max + 1).to_string(),
+            "below-int64" if integer => (i128::from(i64::MIN) - 1).to_string(),
+            "above-int64" if integer => (i128::from(i64::MAX) + 1).to_string(),
+            "digits-400" if integer => "9".repeat(400),
+            _ => return None,
+        })
+    }
+}
+
+/// Every operator's parameter spellings at a parameter of `schema`, each classified by what
+/// its decoded value is to the schema (`{text}&{second}` is the parameter given twice).
+fn operator_values(
+    schema: &Value,
+    baseline: &Baseline,
+    operators: &[Operator],
+) -> Vec<ParameterValue> {
+    let mut values = Vec::new();
+    for operator in operators {
+        if !operator.applies_to_parameter(baseline.kind) {
+            continue;
+        }
+        for spelling in &operator.parameter_spellings {
+            let Some(spelt) = fill(spelling, baseline) else {
+                continue; // a placeholder this kind has no value for
+            };
+            let (wire, repeat) = match spelt.split_once('&') {
+                Some((wire, repeat)) => (wire.to_string(), Some(repeat.to_string())),
+                None => (spelt, None),
+            };
+            let class = classify_wire(schema, &wire, repeat.is_some());
+            let what = match &repeat {
+                Some(repeat) => {
+                    format!("{wire} and then {repeat} (repeated: {})", operator.operator)
+                }
+                None => format!("{} ({})", shown(&wire), operator.operator),
+            };
+            values.push(ParameterValue {
+                wire,
+                repeat,
+                class,
+                what,
+                operator: Some(operator.operator.clone()),
+            });
+        }
+    }
+    values
+}
+
+/// `spelling` with its placeholders filled, or `None` where one means nothing here.
+fn fill(spelling: &str, baseline: &Baseline) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = spelling;
+    while let Some(open) = rest.find('{') {
+        let close = open + rest[open..].find('}')?;
+        out.push_str(&rest[..open]);
+        out.push_str(&baseline.placeholder(&rest[open + 1..close])?);
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// A wire value in words: its decoded text where it decodes, shortened past 40 characters.
+fn shown(wire: &str) -> String {
+    match decode(wire) {
+        Some(text) if text.len() > 40 => format!("{:?}…", &text[..20]),
+        Some(text) => format!("{text:?}"),
+        None => format!("{wire} (not text once decoded)"),
+    }
+}
+
+/// A wire value percent-decoded (RFC 3986 section 2.1), if it decodes to UTF-8 text.
+fn decode(wire: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(wire.len());
+    let mut rest = wire.as_bytes();
+    while let Some((&first, after)) = rest.split_first() {
+        if first == b'%' {
+            let hex = std::str::from_utf8(after.get(..2)?).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = &after[2..];
+        } else {
+            bytes.push(first);
+            rest = after;
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
+/// What the schema says of a wire value: a repeat, and a raw `+` (a space to form decoding,
+/// a plus to RFC 3986), are left open; a value that does not decode to text is none the
+/// schema allows.
+fn classify_wire(schema: &Value, wire: &str, repeated: bool) -> Class {
+    if repeated || wire.contains('+') {
+        return Class::Open;
+    }
+    match decode(wire) {
+        Some(text) => classify(schema, &text),
+        None => Class::Refused,
+    }
 }
 
 /// Generated values of a parameter: any value the schema allows, and any short text, each
@@ -322,6 +367,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn operators() -> Vec<Operator> {
+        crate::generation::operators::Operators::built_in().operators
+    }
+
     #[test]
     fn integer_bounds_are_classified() {
         let limit = json!({"type": "integer", "format": "int32", "minimum": 1, "maximum": 100});
@@ -344,7 +393,7 @@ mod tests {
         assert_eq!(classify(&pet_id, "9223372036854775808"), Class::Refused);
         assert_eq!(classify(&pet_id, "-9223372036854775808"), Class::Allowed);
         assert_eq!(classify(&pet_id, "-0"), Class::Open);
-        let values = boundary_values(&pet_id);
+        let values = boundary_values(&pet_id, &operators());
         assert!(values.iter().any(|v| v.wire == "%37"), "{values:?}");
         assert!(values.iter().any(|v| v.wire == "9223372036854775808"));
         for value in &values {
@@ -355,10 +404,81 @@ mod tests {
         }
     }
 
+    /// Every operator with parameter spellings reaches each parameter kind it applies to, and
+    /// each value's class is what the schema makes of its decoded text.
+    #[test]
+    fn operators_apply_to_parameters_by_their_decoded_value() {
+        let operators = operators();
+        let limit = json!({"type": "integer", "format": "int32", "minimum": 1, "maximum": 100});
+        let status = json!({"type": "string", "enum": ["available", "pending", "sold"]});
+        for (schema, kind) in [(&limit, Kind::Integer), (&status, Kind::Enum)] {
+            let values = boundary_values(schema, &operators);
+            for operator in operators.iter().filter(|o| o.applies_to_parameter(kind)) {
+                assert!(
+                    values
+                        .iter()
+                        .any(|v| v.operator.as_deref() == Some(&operator.operator)),
+                    "{kind:?} × {}",
+                    operator.operator
+                );
+            }
+        }
+        let class_of = |schema: &Value, wire: &str| {
+            boundary_values(schema, &operators)
+                .into_iter()
+                .find(|v| v.wire == wire && v.repeat.is_none())
+                .map(|v| (v.class, v.operator))
+        };
+        let op = |name: &str| Some(name.to_string());
+        assert_eq!(
+            class_of(&limit, "%37"),
+            Some((Class::Allowed, op("percent-encoding")))
+        );
+        assert_eq!(
+            class_of(&limit, "-0"),
+            Some((Class::Refused, op("integer-spellings")))
+        );
+        assert_eq!(
+            class_of(&limit, "07"),
+            Some((Class::Open, op("integer-spellings")))
+        );
+        assert_eq!(
+            class_of(&limit, "+7"),
+            Some((Class::Open, op("percent-encoding")))
+        );
+        assert_eq!(
+            class_of(&limit, "7%zz"),
+            Some((Class::Refused, op("percent-encoding")))
+        );
+        assert_eq!(
+            class_of(&status, "available%FF"),
+            Some((Class::Refused, op("invalid-utf-8")))
+        );
+        assert_eq!(
+            class_of(&status, "available%09"),
+            Some((Class::Refused, op("padding")))
+        );
+        assert_eq!(
+            class_of(&status, "0"),
+            Some((Class::Refused, op("enum-index")))
+        );
+        // A bound comes first: `1` is a value the schema allows, not another type.
+        assert_eq!(class_of(&limit, "1"), Some((Class::Allowed, None)));
+        let repeated = boundary_values(&status, &operators)
+            .into_iter()
+            .find(|v| v.repeat.is_some())
+            .unwrap();
+        assert_eq!(
+            (repeated.wire.as_str(), repeated.repeat.as_deref()),
+            ("available", Some("pending"))
+        );
+        assert_eq!(repeated.class, Class::Open);
+    }
+
     #[test]
     fn enum_near_misses_are_refused() {
         let status = json!({"type": "string", "enum": ["available", "pending", "sold"]});
-        let values = boundary_values(&status);
+        let values = boundary_values(&status, &operators());
         let refused: Vec<&str> = values
             .iter()
             .filter(|v| v.class == Class::Refused)

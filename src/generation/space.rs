@@ -37,6 +37,9 @@ pub struct SpaceError {
 pub struct RequestSpace {
     pub description: String,
     pub inputs: Vec<Input>,
+    /// Its operators (`cases/operators.json`), for the path and query parameters too.
+    #[serde(skip)]
+    pub operators: Vec<super::operators::Operator>,
 }
 
 /// One input (a header, a query parameter, the body or a field of it) of some operations.
@@ -362,11 +365,7 @@ impl RequestSpace {
         let new_pet = super::Schemas::new(&contract)
             .flatten(&contract, crate::contract::SchemaName::NewPet)
             .expect("the built-in NewPet flattens");
-        let operators = super::operators::Operators::parse(
-            PathBuf::from("cases").join(super::operators::FILE_NAME),
-            super::operators::BUILT_IN,
-        )
-        .expect("the built-in operators are valid (tested)");
+        let operators = super::operators::Operators::built_in();
         Self::built_in_listed()
             .with_operators(&operators, &new_pet)
             .expect("the built-in operators apply (tested)")

@@ -9,11 +9,12 @@ use proptest::strategy::Union;
 
 use crate::contract::Operation;
 use crate::contract::openapi::{OperationModel, ParameterIn};
+use crate::engine::coverage::Outcome;
 use crate::engine::ctx::RuleCtx;
 use crate::engine::{expect, property};
 use crate::generation::parameters::{self, Class, ParameterValue};
 use crate::generation::request::RequestSpec;
-use crate::outcome::{Checked, Verdict};
+use crate::outcome::{Checked, Exchange, Verdict, VerdictKind};
 
 /// One generated case: a parameter's name and its value.
 type Case = (String, ParameterValue);
@@ -58,12 +59,13 @@ fn describe((name, value): &Case) -> String {
 }
 
 /// Every parameter's boundary values, and a strategy over all of its generated values.
-fn space(model: &OperationModel) -> (Vec<Case>, BoxedStrategy<Case>) {
+fn space(ctx: &RuleCtx, model: &OperationModel) -> (Vec<Case>, BoxedStrategy<Case>) {
+    let operators = &ctx.run.space.operators;
     let boundary = model
         .parameters
         .iter()
         .flat_map(|p| {
-            parameters::boundary_values(&p.schema)
+            parameters::boundary_values(&p.schema, operators)
                 .into_iter()
                 .map(|value| (p.name.clone(), value))
         })
@@ -84,7 +86,7 @@ fn space(model: &OperationModel) -> (Vec<Case>, BoxedStrategy<Case>) {
 /// A value the schema allows gets a documented status; no value gets a 5xx.
 pub fn answered(ctx: &RuleCtx) -> Checked {
     let model = model(ctx)?;
-    let (boundary, strategy) = space(model);
+    let (boundary, strategy) = space(ctx, model);
     let documented = model.valid_request_statuses();
     property::check_all(ctx, boundary, strategy, describe, |case| {
         let spec = request(model, case);
@@ -94,34 +96,76 @@ pub fn answered(ctx: &RuleCtx) -> Checked {
             // a robustness probe, which only responses/outside-operations/no-server-error judges.
             return Ok(());
         }
-        let response = expect::response(&exchange)?;
-        if response.status >= 500 {
-            return Err(Verdict::failed(
-                format!("no 5xx for {}", describe(case)),
-                exchange.summary(),
-                &exchange,
-            ));
-        }
-        if case.1.class == Class::Allowed {
-            let statuses: Vec<String> = documented.iter().map(u16::to_string).collect();
-            expect::status(
-                &exchange,
-                &documented,
-                &format!(
-                    "one of {} ({} is allowed by the schema)",
-                    statuses.join(", "),
-                    describe(case)
-                ),
-            )?;
-        }
-        Ok(())
+        let judged = judge(case, &documented, &exchange);
+        tally(ctx, model, case, &exchange, &judged);
+        judged
     })
+}
+
+/// No 5xx; a documented status for a value the schema allows.
+fn judge(case: &Case, documented: &[u16], exchange: &Exchange) -> Checked {
+    let response = expect::response(exchange)?;
+    if response.status >= 500 {
+        return Err(Verdict::failed(
+            format!("no 5xx for {}", describe(case)),
+            exchange.summary(),
+            exchange,
+        ));
+    }
+    if case.1.class == Class::Allowed {
+        let statuses: Vec<String> = documented.iter().map(u16::to_string).collect();
+        expect::status(
+            exchange,
+            documented,
+            &format!(
+                "one of {} ({} is allowed by the schema)",
+                statuses.join(", "),
+                describe(case)
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+/// Counts an operator's value for the request-coverage table, under its parameter's position
+/// (`query limit`, `path petId`) and its operator.
+fn tally(
+    ctx: &RuleCtx,
+    model: &OperationModel,
+    case: &Case,
+    exchange: &Exchange,
+    judged: &Checked,
+) {
+    let Some(operator) = &case.1.operator else {
+        return;
+    };
+    let place = match model.parameters.iter().find(|p| p.name == case.0) {
+        Some(p) if p.location == ParameterIn::Path => "path",
+        _ => "query",
+    };
+    let key = (
+        ctx.rule.operation.name().to_string(),
+        format!("{place} {}", case.0),
+        operator.clone(),
+    );
+    let what = || {
+        let note = format!("{}: {}", describe(case), exchange.summary());
+        ctx.run.client.redactor().redact_sent(&note)
+    };
+    let outcome = match judged {
+        Ok(()) => Outcome::Passed,
+        Err(verdict) if verdict.kind() == VerdictKind::Failed => Outcome::Failed,
+        Err(_) => Outcome::Unanswered,
+    };
+    ctx.run
+        .input_tally
+        .count_by(ctx.rule.id.as_str(), key, outcome, what);
 }
 
 /// A value the schema does not allow is refused with a 4xx and an Error body.
 pub fn refused(ctx: &RuleCtx) -> Checked {
     let model = model(ctx)?;
-    let (boundary, _) = space(model);
+    let (boundary, _) = space(ctx, model);
     let refused: Vec<Case> = boundary
         .into_iter()
         .filter(|(_, value)| value.class == Class::Refused)

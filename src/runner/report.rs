@@ -211,6 +211,31 @@ pub(super) fn coverage_rows(space: &RequestSpace, tally: &Tally) -> Vec<InputCov
             }
         }
     }
+    // The parameters' operators, which the parameter rules send and judge (no 5xx; a
+    // documented status for a value the schema allows).
+    for ((operation, input, operator, rule), found) in tally.by_rules() {
+        let outcome = match (found.failed, found.cases) {
+            (0, 0) => "not-tried",
+            (0, _) => "tried",
+            _ => "failed",
+        };
+        rows.push(InputCoverage {
+            operation,
+            input,
+            class: operator.clone(),
+            outcome: outcome.into(),
+            level: Some(crate::catalogue::Level::Required),
+            expect: Some("answered".into()),
+            rule,
+            cases: found.cases,
+            failed: found.failed,
+            unanswered: found.unanswered,
+            note: found.first_failure.or_else(|| {
+                (found.cases == 0).then(|| "sent, but no case got a whole answer".into())
+            }),
+            operator: Some(operator),
+        });
+    }
     rows
 }
 

@@ -47,6 +47,25 @@ pub struct Operator {
     /// Only to members NewPet requires.
     #[serde(default)]
     pub required_only: bool,
+    /// The same change to a path or query parameter, spelt as it travels in a URL
+    /// (see [`super::parameters::operator_values`]).
+    #[serde(default)]
+    pub parameter_spellings: Vec<String>,
+    /// The kinds of parameter those apply to, where not `applies`.
+    #[serde(default)]
+    pub parameter_applies: Option<Vec<Kind>>,
+}
+
+impl Operator {
+    /// Whether its parameter spellings apply to a parameter of `kind`.
+    pub fn applies_to_parameter(&self, kind: Kind) -> bool {
+        !self.parameter_spellings.is_empty()
+            && self
+                .parameter_applies
+                .as_ref()
+                .unwrap_or(&self.applies)
+                .contains(&kind)
+    }
 }
 
 /// What a position of the body holds, from its schema.
@@ -83,6 +102,12 @@ impl Operators {
         Self::parse(file, &text)
     }
 
+    /// The built-in copy.
+    pub fn built_in() -> Operators {
+        Self::parse(Path::new("cases").join(FILE_NAME), BUILT_IN)
+            .expect("the built-in operators are valid (tested)")
+    }
+
     pub fn parse(file: PathBuf, text: &str) -> Result<Operators, SpaceError> {
         let invalid = |reason: String| SpaceError {
             file: file.clone(),
@@ -101,7 +126,10 @@ impl Operators {
                     "operators[{n}].channel: `header` is the one channel"
                 )));
             }
-            if operator.channel.is_none() && operator.spellings.is_empty() {
+            if operator.channel.is_none()
+                && operator.spellings.is_empty()
+                && operator.parameter_spellings.is_empty()
+            {
                 return Err(invalid(format!("operators[{n}]: no spellings")));
             }
         }
@@ -269,6 +297,7 @@ impl RequestSpace {
             .build(new_pet)
             .map_err(|e| format!("NewPet: {e}"))?;
         let positions = positions(new_pet);
+        self.operators = operators.operators.clone();
         for position in &positions {
             let input_name = format!("body field {}", position.member);
             let listed = self
@@ -283,6 +312,7 @@ impl RequestSpace {
             for operator in &operators.operators {
                 if !operator.applies.contains(&position.kind)
                     || (operator.required_only && !position.required)
+                    || (operator.spellings.is_empty() && operator.channel.is_none())
                 {
                     continue;
                 }
