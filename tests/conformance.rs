@@ -11,6 +11,8 @@ mod common;
 mod conforming;
 #[path = "conformance/faults.rs"]
 mod faults;
+#[path = "conformance/operators.rs"]
+mod operators;
 #[path = "conformance/stores.rs"]
 mod stores;
 
@@ -280,6 +282,12 @@ fn main() {
         let fault = Fault::parse(name).expect("class fault exists");
         trials.push(Trial::test(format!("class::{name}"), move || {
             class_fault_caught(fault, rule_id)
+        }));
+    }
+    for (name, rule_id, position, only) in operators::OPERATOR_FAULTS {
+        let fault = Fault::parse(name).expect("operator fault exists");
+        trials.push(Trial::test(format!("operator::{name}"), move || {
+            operators::operator_fault_caught(fault, rule_id, position, only)
         }));
     }
     for (name, rule_id, shown) in PROBE_FAULTS {

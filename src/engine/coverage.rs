@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
+use crate::catalogue::Level;
 use crate::contract::Operation;
 
 /// What the coverage pass found for one class of one input of one operation.
@@ -19,6 +20,9 @@ pub struct ClassTally {
     pub withheld: u32,
     /// The first failing case, in words.
     pub first_failure: Option<String>,
+    /// For a class outside the request space: the level of the rule that judged it, and
+    /// what that rule expects of its cases.
+    pub judged: Option<(Level, &'static str)>,
 }
 
 /// Per (operation, input, class): what the coverage pass found; and apart, per the rule that
@@ -59,20 +63,22 @@ impl Tally {
         }
     }
 
-    /// Counts one case that `rule` sent of a class that is none of the request space's.
+    /// Counts one case that `rule` (of `level`, expecting `expect`) sent of a class that is
+    /// none of the request space's.
     pub fn count_by(
         &self,
-        rule: &str,
+        (rule, level, expect): (&str, Level, &'static str),
         key: (String, String, String),
         outcome: Outcome,
         what: impl FnOnce() -> String,
     ) {
         let (operation, input, class) = key;
-        self.count_key(
-            (operation, input, class, Some(rule.to_string())),
-            outcome,
-            what,
-        );
+        let key = (operation, input, class, Some(rule.to_string()));
+        self.count_key(key.clone(), outcome, what);
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = map.get_mut(&key) {
+            entry.judged = Some((level, expect));
+        }
     }
 
     /// Every class counted by a rule outside the request space, in key order: operation,

@@ -85,12 +85,33 @@ pub fn product(rows: &[InputCoverage]) -> Product<'_> {
             operators.push(operator);
         }
     }
-    let mut positions: Vec<(String, Vec<Option<Cell>>)> = Vec::new();
+    // One class judged by two rules (a parameter's value: answered, and refused where the
+    // schema does not allow it) is one set of cases: its rows merge by the larger count.
+    let mut classes: Vec<(String, &str, &str, Cell)> = Vec::new();
     for row in rows {
         let Some(operator) = row.operator.as_deref() else {
             continue;
         };
         let position = format!("{} {}", row.operation, row.input);
+        let cell = Cell {
+            cases: row.cases,
+            failed: row.failed,
+            tried: row.outcome != "not-tried",
+        };
+        match classes
+            .iter_mut()
+            .find(|(p, o, c, _)| *p == position && *o == operator && *c == row.class)
+        {
+            Some((.., merged)) => {
+                merged.cases = merged.cases.max(cell.cases);
+                merged.failed = merged.failed.max(cell.failed);
+                merged.tried |= cell.tried;
+            }
+            None => classes.push((position, operator, &row.class, cell)),
+        }
+    }
+    let mut positions: Vec<(String, Vec<Option<Cell>>)> = Vec::new();
+    for (position, operator, _, class) in classes {
         let at = match positions.iter().position(|(p, _)| *p == position) {
             Some(at) => at,
             None => {
@@ -100,9 +121,9 @@ pub fn product(rows: &[InputCoverage]) -> Product<'_> {
         };
         let column = operators.iter().position(|o| *o == operator).unwrap_or(0);
         let cell = positions[at].1[column].get_or_insert_with(Cell::default);
-        cell.cases += row.cases;
-        cell.failed += row.failed;
-        cell.tried |= row.outcome != "not-tried";
+        cell.cases += class.cases;
+        cell.failed += class.failed;
+        cell.tried |= class.tried;
     }
     Product {
         operators,

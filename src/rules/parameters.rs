@@ -97,7 +97,7 @@ pub fn answered(ctx: &RuleCtx) -> Checked {
             return Ok(());
         }
         let judged = judge(case, &documented, &exchange);
-        tally(ctx, model, case, &exchange, &judged);
+        tally(ctx, model, case, &exchange, &judged, "answered");
         judged
     })
 }
@@ -128,13 +128,14 @@ fn judge(case: &Case, documented: &[u16], exchange: &Exchange) -> Checked {
 }
 
 /// Counts an operator's value for the request-coverage table, under its parameter's position
-/// (`query limit`, `path petId`) and its operator.
+/// (`query limit`, `path petId`) and its operator, as the rule judged it (`expecting`).
 fn tally(
     ctx: &RuleCtx,
     model: &OperationModel,
     case: &Case,
     exchange: &Exchange,
     judged: &Checked,
+    expecting: &'static str,
 ) {
     let Some(operator) = &case.1.operator else {
         return;
@@ -157,9 +158,8 @@ fn tally(
         Err(verdict) if verdict.kind() == VerdictKind::Failed => Outcome::Failed,
         Err(_) => Outcome::Unanswered,
     };
-    ctx.run
-        .input_tally
-        .count_by(ctx.rule.id.as_str(), key, outcome, what);
+    let rule = (ctx.rule.id.as_str(), ctx.rule.level, expecting);
+    ctx.run.input_tally.count_by(rule, key, outcome, what);
 }
 
 /// A value the schema does not allow is refused with a 4xx and an Error body.
@@ -177,16 +177,23 @@ pub fn refused(ctx: &RuleCtx) -> Checked {
         })
         .collect();
     let specs: Vec<RequestSpec> = refused.iter().map(|case| request(model, case)).collect();
+    // Every value judged and tallied (the coverage table shows each operator's), the first
+    // failure reported.
+    let mut first = Ok(());
     for (case, exchange) in refused.iter().zip(ctx.send_all(&specs)) {
         ctx.case_done();
-        expect::client_error(
+        let judged = expect::client_error(
             &exchange,
             &format!(
                 "a 4xx refusal ({} is not allowed by the schema)",
                 describe(case)
             ),
-        )?;
-        expect::error_body(ctx, &exchange)?;
+        )
+        .and_then(|()| expect::error_body(ctx, &exchange));
+        tally(ctx, model, case, &exchange, &judged, "refused-4xx");
+        if first.is_ok() {
+            first = judged;
+        }
     }
-    Ok(())
+    first
 }

@@ -211,8 +211,8 @@ pub(super) fn coverage_rows(space: &RequestSpace, tally: &Tally) -> Vec<InputCov
             }
         }
     }
-    // The parameters' operators, which the parameter rules send and judge (no 5xx; a
-    // documented status for a value the schema allows).
+    // The parameters' operators, which the parameter rules send and judge (no 5xx and a
+    // documented status for a value the schema allows; a 4xx for one it does not allow).
     for ((operation, input, operator, rule), found) in tally.by_rules() {
         let outcome = match (found.failed, found.cases) {
             (0, 0) => "not-tried",
@@ -224,8 +224,8 @@ pub(super) fn coverage_rows(space: &RequestSpace, tally: &Tally) -> Vec<InputCov
             input,
             class: operator.clone(),
             outcome: outcome.into(),
-            level: Some(crate::catalogue::Level::Required),
-            expect: Some("answered".into()),
+            level: found.judged.map(|(level, _)| level),
+            expect: found.judged.map(|(_, expect)| expect.to_string()),
             rule,
             cases: found.cases,
             failed: found.failed,
