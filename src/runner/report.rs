@@ -88,7 +88,11 @@ impl Report {
             rerun: super::rerun::command(config),
             rules: tallied.rules,
             run_prefix: run.prefix.clone(),
-            request_coverage: coverage_rows(&run.space, &run.input_tally),
+            request_coverage: {
+                let mut rows = coverage_rows(&run.space, &run.input_tally);
+                rows.extend(baseline_row(run.marker_taken.get().copied()));
+                rows
+            },
             integrity: Default::default(),
             partition: finished.shard,
             merged: None,
@@ -143,6 +147,32 @@ fn rule_id(operation: &str, level: Level) -> String {
         other => other,
     };
     format!("inputs/{slug}/{}", level.as_str())
+}
+
+/// What the store made of the plainest NewPet with the run's marker category, where the run
+/// asked (issue 36 item 1): the baseline every refused case of the space changes once.
+fn baseline_row(taken: Option<bool>) -> Option<InputCoverage> {
+    let note = match taken? {
+        true => "the store took the plainest NewPet with a categoryId no other request uses: the refused cases spell it, so a pet stored from one is found",
+        false => "the store refused the plainest NewPet with a categoryId no other request uses (a list of categories?): every case spelt an accepted category instead, and stores-nothing looked for their pets by name; pass --category-ids to name the store's categories",
+    };
+    Some(InputCoverage {
+        operation: "createPet".into(),
+        input: "baseline".into(),
+        class: match taken? {
+            true => "marker-category-taken".into(),
+            false => "marker-category-refused".into(),
+        },
+        outcome: "tried".into(),
+        level: None,
+        expect: Some("accepted".into()),
+        rule: None,
+        cases: 1,
+        failed: 0,
+        unanswered: 0,
+        note: Some(note.into()),
+        operator: None,
+    })
 }
 
 /// Every class of the space, in the file's order, with what the pass found.
