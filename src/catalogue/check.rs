@@ -3,8 +3,8 @@
 //! (serde's adjacent tagging), so a misspelt check, a param the check does not read or a
 //! param of the wrong kind is an error when the catalogue loads, naming the field.
 //!
-//! What a check does is in `src/rules/` (`rules::run`), and when it runs (`engine::schedule::phase`);
-//! this floor only says what a rule may write.
+//! What a check does is in `src/rules/` (`rules::run`), and when it runs is stated once per check in
+//! [`super::traits`]; this floor only says what a rule may write.
 
 use serde::{Deserialize, Deserializer, Serialize, de};
 use serde_json::Value;

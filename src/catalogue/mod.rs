@@ -7,6 +7,7 @@
 
 pub mod check;
 pub mod partition;
+pub mod traits;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -1,79 +1,16 @@
 //! When a rule runs, and where its requests stand in line for a place in flight: the phases
 //! (a quiet store first, the oracles last), the order within a phase, and which rules' requests
 //! go first (those on long chains, so that the run's longest chains are not also last in line).
+//! Each check states its traits once ([`Check::traits`]); these read them.
 
+use crate::catalogue::traits::{Reads, Stores};
 use crate::catalogue::{Check, Rule};
 
-/// When, relative to the others, a check must run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Phase {
-    /// Needs to see the whole store in one listing page: runs before anything fills it.
-    QuietStore,
-    Main,
-    /// Looks at every response of the run: runs after everything else.
-    Last,
-}
+pub use crate::catalogue::traits::Phase;
 
 /// When a check runs, from what it needs of the store.
 pub fn phase(check: &Check) -> Phase {
-    match check {
-        Check::AuthRefusedCreateStoresNothing {}
-        | Check::CreateRefused { .. }
-        | Check::CreateTypeConfusionStoresNothing {}
-        | Check::InputsStoresNothing {}
-        | Check::CreateConcurrentAllListed { .. }
-        | Check::CreateNameLadder { .. }
-        | Check::ListEmptyIsArray {} => Phase::QuietStore,
-        Check::ResponsesJsonContentType {}
-        | Check::ResponsesErrorBody {}
-        | Check::ResponsesNoServerError {}
-        | Check::ResponsesSuccessSchema {}
-        | Check::ResponsesDeprecationGetPetOnly {}
-        | Check::ResponsesOutsideNoServerError {}
-        // A pet it stores may break every read that shows it: after the other rules' reads.
-        | Check::CreatePoisonedReadBack {}
-        | Check::CreatePoisonedBytes {}
-        // Reads back the pets create-pet/valid/created stored: after it.
-        | Check::CreateRoundTrip {} => Phase::Last,
-        Check::AuthRefused { .. }
-        | Check::AuthAccepted { .. }
-        | Check::AuthNearMissRefused { .. }
-        | Check::AuthPrecedence { .. }
-        | Check::StoreOrdersAnswered {}
-        | Check::ParametersAnswered {}
-        | Check::ParametersRefused {}
-        | Check::ListOk {}
-        | Check::ListDefaultAtMost { .. }
-        | Check::ListLimitProperty {}
-        | Check::ListLimitAccepted { .. }
-        | Check::ListFillsPage { .. }
-        | Check::ListLimitRefused { .. }
-        | Check::ListOutOfRangeCapped { .. }
-        | Check::ListLimitBeside { .. }
-        | Check::ListStatusProperty {}
-        | Check::ListStatusRefused { .. }
-        | Check::CreateProperty {}
-        | Check::CreateUniqueIds { .. }
-        | Check::CreateMutationsProperty {}
-        | Check::CreateTypeConfusion {}
-        | Check::CreateConcurrentDistinctIds { .. }
-        | Check::CreateInvalidValues400 { .. }
-        | Check::CreateBodyLadder { .. }
-        | Check::SequencesReadYourWrites { .. }
-        | Check::GetExisting {}
-        | Check::GetUnknown {}
-        | Check::GetNonInteger { .. }
-        | Check::DeprecationSignalled {}
-        | Check::DeprecationSyntax {}
-        | Check::SunsetPresent {}
-        | Check::SunsetDate {}
-        | Check::SunsetAfterDeprecation {}
-        | Check::DeprecationBeforeRemoval {}
-        | Check::SuccessorLink {}
-        | Check::SuccessorIsListPets {}
-        | Check::NotDeprecated {}
-        | Check::InputsWalk {} => Phase::Main,
-    }
+    check.traits().phase
 }
 
 /// Whether a property rule stores a pet for each case it draws (valid NewPets, sequences that
@@ -84,10 +21,10 @@ pub fn stores_every_case(rule: &Rule) -> bool {
     // characters, which only generated cases draw, must show in nearly every seed, and a
     // sequence's listing must ask a limit under the pets it made (with 16, limit-ignored went
     // unseen by the sequences at seed 7, and long-name-500 shrank to 267 characters at 115).
-    match rule.check {
-        Check::CreateRoundTrip {} => true,
-        Check::InputsWalk {} => rule.operation == crate::contract::Operation::CreatePet,
-        _ => false,
+    match rule.check.traits().stores {
+        Stores::EveryCase => true,
+        Stores::EveryCaseOfCreatePet => rule.operation == crate::contract::Operation::CreatePet,
+        Stores::Few | Stores::Many => false,
     }
 }
 
@@ -95,13 +32,7 @@ pub fn stores_every_case(rule: &Rule) -> bool {
 /// the pets of a page are made of theirs, so the population fixture waits for them, and they
 /// are queued first so that it finds them running.
 pub fn stores_many(rule: &Rule) -> bool {
-    stores_every_case(rule)
-        || matches!(
-            rule.check,
-            Check::CreateConcurrentDistinctIds { .. }
-                | Check::SequencesReadYourWrites { .. }
-                | Check::CreateProperty {}
-        )
+    stores_every_case(rule) || rule.check.traits().stores == Stores::Many
 }
 
 /// Generated cases of a rule that stores a pet per case, where `--cases` and `--time-budget`
@@ -114,42 +45,14 @@ pub const STORING_CASES: u32 = 8;
 /// so that the phase's end is their chain's, not a queue of short checks before them; a
 /// check of one or two round trips fits in beside them.
 pub fn starts_early(check: &Check) -> bool {
-    matches!(
-        check,
-        Check::SequencesReadYourWrites { .. }
-            | Check::CreateConcurrentDistinctIds { .. }
-            | Check::CreateUniqueIds { .. }
-            | Check::CreateProperty {}
-            | Check::CreateMutationsProperty {}
-            | Check::CreateTypeConfusion {}
-            | Check::InputsWalk {}
-            | Check::ParametersAnswered {}
-            | Check::ListDefaultAtMost { .. }
-            | Check::ListLimitProperty {}
-            | Check::ListStatusProperty {}
-            | Check::ListFillsPage { .. }
-            | Check::CreateConcurrentAllListed { .. }
-            | Check::CreateNameLadder { .. }
-    )
+    check.traits().starts_early
 }
 
 /// Checks whose verdict waits on a chain of three or more dependent round trips (or on a
 /// fixture's, then its own): their requests take free places in flight first, so that the
 /// run's longest chains are not also the last in line (see `execution::Priority`).
 pub fn on_long_chain(check: &Check) -> bool {
-    matches!(
-        check,
-        Check::SequencesReadYourWrites { .. }
-            | Check::CreateConcurrentDistinctIds { .. }
-            | Check::CreateUniqueIds { .. }
-            | Check::ListDefaultAtMost { .. }
-            | Check::ListLimitProperty {}
-            | Check::ListLimitAccepted { .. }
-            | Check::ListStatusProperty {}
-            | Check::ListFillsPage { .. }
-            | Check::ListOutOfRangeCapped { .. }
-            | Check::ListLimitBeside { .. }
-    )
+    check.traits().on_long_chain
 }
 
 /// When a rule runs in a run with or without a time budget: the poisoned read-back and the
@@ -158,18 +61,9 @@ pub fn on_long_chain(check: &Check) -> bool {
 /// first pass (see `read_back`). A main-phase rule that only reads runs beside the quiet-store
 /// rules, in the places their few requests leave free (see [`reads_only`]).
 pub fn phase_for(rule: &Rule, budget: bool) -> Phase {
-    match phase(&rule.check) {
-        Phase::Last
-            if budget
-                && matches!(
-                    rule.check,
-                    Check::CreatePoisonedReadBack {}
-                        | Check::CreatePoisonedBytes {}
-                        | Check::CreateRoundTrip {}
-                ) =>
-        {
-            Phase::Main
-        }
+    let traits = rule.check.traits();
+    match traits.phase {
+        Phase::Last if budget && traits.last_unless_budget => Phase::Main,
         Phase::Main if reads_only(rule) => Phase::QuietStore,
         phase => phase,
     }
@@ -183,22 +77,12 @@ fn reads_only(rule: &Rule) -> bool {
     if rule.writes {
         return false;
     }
-    let listing = matches!(
-        rule.operation,
-        Operation::ListPets | Operation::ListStoreOrders
-    );
-    match rule.check {
-        // Of getPet, the request names the run's own pet.
-        Check::AuthRefused { .. } | Check::AuthAccepted { .. } | Check::AuthPrecedence { .. } => {
-            listing
-        }
-        Check::StoreOrdersAnswered {}
-        | Check::ParametersRefused {}
-        | Check::ListLimitRefused { .. }
-        | Check::ListStatusRefused { .. }
-        | Check::GetNonInteger { .. }
-        | Check::NotDeprecated {}
-        | Check::ListOk {} => true,
-        _ => false,
+    match rule.check.traits().reads {
+        Reads::Only => true,
+        Reads::OnlyWhenListing => matches!(
+            rule.operation,
+            Operation::ListPets | Operation::ListStoreOrders
+        ),
+        Reads::Not => false,
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! A check is a plain function from a [`RuleCtx`] and its typed params to `Ok(())` (passed)
 //! or the verdict that stopped it. The catalogue (`cases/*.json`) names the check and its
-//! params, read into a [`Check`]; [`run`] dispatches on it, and `engine::schedule::phase`
-//! says when it runs. The run they stand on (its state, the recorder, the property runner,
+//! params, read into a [`Check`]; [`run`] dispatches on it, and [`Check::traits`] says
+//! when it runs. The run they stand on (its state, the recorder, the property runner,
 //! the store setup) is `engine/`.
 
 mod auth;

@@ -153,8 +153,12 @@ fn rule_id(operation: &str, level: Level) -> String {
 /// asked (issue 36 item 1): the baseline every refused case of the space changes once.
 fn baseline_row(taken: Option<bool>) -> Option<InputCoverage> {
     let note = match taken? {
-        true => "the store took the plainest NewPet with a categoryId no other request uses: the refused cases spell it, so a pet stored from one is found",
-        false => "the store refused the plainest NewPet with a categoryId no other request uses (a list of categories?): every case spelt an accepted category instead, and stores-nothing looked for their pets by name; pass --category-ids to name the store's categories",
+        true => {
+            "the store took the plainest NewPet with a categoryId no other request uses: the refused cases spell it, so a pet stored from one is found"
+        }
+        false => {
+            "the store refused the plainest NewPet with a categoryId no other request uses (a list of categories?): every case spelt an accepted category instead, and stores-nothing looked for their pets by name; pass --category-ids to name the store's categories"
+        }
     };
     Some(InputCoverage {
         operation: "createPet".into(),
