@@ -234,7 +234,7 @@ fn main() {
             conforming::store_conforms(seed)
         }));
     }
-    for info in FAULTS {
+    for info in FAULTS.iter() {
         let fault = info.fault;
         trials.push(Trial::test(format!("fault::{}", info.name), move || {
             fault_breaks_exactly(fault, 7)

@@ -20,7 +20,7 @@ use petstore_conformance::seed::random_seed;
 
 pub(super) fn serve(args: ServeArgs) -> Result<u8, RunError> {
     if args.list_faults {
-        for info in FAULTS {
+        for info in FAULTS.iter() {
             stdoutln!("{:<34} {}", info.name, info.description);
             stdoutln!("{:<34} breaks: {}", "", info.breaks.join(", "));
         }

@@ -1,15 +1,9 @@
 //! Faults: each makes the reference server break one statement of the contract, so that every
-//! rule can be seen to fail. `serve-reference --list-faults` prints this table.
-
-mod auth;
-mod bodies;
-mod creating;
-mod inputs;
-mod listing;
-mod reading;
+//! rule can be seen to fail. `serve-reference --list-faults` prints this table; `faults.json`
+//! holds each one's name, area, description and the rules it breaks.
 
 /// A deliberate deviation from the contract.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Deserialize)]
 pub enum Fault {
     AuthSkippedListPets,
     AuthSkippedCreatePet,
@@ -205,54 +199,59 @@ pub const SEVERAL_CAUSES: &[(Fault, &[&str])] = &[
     ),
 ];
 
+/// The faults as data (`faults.json`): each fault's name on the command line, its area, what
+/// it does, and the rules it is meant to fail. The fault itself is a variant of [`Fault`],
+/// the hook the reference's code tests; the file names it.
+const FAULTS_FILE: &str = include_str!("faults.json");
+
 /// A fault's name on the command line, what it does, and the rules it is meant to fail.
-#[derive(Clone, Copy)]
-pub struct FaultInfo {
+pub type FaultInfo = FaultEntry<'static>;
+
+/// One entry of `faults.json`, its names borrowed from the file's text.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultEntry<'a> {
     pub fault: Fault,
-    pub name: &'static str,
-    pub description: &'static str,
-    pub breaks: &'static [&'static str],
+    pub name: &'a str,
+    /// The part of the contract it breaks (`auth`, `listing`, ...), one of the file's areas.
+    pub area: &'a str,
+    pub description: String,
+    #[serde(borrow)]
+    pub breaks: Vec<&'a str>,
     /// Rules it fails only when generation happens on the input that shows it (not declared
     /// as broken, but not a surprise either).
-    pub may_break: &'static [&'static str],
+    #[serde(default, borrow)]
+    pub may_break: Vec<&'a str>,
+    /// Why a rule is among them, where that is not plain.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
-/// Every fault, area by area (one file each).
-pub const FAULTS: &[FaultInfo] = &joined::<
-    {
-        auth::FAULTS.len()
-            + inputs::FAULTS.len()
-            + listing::FAULTS.len()
-            + creating::FAULTS.len()
-            + reading::FAULTS.len()
-            + bodies::FAULTS.len()
-    },
->(&[
-    auth::FAULTS,
-    inputs::FAULTS,
-    listing::FAULTS,
-    creating::FAULTS,
-    reading::FAULTS,
-    bodies::FAULTS,
-]);
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FaultsFile<'a> {
+    #[allow(dead_code)] // read by people: what the file is
+    description: String,
+    #[serde(borrow)]
+    areas: std::collections::BTreeMap<&'a str, String>,
+    #[serde(borrow)]
+    faults: Vec<FaultEntry<'a>>,
+}
 
-/// The areas' tables as one (a const slice cannot be concatenated otherwise).
-const fn joined<const N: usize>(parts: &[&[FaultInfo]]) -> [FaultInfo; N] {
-    let mut all = [parts[0][0]; N];
-    let mut at = 0;
-    let mut part = 0;
-    while part < parts.len() {
-        let mut i = 0;
-        while i < parts[part].len() {
-            all[at] = parts[part][i];
-            at += 1;
-            i += 1;
-        }
-        part += 1;
+/// Every fault, area by area.
+pub static FAULTS: std::sync::LazyLock<Vec<FaultInfo>> = std::sync::LazyLock::new(|| {
+    let file: FaultsFile<'static> =
+        serde_json::from_str(FAULTS_FILE).expect("faults.json is valid (tested)");
+    for info in &file.faults {
+        assert!(
+            file.areas.contains_key(info.area),
+            "{}: no area {}",
+            info.name,
+            info.area
+        );
     }
-    assert!(at == N, "every fault is in FAULTS once");
-    all
-}
+    file.faults
+});
 
 impl Fault {
     pub fn info(self) -> &'static FaultInfo {
@@ -271,5 +270,23 @@ impl Fault {
             .iter()
             .find(|info| info.name == name)
             .map(|info| info.fault)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `faults.json` reads whole: each fault once, by its name and by its variant.
+    #[test]
+    fn every_fault_is_named_once() {
+        let mut names = std::collections::BTreeSet::new();
+        let mut variants = std::collections::BTreeSet::new();
+        for info in FAULTS.iter() {
+            assert!(names.insert(info.name), "{} named twice", info.name);
+            assert!(variants.insert(info.fault), "{:?} listed twice", info.fault);
+            assert_eq!(Fault::parse(info.name), Some(info.fault));
+            assert!(!info.breaks.is_empty(), "{} breaks no rule", info.name);
+        }
     }
 }
