@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// What replaces the key wherever it would appear.
-pub const REDACTED: &str = "[REDACTED]";
+pub use crate::contract::credential::REDACTED;
 
 mod curl;
 mod escaped;

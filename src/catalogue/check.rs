@@ -7,6 +7,8 @@
 //! [`super::traits`]; this floor only says what a rule may write.
 
 use serde::{Deserialize, Deserializer, Serialize, de};
+
+use crate::contract::credential::{Credential, NearMiss};
 use serde_json::Value;
 
 /// The check that implements a rule, with its params. Each variant's name is the check's name
@@ -24,27 +26,27 @@ pub enum Check {
     /// The rule's operation, sent with `credential` (missing, wrong-key, ...), gets 401 and
     /// an Error.
     AuthRefused {
-        #[serde(deserialize_with = "text")]
-        credential: String,
+        #[serde(deserialize_with = "credential", serialize_with = "credential_name")]
+        credential: Credential,
     },
     /// The rule's operation, sent with `credential` (a variant of the key), is not refused.
     AuthAccepted {
-        #[serde(deserialize_with = "text")]
-        credential: String,
+        #[serde(deserialize_with = "credential", serialize_with = "credential_name")]
+        credential: Credential,
     },
     /// A createPet refused for its credential stores nothing.
     AuthRefusedCreateStoresNothing {},
     /// A near miss of the key (`near_miss`: char-appended, case-swapped, ...) is refused by
     /// every operation.
     AuthNearMissRefused {
-        #[serde(deserialize_with = "text")]
-        near_miss: String,
+        #[serde(deserialize_with = "near_miss")]
+        near_miss: NearMiss,
     },
     /// Requests invalid in other ways too (`queries` for listPets, `pet_ids` for getPet,
     /// `mutations` for createPet), sent with each of `credentials`, still get 401.
     AuthPrecedence {
-        #[serde(deserialize_with = "texts")]
-        credentials: Vec<String>,
+        #[serde(deserialize_with = "credentials", serialize_with = "credential_names")]
+        credentials: Vec<Credential>,
         #[serde(
             default,
             deserialize_with = "some_texts",
@@ -291,6 +293,43 @@ fn kind<E: de::Error>(what: &str, value: &Value) -> E {
     E::custom(format!("must be {what}, not {value}"))
 }
 
+/// A credential param: its name (`missing`, `wrong-key`, a near miss's).
+fn credential<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Credential, D::Error> {
+    let name = text(deserializer)?;
+    Credential::parse(&name)
+        .ok_or_else(|| de::Error::custom(format!("{name:?} names no credential")))
+}
+
+fn credentials<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Credential>, D::Error> {
+    texts(deserializer)?
+        .iter()
+        .map(|name| {
+            Credential::parse(name)
+                .ok_or_else(|| de::Error::custom(format!("{name:?} names no credential")))
+        })
+        .collect()
+}
+
+fn near_miss<'de, D: Deserializer<'de>>(deserializer: D) -> Result<NearMiss, D::Error> {
+    let name = text(deserializer)?;
+    NearMiss::parse(&name)
+        .ok_or_else(|| de::Error::custom(format!("{name:?} names no near miss of the key")))
+}
+
+fn credential_name<S: serde::Serializer>(
+    credential: &Credential,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    out.serialize_str(&credential.name())
+}
+
+fn credential_names<S: serde::Serializer>(
+    credentials: &[Credential],
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    out.collect_seq(credentials.iter().map(Credential::name))
+}
+
 /// A string param.
 fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
     match Value::deserialize(deserializer)? {
@@ -393,5 +432,18 @@ mod tests {
         let err = Check::from_parts("create-refused", json!({"mutation": "x", "expect": "401"}))
             .unwrap_err();
         assert!(err.starts_with("params.expect: "), "{err}");
+        // Credentials and near misses are names the harness knows, read as the file loads.
+        let err =
+            Check::from_parts("auth-refused", json!({"credential": "wrong-keys"})).unwrap_err();
+        assert_eq!(err, "params.credential: \"wrong-keys\" names no credential");
+        let err =
+            Check::from_parts("auth-near-miss-refused", json!({"near_miss": "typo"})).unwrap_err();
+        assert!(err.starts_with("params.near_miss: "), "{err}");
+        let err = Check::from_parts(
+            "auth-precedence",
+            json!({"credentials": ["missing", "nope"], "queries": []}),
+        )
+        .unwrap_err();
+        assert!(err.starts_with("params.credentials: "), "{err}");
     }
 }

@@ -3,6 +3,7 @@
 //! Schemas are read at run time (so a vendor can read and diff the very files we validate
 //! against); each validator is compiled once per run.
 
+pub mod credential;
 mod document;
 mod names;
 pub mod openapi;

@@ -10,10 +10,6 @@ use crate::generation::request::NearMiss;
 use crate::generation::request::{Body, Credential, RequestSpec};
 use crate::outcome::{Checked, Verdict};
 
-fn credential(name: &str) -> Result<Credential, Verdict> {
-    Credential::parse(name).ok_or_else(|| Verdict::skipped(format!("unknown credential {name:?}")))
-}
-
 /// The request of the rule's operation, as it would be sent with the key.
 fn request(ctx: &RuleCtx) -> Result<RequestSpec, Verdict> {
     request_for(ctx, ctx.rule.operation)
@@ -37,8 +33,8 @@ pub(super) fn request_for(ctx: &RuleCtx, operation: Operation) -> Result<Request
 }
 
 /// A request whose credential is missing or invalid gets 401 with an Error body.
-pub fn refused(ctx: &RuleCtx, credential_name: &str) -> Checked {
-    let spec = request(ctx)?.credential(credential(credential_name)?);
+pub fn refused(ctx: &RuleCtx, credential: &Credential) -> Checked {
+    let spec = request(ctx)?.credential(credential.clone());
     let exchange = ctx.send(&spec);
     ctx.case_done();
     expect::status(&exchange, &[401], "401 (missing or invalid API key)")?;
@@ -55,9 +51,9 @@ const EVERY_OPERATION: [Operation; 4] = [
 
 /// A near miss of the key (one character more or less, another case, twice) is another
 /// token: every operation refuses it with 401 and an Error.
-pub fn near_miss_refused(ctx: &RuleCtx, name: &str) -> Checked {
-    let near = NearMiss::parse(name)
-        .ok_or_else(|| Verdict::skipped(format!("unknown near miss {name:?}")))?;
+pub fn near_miss_refused(ctx: &RuleCtx, near: &NearMiss) -> Checked {
+    let near = *near;
+    let name = near.name();
     if !ctx.run.client.near_miss_differs(near) {
         return Err(Verdict::skipped(format!(
             "the key has no {name} near miss that differs from it (empty, or no letter, digit or token68 symbol)"
@@ -128,11 +124,7 @@ fn invalid_requests(ctx: &RuleCtx, invalid: &Invalid) -> Result<Vec<RequestSpec>
 
 /// "When the key is missing or invalid, the operation answers 401": before anything else is
 /// looked at, so a request that is also invalid in other ways still gets 401.
-pub fn precedence(ctx: &RuleCtx, credential_names: &[String], invalid: Invalid) -> Checked {
-    let mut credentials = Vec::new();
-    for name in credential_names {
-        credentials.push(credential(name)?);
-    }
+pub fn precedence(ctx: &RuleCtx, credentials: &[Credential], invalid: Invalid) -> Checked {
     let specs: Vec<RequestSpec> = invalid_requests(ctx, &invalid)?
         .into_iter()
         .flat_map(|spec| {
@@ -154,8 +146,8 @@ pub fn precedence(ctx: &RuleCtx, credential_names: &[String], invalid: Invalid) 
 }
 
 /// A request with a valid key under a differently-cased scheme name is not refused.
-pub fn accepted(ctx: &RuleCtx, credential_name: &str) -> Checked {
-    let spec = request(ctx)?.credential(credential(credential_name)?);
+pub fn accepted(ctx: &RuleCtx, credential: &Credential) -> Checked {
+    let spec = request(ctx)?.credential(credential.clone());
     let exchange = ctx.send(&spec);
     ctx.case_done();
     let response = expect::response(&exchange)?;
