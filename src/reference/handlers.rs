@@ -99,16 +99,9 @@ fn listing_query(shared: &Shared, uri: &Uri) -> Result<(usize, Option<String>), 
                     explicit_limit = true;
                 }
                 Ok(None) => {}
-                Err(message) => {
+                Err((status, message)) => {
                     // The store's own status for a class it refuses, else 400.
-                    let (status, message) = match message.split_once(' ') {
-                        Some((code, rest)) if code.parse::<u16>().is_ok() => (
-                            StatusCode::from_u16(code.parse().unwrap_or(400))
-                                .unwrap_or(StatusCode::BAD_REQUEST),
-                            rest.to_string(),
-                        ),
-                        _ => (StatusCode::BAD_REQUEST, message),
-                    };
+                    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
                     return Err(Box::new(error(shared, status, "invalid-limit", &message)));
                 }
             },
@@ -179,10 +172,15 @@ fn limit_class(value: &str) -> Option<&'static str> {
     integral.then_some("integer-spellings")
 }
 
-/// `limit` as the store reads it: `Ok(None)`: leave the default; `Err`: the 400 message, or
-/// the status the store chose for it.
-pub(super) fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>, String> {
-    let refused = || format!("limit must be an integer from 1 to 100, not {value:?}");
+/// `limit` as the store reads it: `Ok(None)`: leave the default; `Err`: the status of the
+/// refusal (400, or the one the store chose for the value's class) and its message.
+pub(super) fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>, (u16, String)> {
+    let refused = || {
+        (
+            400,
+            format!("limit must be an integer from 1 to 100, not {value:?}"),
+        )
+    };
     if shared.has(Fault::LimitNonFiniteUnchecked)
         && value.parse::<f64>().is_ok_and(|n| !n.is_finite())
     {
@@ -198,7 +196,7 @@ pub(super) fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>,
     let class = limit_class(value);
     let read = match class.and_then(|class| shared.class_answer("query limit", class)) {
         Some(answer) => match answer {
-            Answer::Refused(status) => return Err(format!("{status} {}", refused())),
+            Answer::Refused(status) => return Err((status, refused().1)),
             // A spelling of an integer taken as that integer; anything else read as the
             // store's policy for a value out of range (at most 100 pets whatever it is).
             Answer::Accepted | Answer::FirstWins | Answer::LastWins => {
