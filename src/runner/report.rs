@@ -8,13 +8,14 @@ use super::settings::{RunConfig, Target};
 use super::tally::Tallied;
 use super::target::{SHORT_KEY_NOTE, Started};
 use crate::catalogue::partition::ShardRecord;
-use crate::catalogue::{Catalogue, Level, Rule};
+use crate::catalogue::{Catalogue, Check, Rule};
+use crate::contract::Operation;
 use crate::contract::{
     CONTRACT_DOCUMENT, CONTRACT_TEXT, CONTRACT_TITLE, CONTRACT_VERSION, sha256_hex,
 };
 use crate::engine::coverage::Tally;
 use crate::engine::run::Run;
-use crate::generation::space::RequestSpace;
+use crate::generation::space::{Class, RequestSpace};
 use crate::outcome::Exchange;
 use crate::report::coverage::InputCoverage;
 use crate::report::statements::{
@@ -89,7 +90,7 @@ impl Report {
             rules: tallied.rules,
             run_prefix: run.prefix.clone(),
             request_coverage: {
-                let mut rows = coverage_rows(&run.space, &run.input_tally);
+                let mut rows = coverage_rows(&run.space, &run.input_tally, &catalogue.rules);
                 rows.extend(baseline_row(run.marker_taken.get().copied()));
                 rows
             },
@@ -138,15 +139,20 @@ fn target_info(finished: &Finished, stopped_answering: Option<String>) -> Target
     }
 }
 
-/// The rule id that walks `operation`'s classes at `level` (cases/inputs.json).
-fn rule_id(operation: &str, level: Level) -> String {
-    let slug = match operation {
-        "listPets" => "list-pets",
-        "createPet" => "create-pet",
-        "getPet" => "get-pet",
-        other => other,
-    };
-    format!("inputs/{slug}/{}", level.as_str())
+/// The rule of `catalogue` that walks `class` of `operation`: the inputs walk of that operation
+/// and level, or for createPet's bodies that are not UTF-8, the poisoned-bytes rule.
+fn walking_rule(catalogue: &[Rule], operation: Operation, class: &Class) -> Option<String> {
+    let last = class.goes_last() && operation == Operation::CreatePet;
+    catalogue
+        .iter()
+        .find(|rule| match rule.check {
+            Check::CreatePoisonedBytes {} => last,
+            Check::InputsWalk {} => {
+                !last && rule.operation == operation && rule.level == class.level
+            }
+            _ => false,
+        })
+        .map(|rule| rule.id.clone())
 }
 
 /// What the store made of the plainest NewPet with the run's marker category, where the run
@@ -180,7 +186,11 @@ fn baseline_row(taken: Option<bool>) -> Option<InputCoverage> {
 }
 
 /// Every class of the space, in the file's order, with what the pass found.
-pub(super) fn coverage_rows(space: &RequestSpace, tally: &Tally) -> Vec<InputCoverage> {
+pub(super) fn coverage_rows(
+    space: &RequestSpace,
+    tally: &Tally,
+    catalogue: &[Rule],
+) -> Vec<InputCoverage> {
     let mut rows = Vec::new();
     for input in &space.inputs {
         for &operation in &input.operations {
@@ -189,12 +199,7 @@ pub(super) fn coverage_rows(space: &RequestSpace, tally: &Tally) -> Vec<InputCov
                 let found = tally
                     .get(operation, &input.input, &class.class)
                     .unwrap_or_default();
-                let rule =
-                    if class.goes_last() && operation == crate::contract::Operation::CreatePet {
-                        "create-pet/poisoned/not-utf-8".to_string()
-                    } else {
-                        rule_id(name, class.level)
-                    };
+                let rule = walking_rule(catalogue, operation, class);
                 let (outcome, note) = if found.failed > 0 {
                     ("failed", found.first_failure)
                 } else if found.cases > 0 {
@@ -210,6 +215,7 @@ pub(super) fn coverage_rows(space: &RequestSpace, tally: &Tally) -> Vec<InputCov
                         Some("not sent: the run sends this header itself (-H)".into()),
                     )
                 } else {
+                    let rule = rule.as_deref().unwrap_or("no rule of the catalogue");
                     ("not-tried", Some(format!("not sent: {rule} was not run")))
                 };
                 rows.push(InputCoverage {
@@ -219,7 +225,7 @@ pub(super) fn coverage_rows(space: &RequestSpace, tally: &Tally) -> Vec<InputCov
                     outcome: outcome.into(),
                     level: Some(class.level),
                     expect: Some(class.expect.as_str().into()),
-                    rule: Some(rule),
+                    rule,
                     cases: found.cases,
                     failed: found.failed,
                     unanswered: found.unanswered,
@@ -328,7 +334,8 @@ mod tests {
     #[test]
     fn every_class_is_a_row_and_untried_ones_say_why() {
         let space = RequestSpace::built_in();
-        let rows = coverage_rows(&space, &Tally::default());
+        let catalogue = crate::catalogue::Catalogue::built_in().unwrap();
+        let rows = coverage_rows(&space, &Tally::default(), &catalogue.rules);
         let classes: usize = space
             .inputs
             .iter()
@@ -339,16 +346,24 @@ mod tests {
             rows.iter()
                 .all(|row| row.outcome == "not-tried" && row.note.is_some())
         );
-        // Every class is walked by a rule of the catalogue.
-        let catalogue = crate::catalogue::Catalogue::built_in().unwrap();
-        for row in &rows {
-            if let Some(rule) = &row.rule {
-                assert!(
-                    catalogue.rules.iter().any(|r| &r.id == rule),
-                    "{rule} (class {}) is in no case file",
-                    row.class
-                );
-            }
+        // Every class the harness sends is walked by a rule of the catalogue, and the bodies
+        // that are not UTF-8 by the poisoned-bytes rule.
+        for row in rows.iter().filter(|row| row.level.is_some()) {
+            let rule = row
+                .rule
+                .as_deref()
+                .unwrap_or_else(|| panic!("{row:?}: no rule"));
+            let walker = catalogue.rules.iter().find(|r| r.id == rule).unwrap();
+            let poisoned = matches!(walker.check, Check::CreatePoisonedBytes {});
+            assert!(
+                poisoned || matches!(walker.check, Check::InputsWalk {}),
+                "{rule} (class {}) walks no class",
+                row.class
+            );
+            assert_eq!(
+                poisoned,
+                row.class.contains("utf-8") || row.class == "other-charset"
+            );
         }
     }
 }
