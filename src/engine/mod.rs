@@ -4,12 +4,12 @@
 //! where its requests stand in line (`schedule.rs`), the helper threads of a property rule
 //! (`slots.rs`, `workers.rs`), the property runner with shrinking (`property/`), the store a
 //! run needs before it can judge (`store_setup/`), the tallies the recorder and the coverage
-//! pass keep for the oracles and the report (`oracles.rs`, `coverage.rs`), and the assertions
+//! pass keep for the oracles and the report (`oracles.rs`, `input_tally.rs`), and the assertions
 //! that turn an answer into a verdict (`expect.rs`).
 
-pub mod coverage;
 pub mod ctx;
 pub mod expect;
+pub mod input_tally;
 pub mod oracles;
 pub mod property;
 pub mod run;

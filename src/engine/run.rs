@@ -147,7 +147,7 @@ pub struct Run {
     pub marker_taken: std::sync::OnceLock<bool>,
     /// The request space the coverage pass walks, and what it found per class.
     pub space: crate::generation::space::RequestSpace,
-    pub input_tally: super::coverage::Tally,
+    pub input_tally: super::input_tally::InputTally,
     /// Helper threads of property rules, at most `concurrency` across the run.
     pub worker_slots: super::slots::WorkerSlots,
 }

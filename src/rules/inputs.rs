@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::{auth, stored};
 use crate::contract::Operation;
-use crate::engine::coverage::Outcome;
 use crate::engine::ctx::RuleCtx;
+use crate::engine::input_tally::Outcome;
 use crate::engine::{expect, property};
 use crate::generation::request::{Body, RequestSpec};
 use crate::generation::space::{Case, Class, Expect, Input};

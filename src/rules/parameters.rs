@@ -9,8 +9,8 @@ use proptest::strategy::Union;
 
 use crate::contract::Operation;
 use crate::contract::openapi::{OperationModel, ParameterIn};
-use crate::engine::coverage::Outcome;
 use crate::engine::ctx::RuleCtx;
+use crate::engine::input_tally::Outcome;
 use crate::engine::{expect, property};
 use crate::generation::parameters::{self, Class, ParameterValue};
 use crate::generation::request::RequestSpec;

@@ -13,7 +13,7 @@ use crate::contract::Operation;
 use crate::contract::{
     CONTRACT_DOCUMENT, CONTRACT_TEXT, CONTRACT_TITLE, CONTRACT_VERSION, sha256_hex,
 };
-use crate::engine::coverage::Tally;
+use crate::engine::input_tally::InputTally;
 use crate::engine::run::Run;
 use crate::generation::space::{Class, RequestSpace};
 use crate::outcome::Exchange;
@@ -188,7 +188,7 @@ fn baseline_row(taken: Option<bool>) -> Option<InputCoverage> {
 /// Every class of the space, in the file's order, with what the pass found.
 pub(super) fn coverage_rows(
     space: &RequestSpace,
-    tally: &Tally,
+    tally: &InputTally,
     catalogue: &[Rule],
 ) -> Vec<InputCoverage> {
     let mut rows = Vec::new();
@@ -335,7 +335,7 @@ mod tests {
     fn every_class_is_a_row_and_untried_ones_say_why() {
         let space = RequestSpace::built_in();
         let catalogue = crate::catalogue::Catalogue::built_in().unwrap();
-        let rows = coverage_rows(&space, &Tally::default(), &catalogue.rules);
+        let rows = coverage_rows(&space, &InputTally::default(), &catalogue.rules);
         let classes: usize = space
             .inputs
             .iter()

@@ -29,12 +29,12 @@ pub struct ClassTally {
 /// sent them, the classes of rules outside the request space (a parameter's operator, which
 /// list-pets/parameters and get-pet/parameters send), so that a name both use is two rows.
 #[derive(Debug, Default)]
-pub struct Tally(Mutex<BTreeMap<Key, ClassTally>>);
+pub struct InputTally(Mutex<BTreeMap<Key, ClassTally>>);
 
 /// Operation, input, class, and the rule outside the request space that counted it.
 type Key = (String, String, String, Option<String>);
 
-impl Tally {
+impl InputTally {
     /// Counts one case of a class (`key`: operation, input, class); `what` words a failure.
     pub fn count(
         &self,
