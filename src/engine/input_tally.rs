@@ -31,19 +31,49 @@ pub struct ClassTally {
 #[derive(Debug, Default)]
 pub struct InputTally(Mutex<BTreeMap<Key, ClassTally>>);
 
-/// Operation, input, class, and the rule outside the request space that counted it.
-type Key = (String, String, String, Option<String>);
+/// A class of an input of an operation: what the tally counts by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassKey {
+    pub operation: Operation,
+    /// `body field name`, `query limit`, `path petId`.
+    pub input: String,
+    pub class: String,
+}
+
+impl ClassKey {
+    pub fn new(operation: Operation, input: impl Into<String>, class: impl Into<String>) -> Self {
+        ClassKey {
+            operation,
+            input: input.into(),
+            class: class.into(),
+        }
+    }
+
+    fn order(&self) -> (&'static str, &str, &str) {
+        (self.operation.name(), &self.input, &self.class)
+    }
+}
+
+/// By the operation's name, then input and class: the order the report lists them in.
+impl Ord for ClassKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.order().cmp(&other.order())
+    }
+}
+
+impl PartialOrd for ClassKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A class, and the rule outside the request space that counted it.
+type Key = (ClassKey, Option<String>);
 
 impl InputTally {
-    /// Counts one case of a class (`key`: operation, input, class); `what` words a failure.
-    pub fn count(
-        &self,
-        key: (String, String, String),
-        outcome: Outcome,
-        what: impl FnOnce() -> String,
-    ) {
-        let (operation, input, class) = key;
-        self.count_key((operation, input, class, None), outcome, what);
+    /// Counts one case of a class; `what` words a failure.
+    pub fn count(&self, key: ClassKey, outcome: Outcome, what: impl FnOnce() -> String) {
+        self.count_key((key, None), outcome, what);
     }
 
     fn count_key(&self, key: Key, outcome: Outcome, what: impl FnOnce() -> String) {
@@ -68,12 +98,11 @@ impl InputTally {
     pub fn count_by(
         &self,
         (rule, level, expect): (&str, Level, &'static str),
-        key: (String, String, String),
+        key: ClassKey,
         outcome: Outcome,
         what: impl FnOnce() -> String,
     ) {
-        let (operation, input, class) = key;
-        let key = (operation, input, class, Some(rule.to_string()));
+        let key = (key, Some(rule.to_string()));
         self.count_key(key.clone(), outcome, what);
         let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(entry) = map.get_mut(&key) {
@@ -81,26 +110,20 @@ impl InputTally {
         }
     }
 
-    /// Every class counted by a rule outside the request space, in key order: operation,
-    /// input, class, the rule, and what it found.
-    pub fn by_rules(&self) -> Vec<(Key, ClassTally)> {
+    /// Every class counted by a rule outside the request space, in key order: the class,
+    /// the rule, and what it found.
+    pub fn by_rules(&self) -> Vec<(ClassKey, String, ClassTally)> {
         let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
         map.iter()
-            .filter(|((.., rule), _)| rule.is_some())
-            .map(|(key, tally)| (key.clone(), tally.clone()))
+            .filter_map(|((key, rule), tally)| Some((key.clone(), rule.clone()?, tally.clone())))
             .collect()
     }
 
     /// What the pass found for a class, if the pass sent any of its cases.
     pub fn get(&self, operation: Operation, input: &str, class: &str) -> Option<ClassTally> {
         let map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(&(
-            operation.name().to_string(),
-            input.to_string(),
-            class.to_string(),
-            None,
-        ))
-        .cloned()
+        map.get(&(ClassKey::new(operation, input, class), None))
+            .cloned()
     }
 }
 

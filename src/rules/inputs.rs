@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{auth, stored};
 use crate::contract::Operation;
 use crate::engine::ctx::RuleCtx;
-use crate::engine::input_tally::Outcome;
+use crate::engine::input_tally::{ClassKey, Outcome};
 use crate::engine::{expect, property};
 use crate::generation::request::{Body, RequestSpec};
 use crate::generation::space::{Case, Class, Expect, Input};
@@ -163,11 +163,7 @@ impl Walk<'_, '_> {
         let Some((input, class, case)) = self.find(drawn) else {
             return Ok(()); // a saved case the space no longer holds
         };
-        let key = (
-            self.operation.name().to_string(),
-            input.input.clone(),
-            class.class.clone(),
-        );
+        let key = ClassKey::new(self.operation, &input.input, &class.class);
         if clashes_with_extra_headers(ctx, case) {
             // The run sends that header itself (`-H`, a gateway's X-API-Key): two of them would
             // test the gateway, not the store. Not sent, and the coverage table says why.

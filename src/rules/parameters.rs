@@ -10,7 +10,7 @@ use proptest::strategy::Union;
 use crate::contract::Operation;
 use crate::contract::openapi::{OperationModel, ParameterIn};
 use crate::engine::ctx::RuleCtx;
-use crate::engine::input_tally::Outcome;
+use crate::engine::input_tally::{ClassKey, Outcome};
 use crate::engine::{expect, property};
 use crate::generation::parameters::{self, Class, ParameterValue};
 use crate::generation::request::RequestSpec;
@@ -144,8 +144,8 @@ fn tally(
         Some(p) if p.location == ParameterIn::Path => "path",
         _ => "query",
     };
-    let key = (
-        ctx.rule.operation.name().to_string(),
+    let key = ClassKey::new(
+        ctx.rule.operation,
         format!("{place} {}", case.0),
         operator.clone(),
     );

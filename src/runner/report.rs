@@ -253,7 +253,8 @@ pub(super) fn coverage_rows(
     }
     // The parameters' operators, which the parameter rules send and judge (no 5xx and a
     // documented status for a value the schema allows; a 4xx for one it does not allow).
-    for ((operation, input, operator, rule), found) in tally.by_rules() {
+    for (key, rule, found) in tally.by_rules() {
+        let (operation, input, operator) = (key.operation.name().to_string(), key.input, key.class);
         let outcome = match (found.failed, found.cases) {
             (0, 0) => "not-tried",
             (0, _) => "tried",
@@ -266,7 +267,7 @@ pub(super) fn coverage_rows(
             outcome: outcome.into(),
             level: found.judged.map(|(level, _)| level),
             expect: found.judged.map(|(_, expect)| expect.to_string()),
-            rule,
+            rule: Some(rule),
             cases: found.cases,
             failed: found.failed,
             unanswered: found.unanswered,
