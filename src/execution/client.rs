@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::lanes::{ConnectionTally, CountConnectsHandle, Lanes, Priority};
 use super::redact::Redactor;
-use crate::generation::request::{NearMiss, RequestSpec};
+use crate::generation::request::{NearMiss, NearMissSpelling, RequestSpec};
 use crate::outcome::Exchange;
 
 mod attempts;

@@ -15,10 +15,34 @@ pub enum Elsewhere {
     Query(&'static str, String),
 }
 
-impl Credential {
+/// How a credential is spelt on the wire and in the record: the vocabulary names the
+/// credential, the request floor writes it (a trait, the type being the vocabulary crate's).
+pub trait CredentialSpelling {
     /// Where the key goes other than the Authorization header; `key` stands for it
     /// ([`REDACTED`] for the record).
-    pub fn elsewhere(&self, key: &str) -> Option<Elsewhere> {
+    fn elsewhere(&self, key: &str) -> Option<Elsewhere>;
+    /// The Authorization value as the harness records it: `[REDACTED]` where the key stands,
+    /// near misses as expressions over it (see [`NearMissSpelling::recorded`]), never the
+    /// key's text.
+    fn recorded_value(&self, key: &str) -> Option<String>;
+    /// The Authorization header value; `key` stands for the API key.
+    fn header_value(&self, key: &str) -> Option<String>;
+}
+
+/// How a near miss of the key is spelt, sent and recorded.
+pub trait NearMissSpelling {
+    /// The token sent.
+    fn token(self, key: &str) -> String;
+    /// The token as recorded: an expression over `[REDACTED]`. The key only chooses the form
+    /// of the case-swapped one (whether it has letters); its text is never written.
+    fn recorded(self, key: &str) -> String;
+    /// Whether the near miss is another token for this key at all (an empty key has no
+    /// character to drop; a key of no letter, digit or token68 symbol nothing to shift).
+    fn differs(self, key: &str) -> bool;
+}
+
+impl CredentialSpelling for Credential {
+    fn elsewhere(&self, key: &str) -> Option<Elsewhere> {
         Some(match self {
             Credential::ApiKeyHeader => Elsewhere::Header("api_key", key.into()),
             Credential::XApiKeyHeader => Elsewhere::Header("X-API-Key", key.into()),
@@ -28,9 +52,7 @@ impl Credential {
         })
     }
 
-    /// The Authorization value as the harness records it: `[REDACTED]` where the key stands,
-    /// near misses as expressions over it (see [`NearMiss::recorded`]), never the key's text.
-    pub fn recorded_value(&self, key: &str) -> Option<String> {
+    fn recorded_value(&self, key: &str) -> Option<String> {
         match self {
             Credential::NearMiss(near) => Some(format!("Bearer {}", near.recorded(key))),
             // Already as recorded (replay): expanding it over `[REDACTED]` would misspell it.
@@ -43,8 +65,7 @@ impl Credential {
         }
     }
 
-    /// The Authorization header value; `key` stands for the API key.
-    pub fn header_value(&self, key: &str) -> Option<String> {
+    fn header_value(&self, key: &str) -> Option<String> {
         match self {
             Credential::Recorded(value) => Some(expand_recorded(value, key)),
             Credential::NearMiss(near) => Some(format!("Bearer {}", near.token(key))),
@@ -70,9 +91,8 @@ impl Credential {
     }
 }
 
-impl NearMiss {
-    /// The token sent.
-    pub fn token(self, key: &str) -> String {
+impl NearMissSpelling for NearMiss {
+    fn token(self, key: &str) -> String {
         let mut chars = key.chars();
         match self {
             NearMiss::CharAppended => format!("{key}x"),
@@ -90,9 +110,7 @@ impl NearMiss {
         }
     }
 
-    /// The token as recorded: an expression over `[REDACTED]`. The key only chooses the form
-    /// of the case-swapped one (whether it has letters); its text is never written.
-    pub fn recorded(self, key: &str) -> String {
+    fn recorded(self, key: &str) -> String {
         match self {
             NearMiss::CharAppended => format!("{REDACTED}x"),
             NearMiss::CharPrepended => format!("x{REDACTED}"),
@@ -104,9 +122,7 @@ impl NearMiss {
         }
     }
 
-    /// Whether the near miss is another token for this key at all (an empty key has no
-    /// character to drop; a key of no letter, digit or token68 symbol nothing to shift).
-    pub fn differs(self, key: &str) -> bool {
+    fn differs(self, key: &str) -> bool {
         !key.is_empty() && self.token(key) != key
     }
 }

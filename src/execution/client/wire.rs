@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use super::Client;
 use super::transport::{describe_error, elapsed_ms, persists, read_capped};
 use crate::execution::lanes::Lane;
-use crate::generation::request::{Body, Elsewhere, RequestSpec};
+use crate::generation::request::{Body, CredentialSpelling, Elsewhere, RequestSpec};
 use crate::outcome::{BODY_KEPT, Exchange, REDACTED, RecordedRequest, RecordedResponse};
 
 /// What one request on a lane came to.

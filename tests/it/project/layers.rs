@@ -1,11 +1,14 @@
-//! The house's floors (docs/src/architecture.md, "Layout"): a module may use only the modules on floors below
-//! its own, so data flows one way and no import circle can form. Read from the sources' own
-//! `use crate::...` and `crate::...::` paths.
+//! The house's floors (docs/src/architecture.md, "Layout"): a module may use only the modules on
+//! floors below its own, so data flows one way and no import circle can form. The lowest
+//! floors are crates of their own (`crates/vocabulary`, `crates/reference`), which the compiler
+//! keeps below; inside a crate, the sources' own `use crate::...` and `crate::...::` paths are
+//! read here.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Each top-level module and its floor; `reference` is a program of its own beside the house.
+/// Each top-level module and its floor. seed to outcome are the vocabulary crate's,
+/// `reference` is the reference crate, the rest this crate's.
 const FLOORS: [(&str, u8); 15] = [
     ("seed", 1),
     // JSON as RFC 8259 defines it: the one reader of bodies, for the harness and the reference.
@@ -28,7 +31,16 @@ const FLOORS: [(&str, u8); 15] = [
     ("lib", 10),
 ];
 
-/// What `reference` may use, besides the floor rule: the contract, the JSON reader and the seeds.
+/// The workspace's crates, each with the workspace crates it may depend on: a floor as the
+/// compiler sees it. The harness (the top package) embeds both.
+const CRATES: [(&str, &[&str]); 3] = [
+    ("crates/vocabulary", &[]),
+    ("crates/reference", &["petstore-vocabulary"]),
+    (".", &["petstore-reference", "petstore-vocabulary"]),
+];
+
+/// What `reference` may use of the vocabulary: the contract, the JSON reader and the seeds
+/// (not the catalogue of rules it is judged by, nor the outcome).
 const REFERENCE_USES: [&str; 3] = ["contract", "json", "seed"];
 
 /// What `report` may use: it renders what the run found (the outcome, the rules as the catalogue
@@ -43,7 +55,24 @@ const REPORT_USES: [&str; 6] = [
     "seed",
 ];
 
-fn module_of(path: &Path, src: &Path) -> String {
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Each crate's source directory, the module every file of it belongs to when the crate is one
+/// module of the house (`reference`), and the prefix its sources name the vocabulary by.
+fn source_roots() -> Vec<(PathBuf, Option<&'static str>)> {
+    vec![
+        (root().join("src"), None),
+        (root().join("crates/vocabulary/src"), None),
+        (root().join("crates/reference/src"), Some("reference")),
+    ]
+}
+
+fn module_of(path: &Path, src: &Path, whole: Option<&str>) -> String {
+    if let Some(module) = whole {
+        return module.to_string();
+    }
     let relative = path.strip_prefix(src).unwrap();
     let first = relative.components().next().unwrap();
     first
@@ -53,7 +82,7 @@ fn module_of(path: &Path, src: &Path) -> String {
         .to_string()
 }
 
-fn rust_files(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
@@ -64,46 +93,76 @@ fn rust_files(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-#[test]
-fn every_import_points_down() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let floors: BTreeMap<&str, u8> = FLOORS.into_iter().collect();
+/// Every Rust source of the workspace, by path from the repository's top.
+fn all_sources() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let mut wrong = Vec::new();
-    for file in files {
-        let module = module_of(&file, &src);
-        let floor = floors[module.as_str()];
-        let text = std::fs::read_to_string(&file).unwrap();
-        let uses = text
-            .match_indices("crate::")
-            .chain(text.match_indices("petstore_conformance::"))
-            .map(|(at, prefix)| {
+    for (src, _) in source_roots() {
+        rust_files(&src, &mut files);
+    }
+    files.sort();
+    files
+}
+
+fn shown(file: &Path) -> String {
+    file.strip_prefix(root()).unwrap().display().to_string()
+}
+
+/// The modules a source names: `crate::x` within its crate (a crate that is one module names
+/// only itself so), and the house's modules by the crates' names.
+fn modules_named(text: &str, whole: Option<&str>) -> Vec<String> {
+    let mut prefixes = vec!["petstore_conformance::", "petstore_vocabulary::"];
+    if whole.is_none() {
+        prefixes.push("crate::");
+    }
+    let mut named = Vec::new();
+    for prefix in prefixes {
+        for (at, _) in text.match_indices(prefix) {
+            named.push(
                 text[at + prefix.len()..]
                     .chars()
                     .take_while(|c| c.is_ascii_lowercase() || *c == '_')
-                    .collect::<String>()
-            });
-        for used in uses {
-            if used.is_empty() || used == module {
-                continue;
-            }
-            let Some(used_floor) = floors.get(used.as_str()) else {
-                wrong.push(format!("{}: uses unknown module {used}", file.display()));
-                continue;
-            };
-            let allowed = if module == "reference" {
-                REFERENCE_USES.contains(&used.as_str())
-            } else if module == "report" {
-                REPORT_USES.contains(&used.as_str())
-            } else {
-                *used_floor < floor
-            };
-            if !allowed {
-                wrong.push(format!(
-                    "{} (floor {floor}) uses {used} (floor {used_floor})",
-                    file.strip_prefix(&src).unwrap().display()
-                ));
+                    .collect::<String>(),
+            );
+        }
+    }
+    if text.contains("petstore_reference::") {
+        named.push("reference".into());
+    }
+    named
+}
+
+#[test]
+fn every_import_points_down() {
+    let floors: BTreeMap<&str, u8> = FLOORS.into_iter().collect();
+    let mut wrong = Vec::new();
+    for (src, whole) in source_roots() {
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for file in files {
+            let module = module_of(&file, &src, whole);
+            let floor = floors[module.as_str()];
+            let text = std::fs::read_to_string(&file).unwrap();
+            for used in modules_named(&text, whole) {
+                if used.is_empty() || used == module {
+                    continue;
+                }
+                let Some(used_floor) = floors.get(used.as_str()) else {
+                    wrong.push(format!("{}: uses unknown module {used}", shown(&file)));
+                    continue;
+                };
+                let allowed = if module == "reference" {
+                    REFERENCE_USES.contains(&used.as_str())
+                } else if module == "report" {
+                    REPORT_USES.contains(&used.as_str())
+                } else {
+                    *used_floor < floor
+                };
+                if !allowed {
+                    wrong.push(format!(
+                        "{} (floor {floor}) uses {used} (floor {used_floor})",
+                        shown(&file)
+                    ));
+                }
             }
         }
     }
@@ -113,6 +172,53 @@ fn every_import_points_down() {
         wrong.is_empty(),
         "imports that do not point down:\n{}",
         wrong.join("\n")
+    );
+}
+
+/// The crates are floors: each depends on the workspace crates below it only, as its manifest
+/// says (what `cargo tree` shows), and the vocabulary holds exactly the five lowest modules.
+#[test]
+fn the_crates_are_floors() {
+    let workspace: Vec<&str> = CRATES
+        .iter()
+        .map(|(dir, _)| *dir)
+        .filter(|dir| *dir != ".")
+        .collect();
+    let manifest: toml::Table =
+        toml::from_str(&std::fs::read_to_string(root().join("Cargo.toml")).unwrap()).unwrap();
+    let members: Vec<&str> = manifest["workspace"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    assert_eq!(members, workspace);
+    for (dir, allowed) in CRATES {
+        let text = std::fs::read_to_string(root().join(dir).join("Cargo.toml")).unwrap();
+        let manifest: toml::Table = toml::from_str(&text).unwrap();
+        let mut local: Vec<String> = ["dependencies", "dev-dependencies"]
+            .iter()
+            .filter_map(|table| manifest.get(*table).and_then(|t| t.as_table()))
+            .flat_map(|table| table.keys())
+            .filter(|name| name.starts_with("petstore-"))
+            .cloned()
+            .collect();
+        local.sort();
+        assert_eq!(
+            local, allowed,
+            "{dir}/Cargo.toml: the workspace crates it uses"
+        );
+    }
+    let vocabulary = std::fs::read_to_string(root().join("crates/vocabulary/src/lib.rs")).unwrap();
+    let mut modules: Vec<&str> = vocabulary
+        .lines()
+        .filter_map(|line| line.strip_prefix("pub mod "))
+        .map(|m| m.trim_end_matches(';'))
+        .collect();
+    modules.sort();
+    assert_eq!(
+        modules,
+        ["catalogue", "contract", "json", "outcome", "seed"]
     );
 }
 
@@ -154,11 +260,8 @@ fn siblings_used(text: &str, module_path: &str, siblings: &[String]) -> Vec<Stri
 /// excepted: that is how a module shows its parts).
 #[test]
 fn no_import_circle_between_sibling_files() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let mut dirs: BTreeMap<std::path::PathBuf, Vec<std::path::PathBuf>> = BTreeMap::new();
-    for file in files {
+    let mut dirs: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+    for file in all_sources() {
         let name = file.file_stem().unwrap().to_string_lossy();
         if name == "mod" || name == "main" || name == "lib" {
             continue;
@@ -169,12 +272,16 @@ fn no_import_circle_between_sibling_files() {
     }
     let mut circles = Vec::new();
     for (dir, files) in &dirs {
+        let (src, _) = source_roots()
+            .into_iter()
+            .find(|(src, _)| dir.starts_with(src))
+            .unwrap();
         let module_path = dir
             .strip_prefix(&src)
             .unwrap()
             .to_string_lossy()
             .replace('/', "::");
-        let stem = |f: &std::path::PathBuf| f.file_stem().unwrap().to_string_lossy().to_string();
+        let stem = |f: &PathBuf| f.file_stem().unwrap().to_string_lossy().to_string();
         let siblings: Vec<String> = files.iter().map(stem).collect();
         let edges: BTreeMap<String, Vec<String>> = files
             .iter()
@@ -203,10 +310,7 @@ fn no_import_circle_between_sibling_files() {
         for a in &siblings {
             for b in reach(a) {
                 if *a < b && reach(&b).contains(a) {
-                    circles.push(format!(
-                        "src/{}: {a} <-> {b}",
-                        dir.strip_prefix(&src).unwrap().display()
-                    ));
+                    circles.push(format!("{}: {a} <-> {b}", shown(dir)));
                 }
             }
         }
@@ -237,7 +341,7 @@ fn parent_names_used(text: &str, module_path: &str, siblings: &[String]) -> Vec<
 
 #[test]
 fn no_leaf_imports_its_parent() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let src = root().join("src");
     let mut files = Vec::new();
     for dir in NO_PARENT_IMPORTS {
         rust_files(&src.join(dir), &mut files);
@@ -282,19 +386,11 @@ fn no_leaf_imports_its_parent() {
 /// name their parts instead).
 #[test]
 fn no_source_file_over_600_lines() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let mut long: Vec<String> = files
+    let mut long: Vec<String> = all_sources()
         .iter()
         .filter_map(|file| {
             let lines = std::fs::read_to_string(file).unwrap().lines().count();
-            (lines > 600).then(|| {
-                format!(
-                    "{} ({lines} lines)",
-                    file.strip_prefix(&src).unwrap().display()
-                )
-            })
+            (lines > 600).then(|| format!("{} ({lines} lines)", shown(file)))
         })
         .collect();
     long.sort();
@@ -319,7 +415,12 @@ fn functions_are_held_to_about_120_lines() {
             .any(|line| line.trim() == "too-many-lines-threshold = 120"),
         "clippy.toml: {conf}"
     );
-    for file in ["src/lib.rs", "src/main.rs"] {
+    for file in [
+        "src/lib.rs",
+        "src/main.rs",
+        "crates/vocabulary/src/lib.rs",
+        "crates/reference/src/lib.rs",
+    ] {
         let text = std::fs::read_to_string(root.join(file)).unwrap();
         assert!(
             text.contains("#![warn(clippy::too_many_lines)]"),
@@ -328,25 +429,20 @@ fn functions_are_held_to_about_120_lines() {
     }
     // Any other mention of the lint is an allowance (or an expectation) for one more.
     let mut allowed = sources_containing("clippy::too_many_lines");
-    allowed.retain(|file| file != "lib.rs" && file != "main.rs");
+    allowed.retain(|file| !file.ends_with("src/lib.rs") && file != "src/main.rs");
     assert_eq!(
         allowed, LONG_FUNCTIONS_WAITING,
         "functions let past the limit"
     );
 }
 
-/// The sources that contain `needle`, by path under src/.
+/// The sources that contain `needle`, by path from the repository's top.
 fn sources_containing(needle: &str) -> Vec<String> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let mut found: Vec<String> = files
+    all_sources()
         .iter()
         .filter(|file| std::fs::read_to_string(file).unwrap().contains(needle))
-        .map(|file| file.strip_prefix(&src).unwrap().display().to_string())
-        .collect();
-    found.sort();
-    found
+        .map(|file| shown(file))
+        .collect()
 }
 
 /// No lifetime is erased by hand: work shared between threads borrows through scopes the
@@ -362,7 +458,10 @@ fn no_transmute_in_the_sources() {
 /// (no `mallopt`, no `GLIBC_TUNABLES`, no starting itself again).
 #[test]
 fn the_allocator_is_chosen_in_main_only() {
-    assert_eq!(sources_containing("#[global_allocator]"), vec!["main.rs"]);
+    assert_eq!(
+        sources_containing("#[global_allocator]"),
+        vec!["src/main.rs"]
+    );
     for tuning in ["mallopt", "GLIBC_TUNABLES", "/proc/self/exe"] {
         let found = sources_containing(tuning);
         assert!(found.is_empty(), "{tuning} in: {}", found.join(", "));

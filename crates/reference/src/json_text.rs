@@ -1,6 +1,6 @@
 //! How the reference writes JSON: every way RFC 8259 lets a text say the same value. Escapes
 //! (raw UTF-8, `\u` in either case, HTML-safe, `\/`), member order and whitespace are a store's
-//! choice; what the text means is not. Strings may hold lone surrogates (as `crate::json`
+//! choice; what the text means is not. Strings may hold lone surrogates (as `petstore_vocabulary::json`
 //! keeps them), written back as the `\u` escapes they came as.
 
 use serde_json::Value;
@@ -93,8 +93,9 @@ impl Style {
                     Order::Sorted => entries.sort_by(|a, b| a.0.cmp(b.0)),
                     Order::Shuffled(seed) => {
                         entries.sort_by_key(|(name, _)| {
-                            name.bytes()
-                                .fold(seed, |h, b| crate::seed::splitmix64(h ^ u64::from(b)))
+                            name.bytes().fold(seed, |h, b| {
+                                petstore_vocabulary::seed::splitmix64(h ^ u64::from(b))
+                            })
                         });
                     }
                 }
@@ -178,7 +179,7 @@ impl Style {
                 }
                 _ => {}
             }
-            if let Some(lone) = crate::json::lone_surrogate(c) {
+            if let Some(lone) = petstore_vocabulary::json::lone_surrogate(c) {
                 unit(out, u32::from(lone));
                 continue;
             }
@@ -254,7 +255,7 @@ mod tests {
         ]);
         for style in styles() {
             let text = style.write(&value);
-            let read = crate::json::read(text.as_bytes())
+            let read = petstore_vocabulary::json::read(text.as_bytes())
                 .unwrap_or_else(|e| panic!("{style:?}: {e}: {text}"));
             assert_eq!(read.value, value, "{style:?}: {text}");
         }
@@ -285,7 +286,7 @@ mod tests {
 
     #[test]
     fn a_lone_surrogate_is_written_as_it_came() {
-        let read = crate::json::read(br#"{"name":"x\ud800"}"#).unwrap();
+        let read = petstore_vocabulary::json::read(br#"{"name":"x\ud800"}"#).unwrap();
         assert_eq!(Style::PLAIN.write(&read.value), r#"{"name":"x\ud800"}"#);
         let upper = Style {
             escaping: Escaping::AsciiUpper,

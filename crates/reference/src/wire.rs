@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 pub(super) use front::serve;
 
 use super::Variant;
-use crate::seed::splitmix64;
+use petstore_vocabulary::seed::splitmix64;
 
 /// How every HTTP/1.1 answer is written. The default is the reference's own server, with no
 /// front: lowercase names in hyper's order, `Content-Length`, one write, keep-alive.

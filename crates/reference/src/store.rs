@@ -149,7 +149,7 @@ impl Shared {
     /// names in other scripts, with escapes, empty, long, with a lone surrogate where the store
     /// keeps them, categories at the ends of int64.
     pub(super) fn others_left(&self, count: usize) {
-        let lone = crate::json::standing_for(0xDC00);
+        let lone = petstore_vocabulary::json::standing_for(0xDC00);
         for n in 0..count {
             let name = match n % 8 {
                 0 => format!("resident {n}"),
@@ -179,7 +179,7 @@ impl Shared {
         let n = store.next_id;
         let mut id = match self.choices.ids {
             IdScheme::Counting { start, step } => start.wrapping_add((n - 1).wrapping_mul(step)),
-            IdScheme::Random => crate::seed::splitmix64(n as u64) as i64,
+            IdScheme::Random => petstore_vocabulary::seed::splitmix64(n as u64) as i64,
         };
         if self.has(Fault::DuplicateIds) && id % 2 == 0 {
             id -= 1;

@@ -9,7 +9,7 @@ fn built_in_catalogue_loads_with_unique_path_like_ids() {
 
 #[test]
 fn committed_cases_match_the_built_in_copy() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cases");
     let from_disk = Catalogue::load_dir(&dir).expect("cases/ loads");
     assert_eq!(from_disk.rules, Catalogue::built_in().unwrap().rules);
 }
@@ -19,7 +19,7 @@ fn committed_cases_match_the_built_in_copy() {
 /// types behind it and however the rules are grouped.
 #[test]
 fn every_rule_serializes_as_its_case_file_writes_it() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cases");
     let mut written = Vec::new();
     for file in CASE_FILES {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
@@ -53,7 +53,7 @@ fn case_files_are_validated_against_their_schema() {
         "{err}"
     );
     for file in CASE_FILES {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cases");
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         Catalogue::from_texts([(PathBuf::from(file), text)], "t".into())
             .unwrap_or_else(|e| panic!("{file}: {e}"));

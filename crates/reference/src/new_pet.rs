@@ -135,7 +135,7 @@ pub(super) fn new_pet(
     }
     // Read as RFC 8259 reads it: a lone surrogate escape is JSON, and what becomes of it is
     // the store's choice (below).
-    let parsed: Value = match crate::json::read(body) {
+    let parsed: Value = match petstore_vocabulary::json::read(body) {
         Ok(read) if read.duplicate_names.is_empty() => read.value,
         Ok(read) => duplicate_names(shared, body, read.value)?,
         Err(e) if shared.has(Fault::CreateMalformedJson500) => {
@@ -278,7 +278,7 @@ fn read_name(shared: &Shared, fields: &serde_json::Map<String, Value>) -> Result
     } else {
         name
     };
-    let lone = |c: char| crate::json::lone_surrogate(c).is_some();
+    let lone = |c: char| petstore_vocabulary::json::lone_surrogate(c).is_some();
     Ok(match shared.choices.surrogates {
         _ if !name.chars().any(lone) => name,
         Surrogates::Refused => {
@@ -515,7 +515,7 @@ pub(super) fn category_id(shared: &Shared, value: &Value) -> Option<i64> {
 /// space names: another spelling of an integer, or one past int64 or a double.
 fn category_class(value: &Value, float_spelled: bool) -> Option<&'static str> {
     let number = value.as_number()?;
-    if crate::json::integer(value).is_some_and(|n| i64::try_from(n).is_ok()) {
+    if petstore_vocabulary::json::integer(value).is_some_and(|n| i64::try_from(n).is_ok()) {
         return float_spelled.then_some("integer-spellings");
     }
     match number.as_f64() {

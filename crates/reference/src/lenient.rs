@@ -152,7 +152,7 @@ pub(super) fn before_trailing_data(body: &[u8]) -> Option<Value> {
 /// The body read as a lenient store reads what is not JSON, under the fault that makes it so.
 pub(super) fn read(shared: &Shared, body: &[u8]) -> Option<Value> {
     let again = |text: String| {
-        crate::json::read(text.as_bytes())
+        petstore_vocabulary::json::read(text.as_bytes())
             .ok()
             .map(|read| read.value)
     };
@@ -242,7 +242,7 @@ mod tests {
 
     #[test]
     fn each_reading_turns_its_class_into_json_and_leaves_strings_alone() {
-        let read = |text: String| crate::json::read(text.as_bytes()).map(|r| r.value);
+        let read = |text: String| petstore_vocabulary::json::read(text.as_bytes()).map(|r| r.value);
         let comments = without_comments("/* c */ {\"a\": \"/* kept */\", // c\n \"b\": 1}");
         assert_eq!(read(comments).unwrap(), json!({"a": "/* kept */", "b": 1}));
         let commas = without_trailing_commas("{\"a\": [1, 2,], \"b\": \",}\",}");

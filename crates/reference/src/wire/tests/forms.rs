@@ -170,7 +170,7 @@ fn describe_names_every_choice() {
 
 #[test]
 fn each_wire_variant_is_one_form_and_the_others_none() {
-    for info in crate::reference::VARIANTS {
+    for info in crate::VARIANTS {
         let shape = WireShape::default().with_variants(&[info.variant].into());
         let wire = info.name.contains("header")
             || [

@@ -11,7 +11,7 @@ use super::*;
 
 mod forms;
 mod shapes;
-use crate::reference::{ReferenceConfig, ReferenceServer};
+use crate::{ReferenceConfig, ReferenceServer};
 
 const KEY: &str = "wire-test-key-0123";
 
@@ -29,7 +29,7 @@ async fn server(shape: WireShape) -> Fronted {
         .expect("binds");
     let addr = listener.local_addr().expect("an address");
     let (stop, stopped) = tokio::sync::oneshot::channel();
-    let app = crate::reference::router(ReferenceConfig::new(KEY));
+    let app = crate::router(ReferenceConfig::new(KEY));
     tokio::spawn(serve(listener, app, shape, stopped));
     Fronted {
         addr,

@@ -32,11 +32,11 @@ impl SchemaName {
 
     pub(super) fn embedded(self) -> &'static str {
         match self {
-            SchemaName::PetStatus => include_str!("../../schemas/PetStatus.json"),
-            SchemaName::NewPet => include_str!("../../schemas/NewPet.json"),
-            SchemaName::Pet => include_str!("../../schemas/Pet.json"),
-            SchemaName::Pets => include_str!("../../schemas/Pets.json"),
-            SchemaName::Error => include_str!("../../schemas/Error.json"),
+            SchemaName::PetStatus => include_str!("../../../../schemas/PetStatus.json"),
+            SchemaName::NewPet => include_str!("../../../../schemas/NewPet.json"),
+            SchemaName::Pet => include_str!("../../../../schemas/Pet.json"),
+            SchemaName::Pets => include_str!("../../../../schemas/Pets.json"),
+            SchemaName::Error => include_str!("../../../../schemas/Error.json"),
         }
     }
 }

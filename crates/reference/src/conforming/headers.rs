@@ -6,7 +6,7 @@
 //! the three HTTP-date forms, a successor-version link in any form that resolves to
 //! `GET /pets`).
 
-use crate::contract::{DEPRECATED_SINCE_UNIX, SUNSET_UNIX};
+use petstore_vocabulary::contract::{DEPRECATED_SINCE_UNIX, SUNSET_UNIX};
 
 /// How getPet's successor-version link is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +75,7 @@ impl HeaderChoices {
     pub fn draw(seed: u64) -> HeaderChoices {
         let mut state = seed ^ 0x6865_6164_6572_7321;
         let mut next = |n: usize| {
-            state = crate::seed::splitmix64(state);
+            state = petstore_vocabulary::seed::splitmix64(state);
             (state % n as u64) as usize
         };
         let sunset = SUNSET_UNIX as i64 + SUNSET_OFFSETS[next(SUNSET_OFFSETS.len())];

@@ -5,7 +5,7 @@
 pub const CONTRACT_DOCUMENT: &str = "contract/petstore-interface.md";
 
 /// The text this binary was built with.
-pub const CONTRACT_TEXT: &str = include_str!("../../contract/petstore-interface.md");
+pub const CONTRACT_TEXT: &str = include_str!("../../../../contract/petstore-interface.md");
 
 /// The SHA-256 of [`CONTRACT_TEXT`], as `contract/README.md` records it (a test checks both).
 pub const CONTRACT_SHA256: &str =
@@ -43,7 +43,7 @@ mod tests {
     #[test]
     fn the_recorded_digest_is_the_texts() {
         assert_eq!(sha256_hex(CONTRACT_TEXT.as_bytes()), CONTRACT_SHA256);
-        let readme = include_str!("../../contract/README.md");
+        let readme = include_str!("../../../../contract/README.md");
         assert!(readme.contains(CONTRACT_SHA256), "contract/README.md");
         assert!(CONTRACT_TEXT.contains("The interface description is at version 1.0.0."));
     }

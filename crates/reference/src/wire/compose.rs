@@ -3,7 +3,7 @@
 use super::{
     FieldSpacing, Framing, HeaderCase, HeaderOrder, Interim, Persistence, Reason, WireShape,
 };
-use crate::seed::{fnv1a, splitmix64};
+use petstore_vocabulary::seed::{fnv1a, splitmix64};
 
 /// A final answer as the store's server wrote it, its framing fields taken out.
 #[derive(Debug, Clone, Default)]

@@ -19,7 +19,7 @@ pub use self::check::{Check, Refusal};
 use crate::contract::Operation;
 
 /// The JSON Schema every case file is validated against (`cases/case-file.schema.json`).
-pub const CASE_FILE_SCHEMA: &str = include_str!("../../cases/case-file.schema.json");
+pub const CASE_FILE_SCHEMA: &str = include_str!("../../../../cases/case-file.schema.json");
 
 /// The case files, in the order their rules are run and reported.
 pub const CASE_FILES: [&str; 8] = [
@@ -35,14 +35,14 @@ pub const CASE_FILES: [&str; 8] = [
 
 fn embedded(file: &str) -> &'static str {
     match file {
-        "auth.json" => include_str!("../../cases/auth.json"),
-        "list-pets.json" => include_str!("../../cases/list-pets.json"),
-        "create-pet.json" => include_str!("../../cases/create-pet.json"),
-        "get-pet.json" => include_str!("../../cases/get-pet.json"),
-        "sequences.json" => include_str!("../../cases/sequences.json"),
-        "deprecation.json" => include_str!("../../cases/deprecation.json"),
-        "responses.json" => include_str!("../../cases/responses.json"),
-        "inputs.json" => include_str!("../../cases/inputs.json"),
+        "auth.json" => include_str!("../../../../cases/auth.json"),
+        "list-pets.json" => include_str!("../../../../cases/list-pets.json"),
+        "create-pet.json" => include_str!("../../../../cases/create-pet.json"),
+        "get-pet.json" => include_str!("../../../../cases/get-pet.json"),
+        "sequences.json" => include_str!("../../../../cases/sequences.json"),
+        "deprecation.json" => include_str!("../../../../cases/deprecation.json"),
+        "responses.json" => include_str!("../../../../cases/responses.json"),
+        "inputs.json" => include_str!("../../../../cases/inputs.json"),
         _ => "",
     }
 }

@@ -56,7 +56,7 @@ fn lock(asked: &AskedQueue) -> std::sync::MutexGuard<'_, VecDeque<Asked>> {
 
 /// Serves `app` on `listener` with every HTTP/1.1 answer in `shape`, until `stopped`; then
 /// connections close as soon as no answer is owed on them.
-pub(in crate::reference) async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     shape: WireShape,

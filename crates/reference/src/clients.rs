@@ -90,7 +90,10 @@ fn with_filler_fields(response: &mut Response, count: usize) {
         let name = format!("x-trace-{n}");
         if let (Ok(name), Ok(value)) = (
             header::HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(&format!("{:016x}", crate::seed::splitmix64(n as u64))),
+            HeaderValue::from_str(&format!(
+                "{:016x}",
+                petstore_vocabulary::seed::splitmix64(n as u64)
+            )),
         ) {
             response.headers_mut().insert(name, value);
         }

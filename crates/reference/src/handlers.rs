@@ -165,9 +165,9 @@ fn limit_class(value: &str) -> Option<&'static str> {
     if value.parse::<f64>().is_ok_and(f64::is_infinite) {
         return Some("beyond-double");
     }
-    let integral = crate::json::read(value.trim().as_bytes())
+    let integral = petstore_vocabulary::json::read(value.trim().as_bytes())
         .ok()
-        .and_then(|read| crate::json::integer(&read.value))
+        .and_then(|read| petstore_vocabulary::json::integer(&read.value))
         .is_some();
     integral.then_some("integer-spellings")
 }
@@ -200,9 +200,9 @@ pub(super) fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>,
             // A spelling of an integer taken as that integer; anything else read as the
             // store's policy for a value out of range (at most 100 pets whatever it is).
             Answer::Accepted | Answer::FirstWins | Answer::LastWins => {
-                crate::json::read(value.trim().as_bytes())
+                petstore_vocabulary::json::read(value.trim().as_bytes())
                     .ok()
-                    .and_then(|read| crate::json::integer(&read.value))
+                    .and_then(|read| petstore_vocabulary::json::integer(&read.value))
                     .map_or(Err(()), |n| i64::try_from(n).map_err(|_| ()))
             }
         },

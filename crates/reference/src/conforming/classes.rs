@@ -60,7 +60,7 @@ struct SpaceFile {
 
 /// The request space's classes, with the operations of their input: (operations, input, class).
 pub fn space_classes() -> Vec<(Vec<String>, String, AllowedAnswers)> {
-    const SPACE: &str = include_str!("../../../cases/request-space.json");
+    const SPACE: &str = include_str!("../../../../cases/request-space.json");
     // The built-in file, validated as it loads elsewhere: a store that read nothing from it
     // would answer every class alike and pass for conforming.
     let file: SpaceFile =

@@ -151,7 +151,7 @@ struct Draw(u64);
 
 impl Draw {
     fn next(&mut self) -> u64 {
-        self.0 = crate::seed::splitmix64(self.0);
+        self.0 = petstore_vocabulary::seed::splitmix64(self.0);
         self.0
     }
 

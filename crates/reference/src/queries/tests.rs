@@ -5,7 +5,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use tower_service::Service;
 
 use super::*;
-use crate::reference::{ReferenceConfig, router};
+use crate::{ReferenceConfig, router};
 
 #[test]
 fn query_classes() {

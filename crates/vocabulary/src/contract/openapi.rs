@@ -73,7 +73,7 @@ pub struct OpenApi {
 }
 
 /// The built-in copy, for a binary run outside the repository.
-pub const EMBEDDED: &str = include_str!("../../schemas/openapi.yaml");
+pub const EMBEDDED: &str = include_str!("../../../../schemas/openapi.yaml");
 
 /// YAML as JSON: the description uses only what JSON can say.
 fn to_json(yaml: &Yaml) -> Value {
