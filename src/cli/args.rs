@@ -123,8 +123,6 @@ pub(super) const MAX_TRANSPORT_FAILURES: std::ops::RangeInclusive<u32> = 1..=1_0
 /// The latency the built-in reference adds: up to a minute (a remote target, not a dead one).
 pub(super) const REFERENCE_LATENCY: std::ops::RangeInclusive<Duration> =
     Duration::ZERO..=Duration::from_secs(60);
-/// Seconds of the bench's long memory run: up to a day.
-pub(super) const LONG_BUDGET_SECONDS: std::ops::RangeInclusive<u64> = 1..=86_400;
 
 pub(super) fn check_latency(option: &str, latency: Option<Duration>) -> Result<(), RunError> {
     match latency {

@@ -1,12 +1,9 @@
 //! The other sub-commands: serve the reference, replay a recorded request and judge it again,
-//! bench, compare two reports, merge shards.
+//! compare two reports, merge shards.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use super::args::{
-    LONG_BUDGET_SECONDS, RunArgs, ServeArgs, check_latency, parse_faults, parse_variants,
-};
+use super::args::{RunArgs, ServeArgs, check_latency, parse_faults, parse_variants};
 use super::evidence;
 use super::run::{Configured, append_step_summary, configure, tell, tell_findings, tell_totals};
 use petstore_conformance::outcome::VerdictKind;
@@ -226,44 +223,6 @@ pub(super) fn show_exchange(exchange: &petstore_conformance::outcome::Exchange, 
     // What the target sent back is shown as the reports show it: redacted, and with no
     // control character that a terminal would act on.
     stdout!("{}", terminal::lines(&redactor.redact(&shown)));
-}
-
-pub(super) fn bench(
-    output: &Path,
-    long_budget: u64,
-    only_throughput: bool,
-    only_heavy: bool,
-) -> Result<u8, RunError> {
-    use petstore_conformance::runner::bench;
-    if only_throughput {
-        let figure = bench::throughput(Duration::from_secs(5)).map_err(RunError::Config)?;
-        stdout!("{}", bench::render_throughput(&figure));
-        return Ok(0);
-    }
-    if only_heavy {
-        let heavy = [bench::Heavy::TinyItems, bench::Heavy::Listing]
-            .into_iter()
-            .map(bench::heavy_memory)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(RunError::Config)?;
-        stdout!("{}", bench::render_heavy(&heavy));
-        return Ok(0);
-    }
-    if !LONG_BUDGET_SECONDS.contains(&long_budget) {
-        return Err(RunError::Config(format!(
-            "--long-budget {long_budget}: must be within 1..=86400 seconds"
-        )));
-    }
-    let figures = bench::run_all(Duration::from_secs(long_budget)).map_err(RunError::Config)?;
-    stdout!("{}", bench::render(&figures));
-    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let json = serde_json::to_string_pretty(&figures).unwrap_or_default();
-    petstore_conformance::execution::files::replace(output, json.as_bytes())
-        .map_err(|e| RunError::Config(format!("{}: {e}", output.display())))?;
-    stderrln!("wrote {}", output.display());
-    Ok(0)
 }
 
 pub(super) fn read_report(path: &Path) -> Result<(String, Report), RunError> {

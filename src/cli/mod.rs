@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use args::{RunArgs, ServeArgs};
-use commands::{bench, compare_reports, merge, replay, serve};
+use commands::{compare_reports, merge, replay, serve};
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::runner::progress::{self, ColorChoice};
 use petstore_conformance::runner::{self, RunError};
@@ -113,24 +113,6 @@ enum Command {
         #[arg(long, env = "PETSTORE_PUBLIC_KEY_FILE")]
         public_key: Option<PathBuf>,
     },
-    /// Measure: the default suite at 0, 10 and 50 ms of latency (in round trips), time-budget
-    /// throughput against a raw ceiling, peak RSS of the default run and after a short and a
-    /// long budget, three shards at once against the single run. Prints a table and writes it
-    /// as JSON. Takes about a minute and a half.
-    Bench {
-        /// Where the figures are written as JSON.
-        #[arg(long, default_value = "reports/bench.json")]
-        output: PathBuf,
-        /// Seconds of the long memory run.
-        #[arg(long, default_value_t = 60)]
-        long_budget: u64,
-        /// Print only the time-budget throughput line (a few seconds), for tuning it.
-        #[arg(long, hide = true)]
-        only_throughput: bool,
-        /// Print only the peak RSS against the targets that send much (a few seconds each).
-        #[arg(long, hide = true, conflicts_with = "only_throughput")]
-        only_heavy: bool,
-    },
     /// Merge the reports of the shards of one split run (`run --partition K/N`, one report
     /// directory each) into the report of the whole run, in every format. Exit codes as
     /// `run`'s; 2 when the shards are not of one run (seed, catalogue, contract, target) or
@@ -223,10 +205,7 @@ pub fn main() -> ExitCode {
     let redactor = evidence::error_redactor(&matches);
     // A command with no run of its own to stop ends on the first signal. A run stops and
     // still writes its reports, and a merge writing them finishes (a second signal quits).
-    if !matches!(
-        cli.command,
-        Command::Run(_) | Command::Bench { .. } | Command::Merge { .. }
-    ) {
+    if !matches!(cli.command, Command::Run(_) | Command::Merge { .. }) {
         petstore_conformance::runner::interrupts::quit_on_first_signal();
     }
     let result = match cli.command {
@@ -239,12 +218,6 @@ pub fn main() -> ExitCode {
             Some(replay_matches) => replay(&report, &rule, *run, replay_matches),
             None => Err(RunError::Config("replay: no arguments".into())),
         },
-        Command::Bench {
-            output,
-            long_budget,
-            only_throughput,
-            only_heavy,
-        } => bench(&output, long_budget, only_throughput, only_heavy),
         Command::VerifyReport {
             report,
             public_key,

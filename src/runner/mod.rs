@@ -1,9 +1,8 @@
 //! The runner: a run of the suite in named stages (`stages.rs`: configure, connect,
 //! preflight, populate, judge, tally, report); replays recorded requests; keeps the
-//! counterexamples found on real targets; splits and merges runs; the bench. The floor above
+//! counterexamples found on real targets; splits and merges runs. The floor above
 //! the report: it uses every other.
 
-pub mod bench;
 mod certify;
 pub mod error;
 pub mod interrupts;

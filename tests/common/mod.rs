@@ -8,6 +8,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
+pub mod peak;
 pub mod process;
 pub mod servers;
 

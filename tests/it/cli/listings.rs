@@ -99,7 +99,6 @@ fn listings_end_quietly_on_a_closed_pipe_and_version_names_what_judges() {
         "verify-report",
         "compare",
         "merge",
-        "bench",
         "rules",
     ]
     .into_iter()

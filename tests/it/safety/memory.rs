@@ -14,8 +14,8 @@ use common::{Server, read_json, serve_reference};
 use serde_json::Value;
 use std::path::PathBuf;
 
+use common::peak::vm_hwm_kb;
 use common::servers;
-use petstore_conformance::runner::bench::vm_hwm_kb;
 const KEY: &str = "memory-test-key-77a1";
 const LIMIT_KB: u64 = 256 * 1024;
 

@@ -1,5 +1,8 @@
-//! `bench`: the figures that say how fast the suite is where it matters, against a remote
+//! The bench: the figures that say how fast the suite is where it matters, against a remote
 //! target, printed as a table and written as JSON. Not a test: nothing here passes or fails.
+//! A bench target of its own, out of the release binary (`cargo bench --bench figures --
+//! [--output FILE] [--long-budget SECONDS]`, optimised as a release build); it times the
+//! harness's own binary, which cargo builds beside it.
 //! 1. The default suite against the reference at 0, 10 and 50 ms of latency (each the median
 //!    of three runs): wall time, in round trips and in round trips added to the run at 0 ms,
 //!    beside the critical path (the longest chain of dependent requests of a rule).
@@ -14,22 +17,96 @@
 //!    17,000-pet listing for every listPets (memory is bounded by bytes, not by what the target
 //!    sends: at most 256 MB).
 //! 5. Three shards of the default run (`--partition hash:K/3`) at once against the single run
-//!    (`bench/shards.rs`).
+//!    (`shards.rs`).
 
 mod scratch;
 mod shards;
 
 use scratch::scratch;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::execution::{Client, ClientSettings};
-use crate::generation::request::{Body, RequestSpec};
-use crate::reference::{ReferenceConfig, ReferenceServer};
-use crate::runner::{RunConfig, stages};
+use petstore_conformance::execution::{Client, ClientSettings};
+use petstore_conformance::generation::request::{Body, RequestSpec};
+use petstore_conformance::reference::{ReferenceConfig, ReferenceServer};
+use petstore_conformance::runner::{RunConfig, stages};
+use petstore_conformance::{stderrln, stdout};
+
+#[path = "../../tests/common/peak.rs"]
+mod peak;
+use peak::vm_hwm_kb;
+
+/// The harness's binary, which the runs in processes of their own time.
+const HARNESS: &str = env!("CARGO_BIN_EXE_petstore-conformance");
+
+/// Seconds of the long memory run: up to a day.
+const LONG_BUDGET_SECONDS: std::ops::RangeInclusive<u64> = 1..=86_400;
+
+/// The bench's arguments (cargo passes `--bench` too).
+#[derive(clap::Parser)]
+#[command(
+    name = "figures",
+    about = "Measure the harness: the default suite at 0, 10 and 50 ms of latency (in round trips), time-budget throughput against a raw ceiling, peak RSS of the default run and after a short and a long budget, three shards at once against the single run. Prints a table and writes it as JSON; about a minute and a half."
+)]
+struct Args {
+    /// Where the figures are written as JSON.
+    #[arg(long, default_value = "reports/bench.json")]
+    output: PathBuf,
+    /// Seconds of the long memory run.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(LONG_BUDGET_SECONDS))]
+    long_budget: u64,
+    /// Print only the time-budget throughput line (a few seconds), for tuning it.
+    #[arg(long)]
+    only_throughput: bool,
+    /// Print only the peak RSS against the targets that send much (a few seconds each).
+    #[arg(long, conflicts_with = "only_throughput")]
+    only_heavy: bool,
+    /// Given by `cargo bench`.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+fn main() -> std::process::ExitCode {
+    let args = <Args as clap::Parser>::parse();
+    match measure(&args) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            stderrln!("bench: {error}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn measure(args: &Args) -> Result<(), String> {
+    if args.only_throughput {
+        stdout!(
+            "{}",
+            render_throughput(&throughput(Duration::from_secs(5))?)
+        );
+        return Ok(());
+    }
+    if args.only_heavy {
+        let heavy = [Heavy::TinyItems, Heavy::Listing]
+            .into_iter()
+            .map(heavy_memory)
+            .collect::<Result<Vec<_>, _>>()?;
+        stdout!("{}", render_heavy(&heavy));
+        return Ok(());
+    }
+    let figures = run_all(Duration::from_secs(args.long_budget))?;
+    stdout!("{}", render(&figures));
+    if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let json = serde_json::to_string_pretty(&figures).unwrap_or_default();
+    petstore_conformance::execution::files::replace(&args.output, json.as_bytes())
+        .map_err(|e| format!("{}: {e}", args.output.display()))?;
+    stderrln!("wrote {}", args.output.display());
+    Ok(())
+}
 
 #[derive(Debug, Serialize)]
 pub struct SuiteFigure {
@@ -181,7 +258,7 @@ fn logged_request(line: &str) -> Option<RequestSpec> {
                 bytes: {
                     let text = entry["body"].as_str().unwrap_or("");
                     match entry["body_escaped"].as_bool() {
-                        Some(true) => crate::outcome::unescape_body(text),
+                        Some(true) => petstore_conformance::outcome::unescape_body(text),
                         _ => text.as_bytes().to_vec(),
                     }
                     .into()
@@ -204,8 +281,8 @@ fn raw_ceiling(span: Duration, mix: &[RequestSpec], dir: &Path) -> Result<(f64, 
     if mix.is_empty() {
         return Err("the budget run logged no request".into());
     }
-    let runtime = crate::runner::runtime().map_err(|e| e.to_string())?;
-    let key = format!("bench-{}", crate::seed::random_seed());
+    let runtime = petstore_conformance::runner::runtime().map_err(|e| e.to_string())?;
+    let key = format!("bench-{}", petstore_conformance::seed::random_seed());
     let server = runtime
         .block_on(ReferenceServer::start(ReferenceConfig::new(key.clone()), 0))
         .map_err(|e| e.to_string())?;
@@ -215,7 +292,7 @@ fn raw_ceiling(span: Duration, mix: &[RequestSpec], dir: &Path) -> Result<(f64, 
         Client::new(&server.base_url, &key, settings, runtime.handle().clone())
             .map_err(|e| e.to_string())?,
     );
-    let log = crate::execution::files::create(&dir.join("raw-requests.jsonl"))
+    let log = petstore_conformance::execution::files::create(&dir.join("raw-requests.jsonl"))
         .map(|file| std::sync::Mutex::new(std::io::BufWriter::new(file)))
         .map_err(|e| e.to_string())?;
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -230,7 +307,7 @@ fn raw_ceiling(span: Duration, mix: &[RequestSpec], dir: &Path) -> Result<(f64, 
                     while started.elapsed() < span {
                         let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let exchange = client.send(&mix[index % mix.len()]);
-                        let line = crate::execution::request_log::line(
+                        let line = petstore_conformance::execution::request_log::line(
                             "raw-ceiling",
                             &exchange.request,
                             client.base_url(),
@@ -257,7 +334,9 @@ pub fn throughput(budget: Duration) -> Result<Throughput, String> {
     let dir = scratch("throughput");
     let mut config = RunConfig::reference(2);
     // No --cases: the budget bounds the run.
-    config.options.time_budget = Some(super::options::Seconds(budget.as_secs()));
+    config.options.time_budget = Some(petstore_conformance::runner::options::Seconds(
+        budget.as_secs(),
+    ));
     quiet(&mut config, &dir);
     let cpu = cpu_time();
     let started = Instant::now();
@@ -281,15 +360,14 @@ pub fn throughput(budget: Duration) -> Result<Throughput, String> {
 /// Peak RSS (VmHWM) of `run` (with `--time-budget` when `budget` is given) in a process of
 /// its own, against a reference in another.
 pub fn memory(budget: Option<Duration>) -> Result<Memory, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let budget_s = budget.map(|b| b.as_secs());
     let dir = scratch(&format!("memory-{}", budget_s.unwrap_or(0)));
-    let key = format!("bench-{}", crate::seed::random_seed());
-    let runtime = crate::runner::runtime().map_err(|e| e.to_string())?;
+    let key = format!("bench-{}", petstore_conformance::seed::random_seed());
+    let runtime = petstore_conformance::runner::runtime().map_err(|e| e.to_string())?;
     let server = runtime
         .block_on(ReferenceServer::start(ReferenceConfig::new(key.clone()), 0))
         .map_err(|e| e.to_string())?;
-    let mut child = std::process::Command::new(exe)
+    let mut child = std::process::Command::new(HARNESS)
         .args(["run", "--no-regressions", "--base-url", &server.base_url])
         .args(
             budget_s
@@ -315,18 +393,6 @@ pub fn memory(budget: Option<Duration>) -> Result<Memory, String> {
         report_bytes: std::fs::metadata(&report_path).map_or(0, |m| m.len()),
         pets_created: report["created_pets"]["count"].as_u64().unwrap_or(0),
     })
-}
-
-/// The peak RSS (VmHWM) of process `pid` so far, in kB; 0 where /proc is not there.
-pub fn vm_hwm_kb(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find_map(|line| line.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// The highest VmHWM of `child` until it exits, in kB (0 where /proc is not there).
@@ -465,17 +531,16 @@ pub fn pets(count: u64) -> std::sync::Arc<Vec<u8>> {
 /// budget, under which property rules would go on generating cases); the target is served by
 /// this one.
 pub fn heavy_memory(heavy: Heavy) -> Result<HeavyMemory, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let dir = scratch("heavy");
     let base_url = heavy.serve()?;
     let started = Instant::now();
-    let mut child = std::process::Command::new(exe)
+    let mut child = std::process::Command::new(HARNESS)
         .args(["run", "--no-regressions", "--base-url", &base_url])
         .arg("--report-dir")
         .arg(dir.join("reports"))
         .env(
             "PETSTORE_API_KEY",
-            format!("bench-{}", crate::seed::random_seed()),
+            format!("bench-{}", petstore_conformance::seed::random_seed()),
         )
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -28,8 +28,7 @@ fn run_process(
     report_dir: &Path,
     partition: Option<&str>,
 ) -> Result<std::process::Command, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut command = std::process::Command::new(exe);
+    let mut command = std::process::Command::new(super::HARNESS);
     command
         .args(["run", "--no-regressions", "--seed", "3", "--no-progress"])
         .args(["--reference-latency", &format!("{}ms", latency.as_millis())])
@@ -43,14 +42,14 @@ fn run_process(
     Ok(command)
 }
 
-fn read_report(dir: &Path) -> Result<crate::report::Report, String> {
+fn read_report(dir: &Path) -> Result<petstore_conformance::report::Report, String> {
     let text = std::fs::read_to_string(dir.join("report.json")).map_err(|e| e.to_string())?;
     serde_json::from_str(&text).map_err(|e| e.to_string())
 }
 
 /// The single run, then its three shards at once, each its own process (as three runners).
 pub fn shards(latency: Duration) -> Result<Shards, String> {
-    use crate::report::merge::{Shard, merge};
+    use petstore_conformance::report::merge::{Shard, merge};
     let dir = super::scratch::scratch("shards");
     let started = Instant::now();
     run_process(latency, &dir.join("single"), None)?
@@ -87,7 +86,7 @@ pub fn shards(latency: Duration) -> Result<Shards, String> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let merged = merge(&parts, None).map_err(|e| e.to_string())?;
-    let verdicts = |report: &crate::report::Report| -> Vec<(String, crate::outcome::VerdictKind)> {
+    let verdicts = |report: &petstore_conformance::report::Report| -> Vec<(String, petstore_conformance::outcome::VerdictKind)> {
         report
             .rules
             .iter()
