@@ -229,6 +229,10 @@ fn main() {
         "conforming::seeds-cover-readings",
         conforming::seeds_cover_readings,
     ));
+    trials.push(Trial::test(
+        "conforming::predictions-name-recommended-rules",
+        conforming::predictions_name_recommended_rules,
+    ));
     for seed in 0..conforming::seeds() {
         trials.push(Trial::test(format!("conforming::seed-{seed}"), move || {
             conforming::store_conforms(seed)

@@ -26,6 +26,43 @@ pub fn seeds() -> u64 {
         .unwrap_or(CI_SEEDS)
 }
 
+/// The predictions are the catalogue's: every rule `predictions.json` names is a recommended
+/// rule of it (a required one may never fail a conforming store), and the seeds CI runs draw
+/// most of its choices (each choice the generator names must be in the file, or that seed
+/// stops on it).
+pub fn predictions_name_recommended_rules() -> Result<(), Failed> {
+    use petstore_conformance::catalogue::Catalogue;
+    use petstore_conformance::reference::PREDICTIONS;
+    let catalogue = Catalogue::built_in().map_err(|e| e.to_string())?;
+    let mut wrong = Vec::new();
+    for (choice, rules) in PREDICTIONS.iter() {
+        for id in rules {
+            match catalogue.get(id) {
+                None => wrong.push(format!("{choice}: {id} is no rule of the catalogue")),
+                Some(rule) if rule.level != Level::Recommended => {
+                    wrong.push(format!("{choice}: {id} is {:?}", rule.level))
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    let predicted: BTreeSet<String> = (0..CI_SEEDS)
+        .flat_map(|seed| {
+            let mut reference = ReferenceConfig::new("k");
+            reference.conforming = Some(seed);
+            reference.choices().may_fail()
+        })
+        .collect();
+    if predicted.len() < 10 {
+        wrong.push(format!("the CI seeds predict only {predicted:?}"));
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(wrong.join("\n").into())
+    }
+}
+
 /// Among the seeds CI runs, a store that echoes lone surrogate escapes as they came, one that
 /// repairs them, and one that refuses them.
 pub fn seeds_cover_surrogates() -> Result<(), Failed> {

@@ -348,94 +348,51 @@ impl Choices {
     }
 
     /// The recommended rules this store may fail: each choice that parts from a
-    /// recommendation names the rules that ask for it. Whatever it draws, no required rule may
-    /// fail.
+    /// recommendation names the rules that ask for it (`conforming/predictions.json`).
+    /// Whatever it draws, no required rule may fail.
     pub fn may_fail(&self) -> Vec<String> {
         let mut rules: Vec<String> = Vec::new();
-        let mut add = |ids: &[&str]| rules.extend(ids.iter().map(|id| id.to_string()));
+        let mut add = |choice: &str| rules.extend(predicted(choice).iter().cloned());
         if self.precedence == Precedence::ValidateFirst {
-            add(&[
-                "auth/precedence/list-pets",
-                "auth/precedence/create-pet",
-                "auth/precedence/get-pet",
-            ]);
+            add("precedence-validate-first");
         }
         if self.invalid_values != 400 {
-            add(&["create-pet/invalid/values-answer-400"]);
+            add("invalid-values-not-400");
         }
         if self.limit != LimitPolicy::Refused {
-            add(&[
-                "list-pets/limit/below-minimum",
-                "list-pets/limit/negative",
-                "list-pets/limit/above-maximum",
-                "list-pets/limit/huge",
-                "list-pets/limit/non-integer",
-                "list-pets/limit/fractional",
-                "list-pets/limit/empty",
-                "list-pets/parameters/refused",
-            ]);
+            add("limit-not-refused");
         }
         if self.unknown_status_empty {
-            add(&[
-                "list-pets/status/unknown-value",
-                "list-pets/parameters/refused",
-            ]);
+            add("unknown-status-empty");
         }
         if self.page_cap.is_some() {
-            add(&[
-                "list-pets/limit/maximum-fills-page",
-                "create-pet/concurrent/all-listed",
-            ]);
+            add("page-cap");
         }
         match self.signals {
             Signals::All => {}
-            Signals::WithoutLink => add(&["deprecation/get-pet/successor-link"]),
-            Signals::DeprecationOnly => add(&[
-                "deprecation/get-pet/sunset-header",
-                "deprecation/get-pet/successor-link",
-            ]),
-            Signals::None => add(&[
-                "deprecation/get-pet/deprecation-header",
-                "deprecation/get-pet/deprecation-syntax",
-                "deprecation/get-pet/sunset-header",
-                "deprecation/get-pet/sunset-not-before-deprecation",
-                "deprecation/get-pet/successor-link",
-            ]),
+            Signals::WithoutLink => add("signals-without-link"),
+            Signals::DeprecationOnly => add("signals-deprecation-only"),
+            Signals::None => add("signals-none"),
         }
         for (operations, input, class) in space_classes() {
             let answer = self.answer(&input, &class.class);
             // The rules outside the walk that send values of the class's kind, and recommend
-            // exactly 400 for them.
-            if answer != Answer::Refused(400) && class.expect.starts_with("refused") {
-                add(match input.as_str() {
-                    "query limit" => &[
-                        "list-pets/limit/below-minimum",
-                        "list-pets/limit/negative",
-                        "list-pets/limit/above-maximum",
-                        "list-pets/limit/huge",
-                        "list-pets/limit/non-integer",
-                        "list-pets/limit/fractional",
-                        "list-pets/limit/empty",
-                        "list-pets/parameters/refused",
-                    ],
-                    "body field categoryId" | "body field status" => {
-                        &["create-pet/invalid/values-answer-400"]
-                    }
-                    _ => &[],
-                });
+            // exactly 400 for them (an input the file does not name: none).
+            let not_400 = format!("refused-class-not-400 {input}");
+            if answer != Answer::Refused(400)
+                && class.expect.starts_with("refused")
+                && PREDICTIONS.contains_key(&not_400)
+            {
+                add(&not_400);
             }
             // Generated parameter values may fall in a query class (a NUL, a `+`), which
             // list-pets/parameters/refused recommends refusing with a 4xx.
             if input == "query string" && !matches!(answer, Answer::Refused(_)) {
-                add(&["list-pets/parameters/refused"]);
+                add("query-string-class-accepted");
             }
             if class.level == "recommended" && !meets(answer, &class.expect) {
                 for operation in operations {
-                    add(&[match operation.as_str() {
-                        "listPets" => "inputs/list-pets/recommended",
-                        "createPet" => "inputs/create-pet/recommended",
-                        _ => "inputs/get-pet/recommended",
-                    }]);
+                    add(&format!("recommended-class-missed {operation}"));
                 }
             }
         }
@@ -561,6 +518,9 @@ fn draw_class_answers(draw: &mut Draw) -> BTreeMap<(String, String), Answer> {
 
 mod classes;
 pub use classes::{Answer, meets, space_classes};
+mod predictions;
+pub use predictions::PREDICTIONS;
+use predictions::predicted;
 
 mod headers;
 #[cfg(test)]

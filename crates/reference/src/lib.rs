@@ -43,7 +43,7 @@ use axum::routing::get;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-pub use conforming::{Choices, LinkForm, Signals, Surrogates, Unasked, meets};
+pub use conforming::{Choices, LinkForm, PREDICTIONS, Signals, Surrogates, Unasked, meets};
 pub use faults::{FAULTS, Fault, FaultInfo, SEVERAL_CAUSES};
 pub use variants::{VARIANTS, Variant, VariantInfo};
 pub use wire::{

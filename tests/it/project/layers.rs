@@ -445,6 +445,42 @@ fn sources_containing(needle: &str) -> Vec<String> {
         .collect()
 }
 
+/// Rules are named in data (`cases/`, the faults' and the predictions' JSON) and in tests, never
+/// as a string literal in the code: a renamed rule is one edit, and the code that names one by
+/// hand cannot drift from the catalogue.
+#[test]
+fn no_rule_id_literal_outside_data_and_tests() {
+    let catalogue = petstore_conformance::catalogue::Catalogue::built_in().unwrap();
+    let mut areas: Vec<String> = catalogue
+        .rules
+        .iter()
+        .map(|rule| format!("\"{}/", rule.id.split('/').next().unwrap()))
+        .collect();
+    areas.sort();
+    areas.dedup();
+    let mut found = Vec::new();
+    for file in all_sources() {
+        let is_test = file.file_stem().is_some_and(|s| s == "tests")
+            || file.components().any(|c| c.as_os_str() == "tests");
+        if is_test {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or(&text);
+        for area in &areas {
+            for (at, _) in code.match_indices(area.as_str()) {
+                let line = code[..at].lines().count();
+                found.push(format!("{}:{line}", shown(&file)));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "rule ids written in code:\n{}",
+        found.join("\n")
+    );
+}
+
 /// No lifetime is erased by hand: work shared between threads borrows through scopes the
 /// compiler checks, never through a `transmute` whose soundness rests on a guard's drop order.
 #[test]
