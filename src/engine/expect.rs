@@ -40,7 +40,9 @@ fn never_answered(exchange: &Exchange, retries: &crate::outcome::Retries) -> Ver
         observed.push_str(why);
         observed.push_str("; ");
     }
-    observed.push_str(exchange.transport_error.as_deref().unwrap_or("no response"));
+    observed.push_str(
+        &(exchange.transport_error.as_ref()).map_or("no response".into(), ToString::to_string),
+    );
     if let Some(answered) = &retries.store_answered {
         observed.push_str(&format!("; meanwhile {answered}"));
     }
@@ -71,7 +73,7 @@ pub fn cut(exchange: &Exchange) -> Verdict {
         exchange
             .status()
             .map_or("nothing".into(), |s| s.to_string()),
-        exchange.transport_error.as_deref().unwrap_or("cut")
+        (exchange.transport_error.as_ref()).map_or("cut".into(), ToString::to_string)
     ))
 }
 

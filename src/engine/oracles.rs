@@ -291,7 +291,13 @@ mod tests {
                 json_error: Some(crate::outcome::NoJson::NotJson("not JSON".into())),
                 duplicate_names: Vec::new(),
             }),
-            transport_error: cut.then(|| "body cut short: reset".to_string()),
+            transport_error: cut.then(|| {
+                crate::outcome::TransportError::new(
+                    crate::outcome::TransportKind::RequestFailed,
+                    "reset",
+                )
+                .cutting_body()
+            }),
             elapsed_ms: 0,
             throttled: None,
             retries: None,

@@ -145,7 +145,7 @@ impl Stops {
             Some(_) => format!(
                 "{}, then {}",
                 exchange.summary(),
-                exchange.transport_error.as_deref().unwrap_or("a stall")
+                (exchange.transport_error.as_ref()).map_or("a stall".into(), ToString::to_string)
             ),
             None => exchange.summary(),
         };
@@ -221,7 +221,10 @@ mod tests {
                 body_escaped: false,
             },
             response: None,
-            transport_error: Some("timed out".into()),
+            transport_error: Some(crate::outcome::TransportError::new(
+                crate::outcome::TransportKind::TimedOut,
+                "",
+            )),
             elapsed_ms: 1000,
             throttled: None,
             retries: None,

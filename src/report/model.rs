@@ -276,7 +276,7 @@ impl FailureReport {
             transport_error: failure
                 .exchange
                 .as_ref()
-                .and_then(|e| e.transport_error.clone()),
+                .and_then(|e| e.transport_error.as_ref().map(ToString::to_string)),
             retries: failure
                 .exchange
                 .as_ref()

@@ -215,7 +215,10 @@ pub(super) fn preflight(
         return Err(RunError::Unreachable(format!(
             "the target {base_url} could not be reached: {}{}",
             preflight.summary(),
-            unreachable_hint(base_url, preflight.transport_error.as_deref())
+            unreachable_hint(
+                base_url,
+                (preflight.transport_error.as_ref()).map(|error| error.detail.as_str()),
+            )
         )));
     }
     let refused = |exchange: &crate::outcome::Exchange| {

@@ -133,7 +133,8 @@ pub fn rejudge_printed_exchanges(fault: Fault, seed: u64, report: &Report) -> Re
         let exchange = Exchange {
             request: failure.request.clone().ok_or("no request printed")?,
             response: failure.response.clone(),
-            transport_error: failure.transport_error.clone(),
+            transport_error: (failure.transport_error.as_deref())
+                .map(petstore_conformance::outcome::TransportError::parse),
             elapsed_ms: 0,
             throttled: failure.throttled,
             retries: None,

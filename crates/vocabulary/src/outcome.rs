@@ -12,9 +12,11 @@ pub use crate::contract::credential::REDACTED;
 mod curl;
 mod escaped;
 mod kept;
+mod transport;
 pub use curl::header_variable;
 pub use escaped::{escape_body, unescape_body};
 pub use kept::BODY_SHOWN;
+pub use transport::{TransportError, TransportKind};
 
 /// How each near miss is written where the key may not be: an expression over `[REDACTED]`
 /// that `replay` expands and a curl line turns into the shell's own (`${KEY:1}`, `${KEY%?}`,
@@ -145,7 +147,7 @@ pub struct Exchange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<RecordedResponse>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transport_error: Option<String>,
+    pub transport_error: Option<TransportError>,
     pub elapsed_ms: u64,
     /// When the target throttled the request (429, or 503 with Retry-After): how long the
     /// client waited, and whether it gave up (the response is then the throttling answer).

@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use super::Client;
 use super::throttle::throttle_wait;
-use super::transport::{is_connect_error, is_timeout};
 use super::wire::Sent;
 use crate::execution::lanes::{Lane, Overload, Priority, Reuse};
 use crate::generation::request::RequestSpec;
@@ -120,7 +119,13 @@ impl Client {
                         && unanswered.len() < MAX_CLOSED_RESENDS
                         && self.answers.load(Relaxed) > 0
                     {
-                        unanswered.push(exchange.transport_error.clone().unwrap_or_default());
+                        unanswered.push(
+                            exchange
+                                .transport_error
+                                .as_ref()
+                                .map(ToString::to_string)
+                                .unwrap_or_default(),
+                        );
                         self.lanes.resending();
                         if lane.is_some() && hand_off() {
                             return None;
@@ -351,8 +356,8 @@ impl Client {
             }
             None if exchange
                 .transport_error
-                .as_deref()
-                .is_some_and(is_connect_error) =>
+                .as_ref()
+                .is_some_and(|error| error.connect_failed()) =>
             {
                 self.lanes.overloaded(Overload::ConnectFailed);
                 // Once the target has answered, a refused, reset or stalled connect is overload
@@ -362,7 +367,11 @@ impl Client {
                     return Attempt::Overloaded;
                 }
             }
-            None if exchange.transport_error.as_deref().is_some_and(is_timeout) => {
+            None if exchange
+                .transport_error
+                .as_ref()
+                .is_some_and(|error| error.timed_out()) =>
+            {
                 self.lanes.overloaded(Overload::TimedOut);
             }
             None => {}

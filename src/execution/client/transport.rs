@@ -3,6 +3,7 @@
 use std::time::Instant;
 
 use crate::execution::bodies::{Bodies, HELD, LARGE, Room};
+use crate::outcome::{TransportError, TransportKind};
 
 /// Reads at most `cap` bytes of the body; returns the bytes, whether more was sent, the error
 /// that cut the body short, if any, and the room its bytes take among the large bodies held
@@ -11,7 +12,7 @@ pub(super) async fn read_capped<'b>(
     mut response: reqwest::Response,
     cap: usize,
     bodies: &'b Bodies,
-) -> (Vec<u8>, bool, Option<String>, Room<'b>) {
+) -> (Vec<u8>, bool, Option<TransportError>, Room<'b>) {
     // Sized from the declared length (up to 1 MiB: a declared length is only a claim), so the
     // buffer of a large body does not double past it.
     let declared = usize::try_from(response.content_length().unwrap_or(0))
@@ -37,10 +38,7 @@ pub(super) async fn read_capped<'b>(
                 }
             }
             Ok(None) => return (bytes, false, None, room),
-            Err(e) => {
-                let error = format!("{BODY_CUT}: {}", describe_error(&e));
-                return (bytes, false, Some(error), room);
-            }
+            Err(e) => return (bytes, false, Some(describe_error(&e).cutting_body()), room),
         }
     }
 }
@@ -77,24 +75,15 @@ pub(super) fn persists(
     bodiless || headers.contains_key(CONTENT_LENGTH) || headers.contains_key(TRANSFER_ENCODING)
 }
 
-/// The start of a transport error that cut a body short.
-const BODY_CUT: &str = "body cut short";
-
 /// Whether the answer stopped coming mid-body until the timeout: the target sent its head,
 /// then stalled. As much a target that stopped answering as one that sent nothing at all.
 pub fn stalled_mid_body(exchange: &crate::outcome::Exchange) -> bool {
     exchange.response.is_some()
         && exchange
             .transport_error
-            .as_deref()
-            .and_then(|error| error.strip_prefix(BODY_CUT))
-            .and_then(|rest| rest.strip_prefix(": "))
-            .is_some_and(is_timeout)
+            .as_ref()
+            .is_some_and(|error| error.body_cut && error.kind == TransportKind::TimedOut)
 }
-
-/// The start of a transport error where the target answered with a head the client does not
-/// read: more fields than [`MAX_HEAD_FIELDS`], or more bytes than hyper buffers (400 KiB).
-const HEAD_TOO_LARGE: &str = "answer's head too large";
 
 /// The fields an answer's head may have: past what common servers send (nginx, Node and Go
 /// take some hundreds), hyper's own 100 turned a conforming answer into no answer.
@@ -105,33 +94,20 @@ pub(super) const MAX_HEAD_FIELDS: usize = 256;
 pub fn head_too_large(exchange: &crate::outcome::Exchange) -> bool {
     exchange
         .transport_error
-        .as_deref()
-        .is_some_and(|error| error.starts_with(HEAD_TOO_LARGE))
+        .as_ref()
+        .is_some_and(|error| error.kind == TransportKind::HeadTooLarge)
 }
 
-/// The start of a transport error that never reached the target: the connect failed.
-const CONNECT_FAILED: &str = "could not connect";
-/// The start of a transport error where the exchange outlasted `--timeout`.
-const TIMED_OUT: &str = "timed out";
-
-pub(super) fn is_connect_error(error: &str) -> bool {
-    error.starts_with(CONNECT_FAILED)
-}
-
-pub(super) fn is_timeout(error: &str) -> bool {
-    error.starts_with(TIMED_OUT)
-}
-
-pub(super) fn describe_error(error: &reqwest::Error) -> String {
+pub(super) fn describe_error(error: &reqwest::Error) -> TransportError {
     // A connect that timed out is a connect failure first: the request never left.
     let kind = if error.is_connect() {
-        CONNECT_FAILED
+        TransportKind::ConnectFailed
     } else if error.is_timeout() {
-        TIMED_OUT
+        TransportKind::TimedOut
     } else if error.is_body() || error.is_decode() {
-        "broken body"
+        TransportKind::BrokenBody
     } else {
-        "request failed"
+        TransportKind::RequestFailed
     };
     let mut reasons = Vec::new();
     let mut source = std::error::Error::source(error);
@@ -144,15 +120,14 @@ pub(super) fn describe_error(error: &reqwest::Error) -> String {
         .iter()
         .any(|reason| reason == "message head is too large")
     {
-        return format!(
-            "{HEAD_TOO_LARGE}: the target answered with a head of more than {MAX_HEAD_FIELDS} fields or 400 KiB, which the harness does not read"
+        return TransportError::new(
+            TransportKind::HeadTooLarge,
+            format!(
+                "the target answered with a head of more than {MAX_HEAD_FIELDS} fields or 400 KiB, which the harness does not read"
+            ),
         );
     }
-    if reasons.is_empty() {
-        kind.to_string()
-    } else {
-        format!("{kind}: {}", reasons.join(": "))
-    }
+    TransportError::new(kind, reasons.join(": "))
 }
 
 pub(super) fn elapsed_ms(started: Instant) -> u64 {

@@ -7,7 +7,9 @@ use super::Client;
 use super::transport::{describe_error, elapsed_ms, persists, read_capped};
 use crate::execution::lanes::Lane;
 use crate::generation::request::{Body, CredentialSpelling, Elsewhere, RequestSpec};
-use crate::outcome::{BODY_KEPT, Exchange, REDACTED, RecordedRequest, RecordedResponse};
+use crate::outcome::{
+    BODY_KEPT, Exchange, REDACTED, RecordedRequest, RecordedResponse, TransportError,
+};
 
 /// What one request on a lane came to.
 pub(super) enum Sent {
@@ -41,7 +43,12 @@ impl Client {
             Ok(built) => built,
             Err(reason) => {
                 return Sent::Exchange(
-                    self.failed_exchange(spec, String::new(), reason, started),
+                    self.failed_exchange(
+                        spec,
+                        String::new(),
+                        TransportError::harness(reason),
+                        started,
+                    ),
                     false,
                 );
             }
@@ -73,7 +80,7 @@ impl Client {
                 let exchange = Exchange {
                     request: recorded,
                     response: None,
-                    transport_error: Some(self.redactor.redact_sent(&describe_error(&e))),
+                    transport_error: Some(self.redact_error(describe_error(&e))),
                     elapsed_ms: elapsed_ms(started),
                     throttled: None,
                     retries: None,
@@ -286,7 +293,7 @@ impl Client {
                 json_error: body.json_error,
                 duplicate_names: body.duplicate_names,
             }),
-            transport_error: body_error.map(|e| self.redactor.redact_sent(&e)),
+            transport_error: body_error.map(|e| self.redact_error(e)),
             elapsed_ms: elapsed_ms(started),
             throttled: None,
             retries: None,
@@ -335,6 +342,14 @@ impl Client {
         })
     }
 
+    /// A transport error as recorded: its causes redacted (the kind's words hold no key).
+    fn redact_error(&self, error: TransportError) -> TransportError {
+        TransportError {
+            detail: self.redactor.redact_sent(&error.detail),
+            ..error
+        }
+    }
+
     pub fn not_sent(&self, spec: &RequestSpec, reason: &str) -> Exchange {
         let url = format!("{}{}", self.base, spec.path);
         Exchange {
@@ -342,7 +357,7 @@ impl Client {
             ..self.failed_exchange(
                 spec,
                 self.redactor.redact(&url),
-                reason.to_string(),
+                TransportError::harness(reason),
                 Instant::now(),
             )
         }
@@ -352,7 +367,7 @@ impl Client {
         &self,
         spec: &RequestSpec,
         url: String,
-        error: String,
+        error: TransportError,
         started: Instant,
     ) -> Exchange {
         Exchange {

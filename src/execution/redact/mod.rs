@@ -404,7 +404,7 @@ impl Redactor {
             }
         }
         if let Some(error) = &mut exchange.transport_error {
-            *error = self.redact_sent(error);
+            error.detail = self.redact_sent(&error.detail);
         }
     }
 
