@@ -288,6 +288,10 @@ fn main() {
             class_fault_caught(fault, rule_id)
         }));
     }
+    trials.push(Trial::test(
+        "operator::failing-values-counted-once",
+        operators::failing_values_counted_once,
+    ));
     for (name, rule_id, position, only) in operators::OPERATOR_FAULTS {
         let fault = Fault::parse(name).expect("operator fault exists");
         trials.push(Trial::test(format!("operator::{name}"), move || {

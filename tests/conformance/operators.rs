@@ -3,6 +3,8 @@
 //! position and operator, and no other operator's row of that rule fails beside it. (The body's
 //! operators are held the same way by the class trials, `CLASS_FAULTS` and `ONLY_CLASS`.)
 
+use std::collections::BTreeMap;
+
 use super::*;
 
 /// A fault, the parameter rule run alone, the position, and exactly the operators whose rows
@@ -83,4 +85,39 @@ pub fn operator_fault_caught(
             .collect();
         (failed != expected).then(|| format!("rows failed {failed:?}, not exactly {expected:?}"))
     })
+}
+
+/// A failing value is one case of its row, as a passing one is: the values a failed value is
+/// sent again to confirm it count nothing more. Under `get-pet-non-integer-500` the failed rows
+/// of petId count as many cases as the same rows of a store without the fault.
+pub fn failing_values_counted_once() -> Result<(), Failed> {
+    let rule_id = "get-pet/parameters/answered";
+    let rows = |report: &Report| -> BTreeMap<String, (u32, u32)> {
+        report
+            .request_coverage
+            .iter()
+            .filter(|row| row.rule.as_deref() == Some(rule_id))
+            .map(|row| (row.class.clone(), (row.cases, row.failed)))
+            .collect()
+    };
+    let faulty = rows(&run_rule(7, Fault::GetPetNonInteger500, rule_id)?);
+    let mut config = RunConfig::reference(7);
+    config.libtest = quiet_args();
+    config.libtest.filter = Some(rule_id.into());
+    config.libtest.exact = true;
+    let clean = rows(&execute(config)?.report.ok_or("no report")?);
+    if !faulty.values().any(|(_, failed)| *failed > 0) {
+        return Err(format!("no row of {rule_id} failed under the fault: {faulty:?}").into());
+    }
+    let counted = |rows: &BTreeMap<String, (u32, u32)>| -> Vec<(String, u32)> {
+        rows.iter()
+            .map(|(class, (cases, _))| (class.clone(), *cases))
+            .collect()
+    };
+    if counted(&faulty) != counted(&clean) {
+        return Err(
+            format!("cases per row differ: with the fault {faulty:?}, without {clean:?}").into(),
+        );
+    }
+    Ok(())
 }
