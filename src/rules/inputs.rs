@@ -10,6 +10,7 @@ use super::{auth, stored};
 use crate::contract::Operation;
 use crate::engine::ctx::RuleCtx;
 use crate::engine::input_tally::{ClassKey, Outcome};
+use crate::engine::store_setup::Marker;
 use crate::engine::{expect, property};
 use crate::generation::request::{Body, RequestSpec};
 use crate::generation::space::{Case, Class, Expect, Input};
@@ -50,6 +51,7 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         operation,
         valid: auth::request_for(ctx, operation)?,
         classes,
+        refused: Default::default(),
     };
     let (coverage, pool) = walk.cases();
     let describe = |drawn: &Drawn| walk.describe(drawn);
@@ -69,23 +71,30 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
 }
 
 /// The classes of createPet the walk leaves to the last phase (bodies that are not UTF-8), sent
-/// at once and judged as their classes say, each tallied for the coverage table.
-pub fn walk_last(ctx: &RuleCtx) -> Checked {
+/// at once and judged as their classes say, each tallied for the coverage table; with what
+/// the pets of the bodies refused would carry, to look for one stored anyway.
+pub fn walk_last(ctx: &RuleCtx) -> (Checked, Vec<Marker>) {
     let mut classes = ctx.run.space.classes(Operation::CreatePet, ctx.rule.level);
     classes.retain(|(_, class)| class.goes_last());
     if classes.is_empty() {
-        return Err(Verdict::skipped(
-            "the request space has no createPet class whose bodies are not UTF-8",
-        ));
+        let none = "the request space has no createPet class whose bodies are not UTF-8";
+        return (Err(Verdict::skipped(none)), Vec::new());
     }
+    let valid = match auth::request_for(ctx, Operation::CreatePet) {
+        Ok(valid) => valid,
+        Err(verdict) => return (Err(verdict), Vec::new()),
+    };
     let walk = Walk {
         ctx,
         operation: Operation::CreatePet,
-        valid: auth::request_for(ctx, Operation::CreatePet)?,
+        valid,
         classes,
+        refused: Default::default(),
     };
     let (coverage, _) = walk.cases();
-    first_of(&coverage, &|drawn: &Drawn| walk.case(drawn), ctx)
+    let judged = first_of(&coverage, &|drawn: &Drawn| walk.case(drawn), ctx);
+    let refused = walk.refused.into_inner().unwrap_or_else(|e| e.into_inner());
+    (judged, refused)
 }
 
 /// One rule's walk over its operation's classes at its level.
@@ -95,6 +104,8 @@ struct Walk<'a, 'r> {
     /// A valid request of the operation, which each case changes.
     valid: RequestSpec,
     classes: Vec<(&'a Input, &'a Class)>,
+    /// What the pets of the bodies refused (a whole 4xx) would carry, had they been stored.
+    refused: std::sync::Mutex<Vec<Marker>>,
 }
 
 impl Walk<'_, '_> {
@@ -185,6 +196,14 @@ impl Walk<'_, '_> {
         };
         let spec = case.apply_filled(&valid, &fill);
         let exchange = ctx.send(&spec);
+        let refusal = exchange.status().is_some_and(|s| (400..500).contains(&s));
+        if let (true, false, (name, category_id)) =
+            (refusal, exchange.cut_by_transport(), case.marker(&fill))
+            && (name.is_some() || category_id.is_some())
+        {
+            let mut refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+            refused.push(Marker { name, category_id });
+        }
         let described = self.describe(drawn);
         // A response may echo the key: the note is redacted as a verdict is.
         let what = || {

@@ -10,6 +10,7 @@
 //! other rules' reads down with it.
 
 use crate::engine::ctx::RuleCtx;
+use crate::engine::store_setup::Watch;
 use crate::generation::request::{Body, RequestSpec};
 use crate::outcome::{Checked, Exchange, Verdict};
 
@@ -99,7 +100,9 @@ pub fn not_utf_8(ctx: &RuleCtx) -> Checked {
         // Under a budget (main phase): after every rule's first pass, before the budget ends.
         ctx.wait_for_first_passes();
     }
-    let judged = super::inputs::walk_last(ctx);
+    // Started before the bodies are sent: after them, it tells a pet stored from one refused.
+    let watch = Watch::start(ctx);
+    let (judged, refused) = super::inputs::walk_last(ctx);
     let reads = [
         RequestSpec::get("/pets").query("limit", "100"),
         RequestSpec::get("/pets"),
@@ -114,6 +117,15 @@ pub fn not_utf_8(ctx: &RuleCtx) -> Checked {
         ) {
             failures.push(*failure);
         }
+    }
+    // "The animal is stored and returned with an `id`": only then. A body refused (with the
+    // 400 the walk judged, or another 4xx it failed) whose pet is listed after all fails; a
+    // store that cannot show it (filled past a page, ids in no order) leaves the rule as the
+    // answers judged it.
+    if !refused.is_empty()
+        && let Err(Verdict::Failed(failure)) = watch.assert_none_stored(ctx, &refused)
+    {
+        failures.insert(0, *failure);
     }
     match (judged, Verdict::failed_distinct(failures)) {
         (Err(verdict), _) if verdict.kind() == crate::outcome::VerdictKind::Failed => Err(verdict),

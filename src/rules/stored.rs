@@ -88,7 +88,8 @@ pub fn fill<'n>(
         name,
         category,
         marker: if own {
-            marker_category(ctx) + index as i64
+            // +0 is the baseline's own (`marker_taken`): a case's pet is never taken for it.
+            marker_category(ctx) + 1 + index as i64
         } else {
             category
         },

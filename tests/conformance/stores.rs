@@ -58,7 +58,7 @@ pub fn variant_raises_no_false_alarm(variant: Variant) -> Result<(), Failed> {
 }
 
 /// The faults that store a refused pet, with the rule that must catch each on a crowded store.
-pub const STORED_ANYWAY: [(Fault, &str); 4] = [
+pub const STORED_ANYWAY: [(Fault, &str); 5] = [
     (
         Fault::RefusedCreateStillStored,
         "auth/refused-create/stores-nothing",
@@ -75,6 +75,7 @@ pub const STORED_ANYWAY: [(Fault, &str); 4] = [
         Fault::TrailingDataStored,
         "inputs/create-pet/stores-nothing",
     ),
+    (Fault::NotUtf8RefusedStored, "create-pet/poisoned/not-utf-8"),
 ];
 
 /// The crowded stores: 5,000 pets of other clients with sequential ids, alone and with other

@@ -126,6 +126,7 @@ pub enum Fault {
     EmptyStatusStored,
     NegativeZeroRefused,
     TrailingDataStored,
+    NotUtf8RefusedStored,
     BodyLimitHtml,
     AuthBearerSearched,
     StatusSpellingsCoerced,
