@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::options;
+use super::listings;
 use petstore_conformance::reference::{Fault, Variant};
 use petstore_conformance::runner::RunError;
 use petstore_conformance::runner::options::RunOptions;
@@ -32,7 +32,7 @@ pub(super) struct RunArgs {
     pub(super) list: bool,
     /// How --list prints: `text`, one rule a line, or `json`, one array.
     #[arg(long, value_enum, default_value = "text", requires = "list")]
-    pub(super) format: options::ListFormat,
+    pub(super) format: listings::ListFormat,
     #[command(flatten)]
     pub(super) options: RunOptions,
 }

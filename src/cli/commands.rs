@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use super::args::{RunArgs, ServeArgs, check_latency, parse_faults, parse_variants};
 use super::evidence;
-use super::run::{Configured, append_step_summary, configure, tell, tell_findings, tell_totals};
+use super::run_command::{
+    Configured, append_step_summary, configure, tell, tell_findings, tell_totals,
+};
 use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{
     FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,

@@ -6,9 +6,9 @@
 mod args;
 mod commands;
 mod evidence;
-mod options;
+mod listings;
 mod profiles;
-mod run;
+mod run_command;
 mod shell;
 
 use std::path::PathBuf;
@@ -21,7 +21,7 @@ use commands::{compare_reports, merge, replay, serve};
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::runner::progress::{self, ColorChoice};
 use petstore_conformance::runner::{self, RunError};
-use run::run;
+use run_command::run;
 
 #[derive(Parser)]
 #[command(
@@ -143,7 +143,7 @@ enum Command {
         cases_dir: Option<PathBuf>,
         /// `text`, one rule a line, or `json`, one array (as `run --list --format json`).
         #[arg(long, value_enum, default_value = "text")]
-        format: options::ListFormat,
+        format: listings::ListFormat,
     },
     /// Print a GitHub workflow-command annotation for each failed rule of a report (`::error`
     /// when gated, `::warning` when not), titled with the rule and carrying its contract
@@ -174,7 +174,7 @@ pub fn main() -> ExitCode {
     // the previous run's report left looking current.
     petstore_conformance::runner::interrupts::install();
     // --version says which suite, contract and rule catalogue: what a report is judged by.
-    let version: &'static str = Box::leak(options::version().into_boxed_str());
+    let version: &'static str = Box::leak(listings::version().into_boxed_str());
     let command = evidence::without_env_values(Cli::command().version(version));
     // A usage error is printed as the user typed it, the key redacted wherever it was typed.
     let usage_error = |error: clap::Error| {
@@ -258,7 +258,7 @@ pub fn main() -> ExitCode {
         Command::Rules { cases_dir, format } => Catalogue::load(cases_dir.as_deref())
             .map_err(RunError::from)
             .map(|catalogue| {
-                stdout!("{}", options::listing(catalogue.rules.iter(), format));
+                stdout!("{}", listings::listing(catalogue.rules.iter(), format));
                 0
             }),
         Command::Annotations { report } => commands::annotations(&report),

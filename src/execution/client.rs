@@ -12,14 +12,14 @@ use crate::outcome::Exchange;
 
 mod attempts;
 mod burst;
+mod client_settings;
 mod coding;
-mod settings;
+mod send;
 mod throttle;
 mod tls;
 mod transport;
-mod wire;
 
-pub use settings::{
+pub use client_settings::{
     ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting, TIME_BUDGET, looks_like_credential,
 };
 use throttle::ThrottleCounter;

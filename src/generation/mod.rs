@@ -4,7 +4,7 @@
 pub mod confusion;
 pub mod mutations;
 pub mod operators;
-pub mod parameters;
+pub mod parameter_values;
 pub mod request;
 pub mod schema;
 pub mod space;

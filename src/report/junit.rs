@@ -98,7 +98,7 @@ fn test_case(rule: &RuleReport) -> TestCase {
                 },
                 rule.id,
                 failure.message()
-            ) + &super::distinct::count_suffix(rule),
+            ) + &super::distinct_failures::count_suffix(rule),
         ),
         (None, Some(reason)) => Some(format!("{}: {reason}", rule.verdict)),
         (None, None) => None,
@@ -153,6 +153,6 @@ fn failure_text(rule: &RuleReport, failure: &FailureReport) -> String {
     for step in &failure.steps {
         text.push_str(&format!("step {}: {}\n", step.what, step.curl));
     }
-    text.push_str(&super::distinct::junit_lines(rule));
+    text.push_str(&super::distinct_failures::junit_lines(rule));
     text
 }

@@ -168,7 +168,7 @@ fn rules_table(out: &mut String, report: &Report) {
                         .map(|note| format!("{note}: "))
                         .unwrap_or_default(),
                     failure.message(),
-                    super::distinct::count_suffix(rule)
+                    super::distinct_failures::count_suffix(rule)
                 )
             }
             (None, Some(reason)) => reason.clone(),
@@ -208,7 +208,7 @@ fn how_to_reproduce(out: &mut String, report: &Report) {
             );
             reproduce(out, failure);
             for (n, more) in rule.more_failures.iter().enumerate() {
-                let heading = super::distinct::heading(rule, n + 1, more);
+                let heading = super::distinct_failures::heading(rule, n + 1, more);
                 let _ = writeln!(out, "#### {heading}\n\n{}\n", more.message());
                 reproduce(out, more);
             }

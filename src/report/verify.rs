@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::attestation::{self, Configuration};
-use super::json::canonical_digest;
+use super::json_report::canonical_digest;
 use super::model::Report;
 use super::writing::REPORT_FILES;
 use crate::catalogue::Catalogue;

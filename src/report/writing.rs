@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::attestation;
 use super::model::Report;
-use super::{html, json, junit, markdown};
+use super::{html, json_report, junit, markdown};
 use crate::execution::Redactor;
 use crate::execution::files;
 
@@ -164,7 +164,7 @@ impl ReportDir {
             .and_then(|value| serde_json::from_value::<Report>(controls_escaped(value)).ok());
         let shown = shown.as_ref().unwrap_or(report);
         let rendered = [
-            (REPORT_FILES[0], json::render(report)),
+            (REPORT_FILES[0], json_report::render(report)),
             (REPORT_FILES[1], junit::render(shown)),
             (REPORT_FILES[2], markdown::render(shown)),
             (REPORT_FILES[3], html::render(shown)),

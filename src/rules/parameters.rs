@@ -1,6 +1,6 @@
 //! The path and query parameters of listPets and getPet, generated from `openapi.yaml`: every
 //! bound and near miss of each parameter's schema, then random values (see
-//! [`crate::generation::parameters`]). A value the schema allows gets one of the operation's
+//! [`crate::generation::parameter_values`]). A value the schema allows gets one of the operation's
 //! documented statuses; no value gets a 5xx; a value it does not allow is, by HTTP practice,
 //! refused with a 4xx and an Error.
 
@@ -12,7 +12,7 @@ use crate::contract::openapi::{OperationModel, ParameterIn};
 use crate::engine::ctx::RuleCtx;
 use crate::engine::input_tally::{ClassKey, Outcome};
 use crate::engine::{expect, property};
-use crate::generation::parameters::{self, Class, ParameterValue};
+use crate::generation::parameter_values::{self, Class, ParameterValue};
 use crate::generation::request::RequestSpec;
 use crate::outcome::{Checked, Exchange, Verdict, VerdictKind};
 
@@ -41,9 +41,9 @@ fn request(model: &OperationModel, (name, value): &Case) -> RequestSpec {
     if in_path {
         return RequestSpec::get(model.path_with(&[(name, &value.wire)]));
     }
-    let mut query = format!("{}={}", parameters::encode(name), value.wire);
+    let mut query = format!("{}={}", parameter_values::encode(name), value.wire);
     if let Some(repeat) = &value.repeat {
-        query.push_str(&format!("&{}={repeat}", parameters::encode(name)));
+        query.push_str(&format!("&{}={repeat}", parameter_values::encode(name)));
     }
     RequestSpec::get(model.path.clone()).raw_query(query)
 }
@@ -51,9 +51,9 @@ fn request(model: &OperationModel, (name, value): &Case) -> RequestSpec {
 fn describe((name, value): &Case) -> String {
     // In a report's words, not the enum's.
     let class = match value.class {
-        parameters::Class::Allowed => "the schema allows it",
-        parameters::Class::Refused => "the schema does not allow it",
-        parameters::Class::Open => "the contract leaves it open",
+        parameter_values::Class::Allowed => "the schema allows it",
+        parameter_values::Class::Refused => "the schema does not allow it",
+        parameter_values::Class::Open => "the contract leaves it open",
     };
     format!("{name} = {} ({class})", value.what)
 }
@@ -65,7 +65,7 @@ fn space(ctx: &RuleCtx, model: &OperationModel) -> (Vec<Case>, BoxedStrategy<Cas
         .parameters
         .iter()
         .flat_map(|p| {
-            parameters::boundary_values(&p.schema, operators)
+            parameter_values::boundary_values(&p.schema, operators)
                 .into_iter()
                 .map(|value| (p.name.clone(), value))
         })
@@ -75,7 +75,7 @@ fn space(ctx: &RuleCtx, model: &OperationModel) -> (Vec<Case>, BoxedStrategy<Cas
         .iter()
         .map(|p| {
             let name = p.name.clone();
-            parameters::strategy(&p.schema)
+            parameter_values::strategy(&p.schema)
                 .prop_map(move |value| (name.clone(), value))
                 .boxed()
         })

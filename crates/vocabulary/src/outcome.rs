@@ -12,11 +12,11 @@ pub use crate::contract::credential::REDACTED;
 mod curl;
 mod escaped;
 mod kept;
-mod transport;
+mod transport_error;
 pub use curl::header_variable;
 pub use escaped::{escape_body, unescape_body};
 pub use kept::BODY_SHOWN;
-pub use transport::{TransportError, TransportKind};
+pub use transport_error::{TransportError, TransportKind};
 
 /// How each near miss is written where the key may not be: an expression over `[REDACTED]`
 /// that `replay` expands and a curl line turns into the shell's own (`${KEY:1}`, `${KEY%?}`,

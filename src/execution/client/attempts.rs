@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use super::Client;
+use super::send::Sent;
 use super::throttle::throttle_wait;
-use super::wire::Sent;
 use crate::execution::lanes::{Lane, Overload, Priority, Reuse};
 use crate::generation::request::RequestSpec;
 use crate::outcome::{Exchange, Retries, Throttling};

@@ -235,7 +235,7 @@ fn rule_section(out: &mut String, rule: &RuleReport) {
         }
         let _ = writeln!(out, "<p class=\"known-failure\">{text}.</p>");
     }
-    for (heading, failure) in super::distinct::each(rule) {
+    for (heading, failure) in super::distinct_failures::each(rule) {
         if let Some(heading) = heading {
             let _ = writeln!(out, "<h4 class=\"distinct\">{}</h4>", escape(&heading));
         }

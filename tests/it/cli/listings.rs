@@ -107,7 +107,7 @@ fn listings_end_quietly_on_a_closed_pipe_and_version_names_what_judges() {
     for file in [
         "src/cli/mod.rs",
         "src/cli/args.rs",
-        "src/cli/options.rs",
+        "src/cli/listings.rs",
         "src/cli/profiles.rs",
     ] {
         let text =

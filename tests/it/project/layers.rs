@@ -481,6 +481,31 @@ fn no_rule_id_literal_outside_data_and_tests() {
     );
 }
 
+/// A file's name says what it holds wherever it is found: no two sources of the workspace share
+/// one (a module's `mod.rs`, its `tests.rs` and a crate's `lib.rs` and `main.rs` aside), so a
+/// name in a stack trace, a search or a review is one file.
+#[test]
+fn file_names_are_unique_across_the_tree() {
+    let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for file in all_sources() {
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        if ["mod.rs", "tests.rs", "lib.rs", "main.rs"].contains(&name.as_str()) {
+            continue;
+        }
+        seen.entry(name).or_default().push(shown(&file));
+    }
+    let repeated: Vec<String> = seen
+        .into_iter()
+        .filter(|(_, files)| files.len() > 1)
+        .map(|(name, files)| format!("{name}: {}", files.join(", ")))
+        .collect();
+    assert!(
+        repeated.is_empty(),
+        "file names used twice:\n{}",
+        repeated.join("\n")
+    );
+}
+
 /// No lifetime is erased by hand: work shared between threads borrows through scopes the
 /// compiler checks, never through a `transmute` whose soundness rests on a guard's drop order.
 #[test]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::args::{RunArgs, check_limits, parse_faults, parse_variants, read_file};
 use super::evidence;
-use super::options;
+use super::listings;
 use super::profiles;
 use petstore_conformance::catalogue::Catalogue;
 use petstore_conformance::execution::files;
@@ -47,7 +47,7 @@ pub(super) fn configure(
     }
     if args.list {
         let catalogue = Catalogue::load(options.cases_dir.as_deref())?;
-        stdout!("{}", options::list(&options, args.format, &catalogue));
+        stdout!("{}", listings::list(&options, args.format, &catalogue));
         return Ok(Configured::Answered(0));
     }
     warn_cases_beside_budget(&options, &sources);
