@@ -2,8 +2,7 @@
 
 use serde_json::Value;
 
-use super::ctx::RuleCtx;
-use crate::contract::SchemaName;
+use crate::contract::{Contract, SchemaName};
 use crate::outcome::{Checked, Exchange, NoJson, RecordedResponse, Verdict};
 
 /// The response, or an inconclusive verdict when the target sent none, or one the transport
@@ -116,7 +115,7 @@ pub fn client_error(exchange: &Exchange, what: &str) -> Checked {
 
 /// The body is JSON valid against `schema`; returns it.
 pub fn body<'e>(
-    ctx: &RuleCtx,
+    contract: &Contract,
     exchange: &'e Exchange,
     schema: SchemaName,
 ) -> Result<&'e Value, Verdict> {
@@ -131,20 +130,20 @@ pub fn body<'e>(
             exchange,
         ));
     };
-    ctx.contract().check(schema, json).map_err(|reason| {
+    contract.check(schema, json).map_err(|reason| {
         Verdict::failed(format!("a body valid against {name}"), reason, exchange)
     })?;
     Ok(json)
 }
 
 /// The body is an Error (`code`, `message`, `status`).
-pub fn error_body(ctx: &RuleCtx, exchange: &Exchange) -> Checked {
-    body(ctx, exchange, SchemaName::Error).map(|_| ())
+pub fn error_body(contract: &Contract, exchange: &Exchange) -> Checked {
+    body(contract, exchange, SchemaName::Error).map(|_| ())
 }
 
 /// The body is a valid Pets array; returns its items.
-pub fn pets<'e>(ctx: &RuleCtx, exchange: &'e Exchange) -> Result<&'e Vec<Value>, Verdict> {
-    let json = body(ctx, exchange, SchemaName::Pets)?;
+pub fn pets<'e>(contract: &Contract, exchange: &'e Exchange) -> Result<&'e Vec<Value>, Verdict> {
+    let json = body(contract, exchange, SchemaName::Pets)?;
     json.as_array()
         .ok_or_else(|| Verdict::failed("a JSON array of Pet", exchange.summary(), exchange))
 }

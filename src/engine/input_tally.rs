@@ -78,7 +78,7 @@ impl InputTally {
 
     fn count_key(&self, key: Key, outcome: Outcome, what: impl FnOnce() -> String) {
         // A failing value sent again to confirm it is one case, counted the first time.
-        if super::property::resending() {
+        if super::resending::resending() {
             return;
         }
         let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());

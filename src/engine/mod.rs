@@ -12,6 +12,7 @@ pub mod expect;
 pub mod input_tally;
 pub mod oracles;
 pub mod property;
+pub mod resending;
 pub mod run;
 pub mod schedule;
 pub mod slots;

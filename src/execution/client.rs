@@ -25,17 +25,9 @@ pub use client_settings::{
 use throttle::ThrottleCounter;
 pub use throttle::ThrottleTally;
 use tls::tls_config;
+mod client_error;
+pub use client_error::ClientError;
 pub use transport::{head_too_large, stalled_mid_body};
-
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    #[error("base URL {0:?}: {1}")]
-    BaseUrl(String, String),
-    #[error("CA certificate: {0}")]
-    Certificate(String),
-    #[error("HTTP client: {0}")]
-    Build(String),
-}
 
 /// The HTTP client wrapper. Blocking API over a shared tokio runtime, so that rule checks and
 /// proptest closures stay plain functions.

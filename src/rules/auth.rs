@@ -38,7 +38,7 @@ pub fn refused(ctx: &RuleCtx, credential: &Credential) -> Checked {
     let exchange = ctx.send(&spec);
     ctx.case_done();
     expect::status(&exchange, &[401], "401 (missing or invalid API key)")?;
-    expect::error_body(ctx, &exchange)
+    expect::error_body(ctx.contract(), &exchange)
 }
 
 /// The operations a credential rule of operation `any` probes.
@@ -71,7 +71,7 @@ pub fn near_miss_refused(ctx: &RuleCtx, near: &NearMiss) -> Checked {
             &[401],
             &format!("401 (the key {name} is an invalid key)"),
         )?;
-        expect::error_body(ctx, &exchange)?;
+        expect::error_body(ctx.contract(), &exchange)?;
     }
     Ok(())
 }
@@ -140,7 +140,7 @@ pub fn precedence(ctx: &RuleCtx, credentials: &[Credential], invalid: Invalid) -
             &[401],
             "401 (missing or invalid API key), before what else is wrong with the request",
         )?;
-        expect::error_body(ctx, &exchange)?;
+        expect::error_body(ctx.contract(), &exchange)?;
     }
     Ok(())
 }

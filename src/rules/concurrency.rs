@@ -42,7 +42,7 @@ fn create_at_once(
             &[201],
             &format!("201 (the animal was added), with {clients} creates at the same moment"),
         )?;
-        let pet = expect::body(ctx, &exchange, SchemaName::Pet)?.clone();
+        let pet = expect::body(ctx.contract(), &exchange, SchemaName::Pet)?.clone();
         created.push((pet, exchange));
     }
     Ok(created)
@@ -127,7 +127,7 @@ pub fn distinct_ids(ctx: &RuleCtx, clients: u64, rounds: u64) -> Checked {
                 &[200],
                 "200 with the pet createPet answered 201 for (created at the same moment as others)",
             )?;
-            let body = expect::body(ctx, fetched, SchemaName::Pet)?;
+            let body = expect::body(ctx.contract(), fetched, SchemaName::Pet)?;
             get_pet::same_pet(pet, body, fetched)?;
         }
     }

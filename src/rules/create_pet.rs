@@ -20,7 +20,7 @@ use crate::outcome::{Checked, Verdict};
 fn create_and_echo(ctx: &RuleCtx, sent: &Value) -> Result<Value, Verdict> {
     let exchange = ctx.send(&RequestSpec::post("/pets", Body::Json(sent.clone())));
     expect::status(&exchange, &[201], "201 (the animal was added) with the Pet")?;
-    let pet = expect::body(ctx, &exchange, SchemaName::Pet)?;
+    let pet = expect::body(ctx.contract(), &exchange, SchemaName::Pet)?;
     for field in ["name", "categoryId", "status"] {
         let Some(value) = sent.get(field) else {
             continue; // "No default is stated": any valid status, or none, may come back
@@ -131,7 +131,7 @@ pub fn round_trip(ctx: &RuleCtx) -> Checked {
     for (created, fetched) in answered.iter().zip(ctx.send_all(&fetches)) {
         ctx.case_done();
         let judged = expect::status(&fetched, &[200], "200 with the created Pet")
-            .and_then(|()| expect::body(ctx, &fetched, SchemaName::Pet).cloned())
+            .and_then(|()| expect::body(ctx.contract(), &fetched, SchemaName::Pet).cloned())
             .and_then(|pet| get_pet::same_pet(created, &pet, &fetched));
         match judged {
             Ok(()) => {}
@@ -173,7 +173,7 @@ fn round_trip_own(ctx: &RuleCtx) -> Checked {
         let id = expect::pet_id(&created).unwrap_or_default();
         let fetched = ctx.send(&RequestSpec::get(format!("/pets/{id}")));
         expect::status(&fetched, &[200], "200 with the created Pet")?;
-        let pet = expect::body(ctx, &fetched, SchemaName::Pet)?;
+        let pet = expect::body(ctx.contract(), &fetched, SchemaName::Pet)?;
         get_pet::same_pet(&created, pet, &fetched)
     })
 }
@@ -202,7 +202,7 @@ pub fn refused(ctx: &RuleCtx, name: &str, expect: Refusal) -> Checked {
         Refusal::Exactly400 => expect::status(&exchange, &[400], &format!("400 ({what})"))?,
         Refusal::Any4xx => expect::client_error(&exchange, &format!("a 4xx refusal ({what})"))?,
     }
-    expect::error_body(ctx, &exchange)?;
+    expect::error_body(ctx.contract(), &exchange)?;
     let marker = mutation.marker(&valid);
     if marker.name.is_none() && marker.category_id.is_none() {
         return Ok(()); // nothing in the body would identify a stored pet
@@ -238,7 +238,7 @@ pub fn mutations_property(ctx: &RuleCtx) -> Checked {
             let mutation = &all[*index];
             let exchange = ctx.send(&RequestSpec::post("/pets", mutation.apply(schema, pet)));
             expect::client_error(&exchange, &format!("a 4xx refusal ({})", mutation.breaks()))?;
-            expect::error_body(ctx, &exchange)
+            expect::error_body(ctx.contract(), &exchange)
         },
     )
 }
@@ -285,7 +285,7 @@ fn send_confused(ctx: &RuleCtx, valid: &Value, confusions: &[Confusion]) -> Chec
         ));
     }
     expect::client_error(&exchange, &format!("a 4xx refusal ({what})"))?;
-    expect::error_body(ctx, &exchange)
+    expect::error_body(ctx.contract(), &exchange)
 }
 
 /// Every property of NewPet given every JSON type it is not, another case, or left out: alone

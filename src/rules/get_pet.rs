@@ -13,7 +13,7 @@ pub fn existing(ctx: &RuleCtx) -> Checked {
     let exchange = ctx.send(&RequestSpec::get(format!("/pets/{id}")));
     ctx.case_done();
     expect::status(&exchange, &[200], "200 with the Pet")?;
-    let fetched = expect::body(ctx, &exchange, SchemaName::Pet)?;
+    let fetched = expect::body(ctx.contract(), &exchange, SchemaName::Pet)?;
     same_pet(&created, fetched, &exchange)
 }
 
@@ -125,7 +125,7 @@ pub fn unknown(ctx: &RuleCtx) -> Checked {
             &[404],
             &format!("404 (no animal with this petId, {kind})"),
         )
-        .and_then(|()| expect::error_body(ctx, &exchange));
+        .and_then(|()| expect::error_body(ctx.contract(), &exchange));
         match verdict {
             Err(Verdict::Failed(mut failure)) => {
                 let status = exchange.status().unwrap_or_default();
@@ -175,5 +175,5 @@ pub fn non_integer(ctx: &RuleCtx, pet_id: &str) -> Checked {
     let exchange = ctx.send(&RequestSpec::get(format!("/pets/{pet_id}")));
     ctx.case_done();
     expect::status(&exchange, &[400, 404], "400 or 404 (petId is an int64)")?;
-    expect::error_body(ctx, &exchange)
+    expect::error_body(ctx.contract(), &exchange)
 }

@@ -303,15 +303,15 @@ fn judge(ctx: &RuleCtx, operation: Operation, expect: Expect, exchange: &Exchang
         }
         Expect::Refused400 => {
             expect::status(exchange, &[400], "400 with an Error body")?;
-            expect::error_body(ctx, exchange)
+            expect::error_body(ctx.contract(), exchange)
         }
         Expect::Refused4xx => {
             expect::client_error(exchange, "a 4xx with an Error body (a refusal)")?;
-            expect::error_body(ctx, exchange)
+            expect::error_body(ctx.contract(), exchange)
         }
         Expect::Refused401 => {
             expect::status(exchange, &[401], "401 (missing or invalid API key)")?;
-            expect::error_body(ctx, exchange)
+            expect::error_body(ctx.contract(), exchange)
         }
         Expect::Answered => no_server_error(exchange),
         Expect::AnsweredJson => {
@@ -352,7 +352,7 @@ fn json_answer(ctx: &RuleCtx, exchange: &Exchange) -> Checked {
     }
     expect::truncated(exchange)?;
     if response.status >= 400 {
-        return expect::error_body(ctx, exchange);
+        return expect::error_body(ctx.contract(), exchange);
     }
     if response.json.is_none() {
         return Err(Verdict::failed(

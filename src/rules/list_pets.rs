@@ -22,7 +22,7 @@ pub fn ok(ctx: &RuleCtx) -> Checked {
     for exchange in ctx.send_all(&specs) {
         ctx.case_done();
         expect::status(&exchange, &[200], "200 with an array of Pet")?;
-        expect::pets(ctx, &exchange)?;
+        expect::pets(ctx.contract(), &exchange)?;
     }
     Ok(())
 }
@@ -122,7 +122,7 @@ pub fn limit_refused(ctx: &RuleCtx, limit: &str) -> Checked {
         &[400],
         "400 (limit must be an integer from 1 to 100)",
     )?;
-    expect::error_body(ctx, &exchange)
+    expect::error_body(ctx.contract(), &exchange)
 }
 
 /// Whatever the answer to an out-of-range `limit`, a 200 never carries more than 100 pets.
@@ -268,7 +268,7 @@ pub fn status_refused(ctx: &RuleCtx, status: &str) -> Checked {
         &[400],
         "400 (status must be one of available, pending, sold)",
     )?;
-    expect::error_body(ctx, &exchange)
+    expect::error_body(ctx.contract(), &exchange)
 }
 
 /// "The 200 body is a plain array of Pet", also when nothing matches: `[]`, never `null` or

@@ -189,7 +189,7 @@ pub fn refused(ctx: &RuleCtx) -> Checked {
                 describe(case)
             ),
         )
-        .and_then(|()| expect::error_body(ctx, &exchange));
+        .and_then(|()| expect::error_body(ctx.contract(), &exchange));
         tally(ctx, model, case, &exchange, &judged, "refused-4xx");
         if first.is_ok() {
             first = judged;

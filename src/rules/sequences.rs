@@ -163,7 +163,7 @@ fn judge(ctx: &RuleCtx, step: &Step, exchange: &Exchange, created: &mut Vec<Valu
     match step {
         Step::Create(_) => {
             expect::status(exchange, &[201], "201 (the animal was added)")?;
-            let answered = expect::body(ctx, exchange, SchemaName::Pet)?.clone();
+            let answered = expect::body(ctx.contract(), exchange, SchemaName::Pet)?.clone();
             let id = expect::pet_id(&answered);
             if let Some(earlier) = created.iter().find(|p| expect::pet_id(p) == id) {
                 return Err(Verdict::failed(
@@ -181,7 +181,7 @@ fn judge(ctx: &RuleCtx, step: &Step, exchange: &Exchange, created: &mut Vec<Valu
                 &[200],
                 "200 with the pet created earlier in the sequence",
             )?;
-            let fetched = expect::body(ctx, exchange, SchemaName::Pet)?;
+            let fetched = expect::body(ctx.contract(), exchange, SchemaName::Pet)?;
             get_pet::same_pet(pet, fetched, exchange)?;
         }
         Step::List { status, limit } => {

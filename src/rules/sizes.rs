@@ -82,7 +82,7 @@ fn judge_refusal(ctx: &RuleCtx, rung: &str, exchange: &Exchange, failures: &mut 
         ));
         return;
     }
-    if let Err(verdict) = expect::error_body(ctx, exchange) {
+    if let Err(verdict) = expect::error_body(ctx.contract(), exchange) {
         failures.add(verdict.in_class(format!(
             "createPet refused a large body with {status} and no Error"
         )));
@@ -108,7 +108,7 @@ fn judge_create(
             None
         }
         201 => {
-            let pet = match expect::body(ctx, exchange, SchemaName::Pet) {
+            let pet = match expect::body(ctx.contract(), exchange, SchemaName::Pet) {
                 Ok(pet) => pet,
                 Err(verdict) => {
                     failures.add(verdict.in_class("createPet answered a body that is not a Pet"));
@@ -202,7 +202,7 @@ pub fn name_ladder(ctx: &RuleCtx, lengths: &[u64]) -> Checked {
             ));
             continue;
         }
-        match expect::body(ctx, exchange, SchemaName::Pet) {
+        match expect::body(ctx.contract(), exchange, SchemaName::Pet) {
             Ok(pet) => {
                 let got = pet.get("name").and_then(Value::as_str).unwrap_or_default();
                 if got != *sent {

@@ -149,7 +149,7 @@ pub fn read_back(
     };
     let what = "the pet stored is the NewPet the body spells under the contract's member \
                 names (`name`, `categoryId`, `status`)";
-    let pet = expect::body(ctx, created, SchemaName::Pet)?;
+    let pet = expect::body(ctx.contract(), created, SchemaName::Pet)?;
     if let Some(difference) = differs(&sent, pet) {
         return Err(Verdict::failed(
             what,
@@ -176,7 +176,7 @@ pub fn read_back(
         &[200],
         "200 with the pet just added (found by the id it got)",
     )?;
-    let stored = expect::body(ctx, fetched, SchemaName::Pet)?;
+    let stored = expect::body(ctx.contract(), fetched, SchemaName::Pet)?;
     if let Some(difference) = differs(&sent, stored) {
         return Err(Verdict::failed(
             what,
@@ -186,7 +186,7 @@ pub fn read_back(
     }
     if let (Some(before), Some(after)) = (existing, answers.get(1)) {
         expect::status(after, &[200], "200 with the existing pet, as it was")?;
-        let now = expect::body(ctx, after, SchemaName::Pet)?;
+        let now = expect::body(ctx.contract(), after, SchemaName::Pet)?;
         get_pet::same_pet(before, now, after).map_err(|verdict| match verdict {
             Verdict::Failed(mut failure) => {
                 failure.expected = format!(

@@ -117,33 +117,6 @@ pub(super) fn with_counterexample(
 /// state, every second id reused, a write lost under load, may well not).
 const RESENDS: u32 = 3;
 
-std::thread_local! {
-    /// Set while this thread sends a failing value again to confirm it.
-    static RESENDING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether the case this thread judges is a failing value sent again to confirm it: what a
-/// rule counts per value (the coverage table's cases) it counts once, the first time.
-pub fn resending() -> bool {
-    RESENDING.with(std::cell::Cell::get)
-}
-
-/// Marks this thread as re-sending until dropped (a case that panics included).
-struct Resending;
-
-impl Resending {
-    fn start() -> Resending {
-        RESENDING.with(|flag| flag.set(true));
-        Resending
-    }
-}
-
-impl Drop for Resending {
-    fn drop(&mut self) {
-        RESENDING.with(|flag| flag.set(false));
-    }
-}
-
 /// A failing value, sent again before it is reported: a failure that does not show again is
 /// still a failure, marked intermittent. A re-send that fails, or gives no evidence either way
 /// (not sent, cut, throttled), leaves it as it is.
@@ -153,7 +126,7 @@ pub(super) fn confirm<T>(
     mut failure: Box<Failure>,
     case: &impl Fn(&T) -> Checked,
 ) -> Box<Failure> {
-    let _resending = Resending::start();
+    let _resending = crate::engine::resending::Resending::start();
     for _ in 0..RESENDS {
         ctx.case_done();
         if case(value).is_err() {

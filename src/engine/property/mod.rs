@@ -41,7 +41,6 @@ const BATCH: u32 = 16;
 const FIRST_BATCH: u32 = 32;
 
 pub(crate) use super::workers::judge_all;
-pub use cases::resending;
 
 /// Runs `case` on the rule's saved regressions, on every boundary value, then on generated
 /// values until `ctx.run.cases` have run or the run's time budget is spent. Every distinct

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use super::{ClientError, ClientSettings};
+use super::client_error::ClientError;
+use super::client_settings::ClientSettings;
 
 /// The TLS settings of every lane, built once: certificates verified against the platform's
 /// roots and `--ca-cert`'s, or not at all under `--insecure`.

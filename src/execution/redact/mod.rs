@@ -33,17 +33,13 @@ use serde_json::Value;
 
 pub use crate::outcome::REDACTED;
 use crate::outcome::Verdict;
-use spellings::spellings;
+use spellings::{MIN_NEAR_MISS, spellings};
 
 mod decoded;
 mod spellings;
 
 /// The shortest key prefix that is redacted where a cut leaves it at the end of a text.
 pub const MIN_EDGE_PREFIX: usize = 4;
-
-/// Near misses (the key less one character at either end) are redacted only from this length
-/// on: shorter ones are too common a substring to take out of every text.
-const MIN_NEAR_MISS: usize = 8;
 
 /// Any run of this many consecutive characters of a secret is redacted from what the target
 /// sent: shorter runs are too common a substring to take out of every text (and a key is at

@@ -1,7 +1,9 @@
 //! The spellings of the key a renderer or a target may give it: escaped for JSON, XML,
 //! Markdown and HTML, percent-encoded, in hex, base32, base64 and base85.
 
-use super::MIN_NEAR_MISS;
+/// Near misses (the key less one character at either end) are redacted only from this length
+/// on: shorter ones are too common a substring to take out of every text.
+pub(super) const MIN_NEAR_MISS: usize = 8;
 
 /// The ways a renderer or a target may spell `secret`: as is, JSON-escaped (with or without
 /// `/` escaped), XML-escaped, Markdown-table-escaped, HTML-escaped (as is or JSON-escaped, the

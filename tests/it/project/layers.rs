@@ -55,7 +55,7 @@ const REPORT_USES: [&str; 6] = [
     "seed",
 ];
 
-fn root() -> &'static Path {
+pub(super) fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -82,7 +82,7 @@ fn module_of(path: &Path, src: &Path, whole: Option<&str>) -> String {
         .to_string()
 }
 
-fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
+pub(super) fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
