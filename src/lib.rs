@@ -3,7 +3,7 @@
 //! Data flows one way, floor by floor (docs/src/architecture.md, "Layout"). The floors below
 //! the harness are crates of their own, so the compiler holds them there: `petstore-vocabulary`
 //! ([`seed`], [`json`], [`contract`], [`catalogue`], [`outcome`]: the words both sides share)
-//! and `petstore-reference` ([`reference`]: the built-in conforming server, its faults and the
+//! and `petstore-reference` ([`reference`](mod@reference): the built-in conforming server, its faults and the
 //! conforming-store generator). Inside this crate (`tests/it/project/layers.rs` holds every
 //! import to it): [`generation`] (requests as data, strategies) -> [`execution`] (the one
 //! client, the one redactor) -> [`engine`] (the run's state and recorder, scheduling, the

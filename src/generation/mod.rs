@@ -3,6 +3,7 @@
 
 pub mod confusion;
 pub mod mutations;
+pub mod operator;
 pub mod operators;
 pub mod parameter_values;
 pub mod request;

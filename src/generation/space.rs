@@ -39,7 +39,7 @@ pub struct RequestSpace {
     pub inputs: Vec<Input>,
     /// Its operators (`cases/operators.json`), for the path and query parameters too.
     #[serde(skip)]
-    pub operators: Vec<super::operators::Operator>,
+    pub operators: Vec<super::operator::Operator>,
 }
 
 /// One input (a header, a query parameter, the body or a field of it) of some operations.
@@ -205,7 +205,7 @@ impl Fill<'_> {
         let name = Value::String(self.name.into()).to_string();
         template
             .replace("{name-text}", &name[1..name.len() - 1])
-            .replace("{name-escaped}", &super::operators::escape_all(self.name))
+            .replace("{name-escaped}", &super::operator::escape_all(self.name))
             .replace("{name}", &name)
             .replace("{category}", &self.category.to_string())
             .replace("{marker}", &self.marker.to_string())
@@ -357,18 +357,6 @@ impl RequestSpace {
     pub fn load(dir: Option<&Path>) -> Result<RequestSpace, SpaceError> {
         let (file, text) = read_cases_file(dir, FILE_NAME, BUILT_IN, false)?;
         Self::parse(file, &text)
-    }
-
-    /// The built-in space: its listed classes and the operators applied to the built-in NewPet.
-    pub fn built_in() -> RequestSpace {
-        let contract = crate::contract::Contract::built_in().expect("the built-in schemas load");
-        let new_pet = super::Schemas::new(&contract)
-            .flatten(&contract, crate::contract::SchemaName::NewPet)
-            .expect("the built-in NewPet flattens");
-        let operators = super::operators::Operators::built_in();
-        Self::built_in_listed()
-            .with_operators(&operators, &new_pet)
-            .expect("the built-in operators apply (tested)")
     }
 
     /// The built-in space's listed classes alone.

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
+pub use super::operator::{Kind, Operator, escape_all};
 use super::space::{Case, Class, Expect, Fill, Input, RequestSpace, SpaceError, unescape_bytes};
 use crate::catalogue::Level;
 use crate::contract::Operation;
@@ -25,58 +26,6 @@ pub struct Operators {
     pub operators: Vec<Operator>,
 }
 
-/// One way to change one value: its spellings, templates over the position's baseline value.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Operator {
-    pub operator: String,
-    /// The kinds of position it applies to: `string` (free text), `integer`, `enum`.
-    pub applies: Vec<Kind>,
-    pub reason: String,
-    #[serde(default)]
-    pub spellings: Vec<String>,
-    /// Leaves out a spelling of the baseline's own JSON type (a string for a string).
-    #[serde(default)]
-    pub skip_same_type: bool,
-    /// The spellings are bytes (`\xHH` is the byte 0xHH), not JSON text.
-    #[serde(default)]
-    pub bytes: bool,
-    /// The member travels in another channel: `header` (a request header of its name).
-    #[serde(default)]
-    pub channel: Option<String>,
-    /// Only to members NewPet requires.
-    #[serde(default)]
-    pub required_only: bool,
-    /// The same change to a path or query parameter, spelt as it travels in a URL
-    /// (see [`super::parameters::operator_values`]).
-    #[serde(default)]
-    pub parameter_spellings: Vec<String>,
-    /// The kinds of parameter those apply to, where not `applies`.
-    #[serde(default)]
-    pub parameter_applies: Option<Vec<Kind>>,
-}
-
-impl Operator {
-    /// Whether its parameter spellings apply to a parameter of `kind`.
-    pub fn applies_to_parameter(&self, kind: Kind) -> bool {
-        !self.parameter_spellings.is_empty()
-            && self
-                .parameter_applies
-                .as_ref()
-                .unwrap_or(&self.applies)
-                .contains(&kind)
-    }
-}
-
-/// What a position of the body holds, from its schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    String,
-    Integer,
-    Enum,
-}
-
 /// A member of NewPet: its name, kind, whether required, and its baseline value's spellings.
 #[derive(Debug, Clone)]
 struct Position {
@@ -91,6 +40,21 @@ struct Position {
     escaped: String,
     /// An enumeration's value in upper case and capitalised, as JSON.
     cases: Option<(String, String)>,
+}
+
+impl RequestSpace {
+    /// The built-in space: its listed classes and the operators applied to the built-in NewPet
+    /// (here, where the operators are applied: the space itself names none).
+    pub fn built_in() -> RequestSpace {
+        let contract = crate::contract::Contract::built_in().expect("the built-in schemas load");
+        let new_pet = super::Schemas::new(&contract)
+            .flatten(&contract, crate::contract::SchemaName::NewPet)
+            .expect("the built-in NewPet flattens");
+        let operators = Operators::built_in();
+        Self::built_in_listed()
+            .with_operators(&operators, &new_pet)
+            .expect("the built-in operators apply (tested)")
+    }
 }
 
 impl Operators {
@@ -197,17 +161,6 @@ fn positions(new_pet: &Value) -> Vec<Position> {
         positions.push(position);
     }
     positions
-}
-
-/// `text` as a JSON string whose every character is a `\u` escape (surrogate pairs past the
-/// Basic Multilingual Plane).
-pub fn escape_all(text: &str) -> String {
-    let mut out = String::from("\"");
-    for unit in text.encode_utf16() {
-        out.push_str(&format!("\\u{unit:04x}"));
-    }
-    out.push('"');
-    out
 }
 
 /// The JSON type of a spelling, where it is JSON: integer and fraction apart.

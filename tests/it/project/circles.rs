@@ -18,8 +18,6 @@ const CIRCLES_WAITING: &[&[&str]] = &[
     &["cli", "cli::commands", "cli::run_command", "cli::shell"],
     // The run owns its store setup, whose methods take the context, which holds the run.
     &["engine::ctx", "engine::run", "engine::store_setup"],
-    // The request space holds its operators, which build classes of the space.
-    &["generation::operators", "generation::space"],
 ];
 
 /// Every module of the harness crate by its path (`engine::run`; the crate's root is ``).
