@@ -111,7 +111,7 @@ pub(super) fn configure(
         libtest,
         announce: true,
         progress,
-        color: super::stderr_color(),
+        color: super::definition::stderr_color(),
         shrink: true,
     })))
 }
@@ -248,7 +248,7 @@ pub(super) fn tell_totals(report: &petstore_conformance::report::Report) {
         paint(
             &conformance.as_str().to_uppercase(),
             tone,
-            super::stderr_color()
+            super::definition::stderr_color()
         ),
         target_named(report),
         report.seed,

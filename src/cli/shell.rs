@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::CommandFactory;
 
-use super::Cli;
+use super::definition::Cli;
 use petstore_conformance::runner::RunError;
 
 const NAME: &str = "petstore-conformance";

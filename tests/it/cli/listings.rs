@@ -105,7 +105,7 @@ fn listings_end_quietly_on_a_closed_pipe_and_version_names_what_judges() {
     .map(help)
     .collect();
     for file in [
-        "src/cli/mod.rs",
+        "src/cli/definition.rs",
         "src/cli/args.rs",
         "src/cli/listings.rs",
         "src/cli/profiles.rs",

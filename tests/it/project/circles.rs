@@ -14,8 +14,6 @@ use super::layers::{root, rust_files};
 
 /// The circles of the harness's files still waiting to be taken apart, each its modules sorted.
 const CIRCLES_WAITING: &[&[&str]] = &[
-    // `cli/mod.rs` holds the clap definition and a helper its sub-commands call back.
-    &["cli", "cli::commands", "cli::run_command", "cli::shell"],
     // The run owns its store setup, whose methods take the context, which holds the run.
     &["engine::ctx", "engine::run", "engine::store_setup"],
 ];
