@@ -228,7 +228,6 @@ mod tests {
             elapsed_ms: 1000,
             throttled: None,
             retries: None,
-            not_sent: false,
         }
     }
 

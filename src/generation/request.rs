@@ -350,7 +350,6 @@ mod tests {
                 elapsed_ms: 0,
                 throttled: None,
                 retries: None,
-                not_sent: false,
             };
             let curl = exchange.curl("K");
             assert!(curl.contains("${K") && !curl.contains("REDACTED"), "{curl}");

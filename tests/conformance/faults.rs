@@ -138,7 +138,6 @@ pub fn rejudge_printed_exchanges(fault: Fault, seed: u64, report: &Report) -> Re
             elapsed_ms: 0,
             throttled: failure.throttled,
             retries: None,
-            not_sent: false,
         };
         let again = rejudge(&entry.check, &exchange, &report.target.base_url, &contract);
         // The oracle's observation ends with the problem its first exchange showed.

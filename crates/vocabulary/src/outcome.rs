@@ -157,10 +157,6 @@ pub struct Exchange {
     /// reset before any byte of an answer), each sent again on a fresh connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retries: Option<Box<Retries>>,
-    /// The request never left: the run had stopped sending (budget, interrupt, a target that
-    /// stopped answering). Says nothing about the target, so it is never counted against it.
-    #[serde(skip)]
-    pub not_sent: bool,
 }
 
 /// The tries of a request that got no answer (RFC 9112 section 9.3.1: a client may send an
@@ -188,9 +184,14 @@ pub struct Throttling {
 }
 
 impl Exchange {
-    /// The request left and something (a response or a transport error) came of it.
+    /// The request left and something (a response or a transport error) came of it: not a
+    /// request the run held back ([`TransportKind::NotSent`]), which says nothing about the
+    /// target, so it is never counted against it.
     pub fn was_sent(&self) -> bool {
-        !self.not_sent
+        !self
+            .transport_error
+            .as_ref()
+            .is_some_and(|error| error.kind == TransportKind::NotSent)
     }
 
     /// A response came, but the transport cut its body short (a reset, an early end, a timeout
@@ -203,7 +204,7 @@ impl Exchange {
     /// the last one: evidence that the operation does not answer it (see [`Retries`]).
     pub fn never_answered(&self) -> Option<&Retries> {
         let retries = self.retries.as_deref()?;
-        (self.response.is_none() && !self.not_sent && retries.store_answered.is_some())
+        (self.response.is_none() && self.was_sent() && retries.store_answered.is_some())
             .then_some(retries)
     }
 

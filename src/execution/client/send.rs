@@ -8,7 +8,7 @@ use super::transport::{describe_error, elapsed_ms, persists, read_capped};
 use crate::execution::lanes::Lane;
 use crate::generation::request::{Body, CredentialSpelling, Elsewhere, RequestSpec};
 use crate::outcome::{
-    BODY_KEPT, Exchange, REDACTED, RecordedRequest, RecordedResponse, TransportError,
+    BODY_KEPT, Exchange, REDACTED, RecordedRequest, RecordedResponse, TransportError, TransportKind,
 };
 
 /// What one request on a lane came to.
@@ -84,7 +84,6 @@ impl Client {
                     elapsed_ms: elapsed_ms(started),
                     throttled: None,
                     retries: None,
-                    not_sent: false,
                 };
                 if closed {
                     return Sent::Closed {
@@ -297,7 +296,6 @@ impl Client {
             elapsed_ms: elapsed_ms(started),
             throttled: None,
             retries: None,
-            not_sent: false,
         }
     }
 
@@ -352,15 +350,12 @@ impl Client {
 
     pub fn not_sent(&self, spec: &RequestSpec, reason: &str) -> Exchange {
         let url = format!("{}{}", self.base, spec.path);
-        Exchange {
-            not_sent: true,
-            ..self.failed_exchange(
-                spec,
-                self.redactor.redact(&url),
-                TransportError::harness(reason),
-                Instant::now(),
-            )
-        }
+        self.failed_exchange(
+            spec,
+            self.redactor.redact(&url),
+            TransportError::new(TransportKind::NotSent, reason),
+            Instant::now(),
+        )
     }
 
     pub(super) fn failed_exchange(
@@ -385,7 +380,6 @@ impl Client {
             elapsed_ms: elapsed_ms(started),
             throttled: None,
             retries: None,
-            not_sent: false,
         }
     }
 }

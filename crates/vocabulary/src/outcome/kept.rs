@@ -109,7 +109,6 @@ mod tests {
             elapsed_ms: 0,
             throttled: None,
             retries: None,
-            not_sent: false,
         }
     }
 

@@ -64,7 +64,6 @@ fn curl_line_reads_the_key_from_the_environment() {
         elapsed_ms: 0,
         throttled: None,
         retries: None,
-        not_sent: false,
     };
     let curl = exchange.curl("PETSTORE_API_KEY");
     assert!(

@@ -18,8 +18,12 @@ pub enum TransportKind {
     BrokenBody,
     /// Anything else the HTTP client reports.
     RequestFailed,
-    /// The harness's own reason: the request was not built or not sent (the detail says why).
+    /// The harness's own reason the request was not built (the detail says why).
     Harness,
+    /// The request never left: the run had stopped sending (budget, interrupt, a target that
+    /// stopped answering); the detail says why. Written as the harness's reasons are, and read
+    /// back as one.
+    NotSent,
 }
 
 impl TransportKind {
@@ -39,7 +43,7 @@ impl TransportKind {
             TransportKind::HeadTooLarge => "answer's head too large",
             TransportKind::BrokenBody => "broken body",
             TransportKind::RequestFailed => "request failed",
-            TransportKind::Harness => "",
+            TransportKind::Harness | TransportKind::NotSent => "",
         }
     }
 }
@@ -123,7 +127,7 @@ impl std::fmt::Display for TransportError {
         if self.body_cut {
             parts.push(BODY_CUT);
         }
-        if self.kind != TransportKind::Harness {
+        if !matches!(self.kind, TransportKind::Harness | TransportKind::NotSent) {
             parts.push(self.kind.words());
         }
         if !self.detail.is_empty() {
@@ -173,6 +177,9 @@ mod tests {
         let cut = TransportError::parse("body cut short: timed out");
         assert!(cut.body_cut && cut.kind == TransportKind::TimedOut && !cut.timed_out());
         assert!(TransportError::parse("could not connect").connect_failed());
+        // A request held back is shown by its reason alone, as the harness's reasons are.
+        let held = TransportError::new(TransportKind::NotSent, "cut off: the run was interrupted");
+        assert_eq!(held.to_string(), "cut off: the run was interrupted");
         // A reason that only starts like a kind's words is the harness's own.
         assert_eq!(
             TransportError::parse("timed outright").kind,
