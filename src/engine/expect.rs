@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::contract::{Contract, SchemaName};
-use crate::outcome::{Checked, Exchange, NoJson, RecordedResponse, Verdict};
+use crate::outcome::{Checked, Exchange, ExchangeState, NoJson, RecordedResponse, Verdict};
 
 /// The response, or an inconclusive verdict when the target sent none, or one the transport
 /// cut short: a transport failure is not evidence about the contract.
@@ -11,20 +11,21 @@ pub fn response(exchange: &Exchange) -> Result<&RecordedResponse, Verdict> {
     if exchange.gave_up_throttled() {
         return Err(throttled(exchange));
     }
-    if exchange.cut_by_transport() {
-        return Err(cut(exchange));
-    }
     if let Some(retries) = exchange.never_answered() {
         return Err(never_answered(exchange, retries));
     }
-    exchange.response.as_ref().ok_or_else(|| {
-        Verdict::inconclusive(format!(
-            "{} {}: {}",
-            exchange.request.method,
-            exchange.request.url,
-            exchange.summary()
-        ))
-    })
+    match exchange.state() {
+        ExchangeState::Answered(response) => Ok(response),
+        ExchangeState::Cut(..) => Err(cut(exchange)),
+        ExchangeState::NotSent(_) | ExchangeState::Unanswered(_) => {
+            Err(Verdict::inconclusive(format!(
+                "{} {}: {}",
+                exchange.request.method,
+                exchange.request.url,
+                exchange.summary()
+            )))
+        }
+    }
 }
 
 /// The verdict of a request no try of which got an answer while the store answered others: the

@@ -11,10 +11,12 @@ pub use crate::contract::credential::REDACTED;
 
 mod curl;
 mod escaped;
+mod exchange_state;
 mod kept;
 mod transport_error;
 pub use curl::header_variable;
 pub use escaped::{escape_body, unescape_body};
+pub use exchange_state::ExchangeState;
 pub use kept::BODY_SHOWN;
 pub use transport_error::{TransportError, TransportKind};
 
@@ -184,27 +186,21 @@ pub struct Throttling {
 }
 
 impl Exchange {
-    /// The request left and something (a response or a transport error) came of it: not a
-    /// request the run held back ([`TransportKind::NotSent`]), which says nothing about the
-    /// target, so it is never counted against it.
+    /// The request left and something (a response or a transport error) came of it.
     pub fn was_sent(&self) -> bool {
-        !self
-            .transport_error
-            .as_ref()
-            .is_some_and(|error| error.kind == TransportKind::NotSent)
+        !matches!(self.state(), ExchangeState::NotSent(_))
     }
 
-    /// A response came, but the transport cut its body short (a reset, an early end, a timeout
-    /// mid-body): what the whole body says is unknown, so nothing in it is evidence.
+    /// A response came, but the transport cut its body short: see [`ExchangeState::Cut`].
     pub fn cut_by_transport(&self) -> bool {
-        self.response.is_some() && self.transport_error.is_some()
+        matches!(self.state(), ExchangeState::Cut(..))
     }
 
     /// No try of this request got an answer, though the store answered another request after
     /// the last one: evidence that the operation does not answer it (see [`Retries`]).
     pub fn never_answered(&self) -> Option<&Retries> {
         let retries = self.retries.as_deref()?;
-        (self.response.is_none() && self.was_sent() && retries.store_answered.is_some())
+        (matches!(self.state(), ExchangeState::Unanswered(_)) && retries.store_answered.is_some())
             .then_some(retries)
     }
 
@@ -237,8 +233,8 @@ impl Exchange {
 
     /// One line saying what came back, for verdict messages.
     pub fn summary(&self) -> String {
-        match (&self.response, &self.transport_error) {
-            (Some(r), _) => {
+        match self.state() {
+            ExchangeState::Answered(r) | ExchangeState::Cut(r, _) => {
                 let content_type = self.header("content-type").unwrap_or("no content type");
                 let mut body: String = r.body.chars().take(160).collect();
                 if r.body.chars().count() > 160 || r.body_truncated || r.body_omitted > 0 {
@@ -246,8 +242,10 @@ impl Exchange {
                 }
                 format!("{} ({content_type}) {body}", r.status)
             }
-            (None, Some(error)) => format!("no response: {error}"),
-            (None, None) => "no response".into(),
+            ExchangeState::NotSent(error) | ExchangeState::Unanswered(Some(error)) => {
+                format!("no response: {error}")
+            }
+            ExchangeState::Unanswered(None) => "no response".into(),
         }
     }
 }

@@ -161,7 +161,7 @@ pub enum NearMiss {
     FirstCharDropped,
     /// The key with every letter's case swapped (a case-insensitive comparison accepts it); a
     /// key without letters, which has no other case, has its digits and symbols shifted
-    /// instead (see [`shift`]): still another token of its shape, never the key itself.
+    /// instead (see `shift` in `generation::request`): still another token of its shape, never the key itself.
     CaseSwapped,
     /// The key twice.
     Repeated,
