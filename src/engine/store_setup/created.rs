@@ -40,6 +40,8 @@ pub struct Duplicate {
 #[derive(Default)]
 pub struct CreatedPets {
     count: AtomicU64,
+    /// The id of the first pet recorded: beside the others, which way the store's ids grow.
+    first: std::sync::OnceLock<i64>,
     by_id: Mutex<BTreeMap<i64, CreatedPet>>,
     /// The first id given to two pets: the earlier pet, the later one, and the answer that
     /// gave it again.
@@ -61,6 +63,7 @@ impl CreatedPets {
 
     pub(super) fn record(&self, pet: CreatedPet, exchange: &Exchange) {
         self.count.fetch_add(1, Ordering::Relaxed);
+        let _ = self.first.set(pet.id);
         if let Some(sink) = &self.sink
             && let Ok(line) = serde_json::to_string(&pet)
         {
@@ -104,6 +107,11 @@ impl CreatedPets {
     }
 
     /// The ids of the run's own pets (the first [`TRACKED_IDS`]).
+    /// The id of the first pet the run recorded.
+    pub(super) fn first_id(&self) -> Option<i64> {
+        self.first.get().copied()
+    }
+
     pub(super) fn ids(&self) -> Vec<i64> {
         self.by_id
             .lock()
