@@ -51,7 +51,7 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         operation,
         valid: auth::request_for(ctx, operation)?,
         classes,
-        refused: Default::default(),
+        refused: None,
     };
     let (coverage, pool) = walk.cases();
     let describe = |drawn: &Drawn| walk.describe(drawn);
@@ -89,12 +89,14 @@ pub fn walk_last(ctx: &RuleCtx) -> (Checked, Vec<Marker>) {
         operation: Operation::CreatePet,
         valid,
         classes,
-        refused: Default::default(),
+        refused: Some(Default::default()),
     };
     let (coverage, _) = walk.cases();
     let judged = first_of(&coverage, &|drawn: &Drawn| walk.case(drawn), ctx);
-    let refused = walk.refused.into_inner().unwrap_or_else(|e| e.into_inner());
-    (judged, refused)
+    let refused = walk
+        .refused
+        .map(|refused| refused.into_inner().unwrap_or_else(|e| e.into_inner()));
+    (judged, refused.unwrap_or_default())
 }
 
 /// One rule's walk over its operation's classes at its level.
@@ -104,8 +106,9 @@ struct Walk<'a, 'r> {
     /// A valid request of the operation, which each case changes.
     valid: RequestSpec,
     classes: Vec<(&'a Input, &'a Class)>,
-    /// What the pets of the bodies refused (a whole 4xx) would carry, had they been stored.
-    refused: std::sync::Mutex<Vec<Marker>>,
+    /// What the pets of the bodies refused (a whole 4xx) would carry, had they been stored:
+    /// kept by the walk whose rule looks for them (the last one).
+    refused: Option<std::sync::Mutex<Vec<Marker>>>,
 }
 
 impl Walk<'_, '_> {
@@ -196,12 +199,13 @@ impl Walk<'_, '_> {
         };
         let spec = case.apply_filled(&valid, &fill);
         let exchange = ctx.send(&spec);
-        let refusal = exchange.status().is_some_and(|s| (400..500).contains(&s));
-        if let (true, false, (name, category_id)) =
-            (refusal, exchange.cut_by_transport(), case.marker(&fill))
+        if let Some(refused) = &self.refused
+            && exchange.status().is_some_and(|s| (400..500).contains(&s))
+            && !exchange.cut_by_transport()
+            && let (name, category_id) = case.marker(&fill)
             && (name.is_some() || category_id.is_some())
         {
-            let mut refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+            let mut refused = refused.lock().unwrap_or_else(|e| e.into_inner());
             refused.push(Marker { name, category_id });
         }
         let described = self.describe(drawn);
