@@ -234,3 +234,55 @@ impl<'r> RuleCtx<'r> {
         self.run.pet_name(tag)
     }
 }
+
+/// A rule that asks for a fixture lends the store setup its way of sending: the fixture's
+/// requests are counted on that rule's chain.
+impl super::store_setup::StoreAccess for RuleCtx<'_> {
+    fn send(&self, spec: &RequestSpec) -> Exchange {
+        RuleCtx::send(self, spec)
+    }
+
+    fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
+        RuleCtx::send_all(self, specs)
+    }
+
+    fn building<T>(&self, build: impl FnOnce() -> T) -> T {
+        RuleCtx::building(self, build)
+    }
+
+    fn created_pets(&self) -> &super::store_setup::CreatedPets {
+        &self.run.fixtures.created
+    }
+
+    fn contract(&self) -> &Contract {
+        RuleCtx::contract(self)
+    }
+
+    fn read_only(&self) -> bool {
+        self.run.read_only
+    }
+
+    fn pet_name(&self, tag: &str) -> String {
+        self.run.pet_name(tag)
+    }
+
+    fn accepted_category(&self) -> i64 {
+        self.run.categories.accepted(1)
+    }
+
+    fn fastest_answer(&self) -> std::time::Duration {
+        self.run.client.fastest_answer()
+    }
+
+    fn rules_storing(&self) -> usize {
+        self.run.storing.load(Ordering::Relaxed)
+    }
+
+    fn first_passes_left(&self) -> usize {
+        self.run.first_pass_left.load(Ordering::Relaxed)
+    }
+
+    fn stopped(&self) -> bool {
+        self.run.stops.interrupted() || self.run.stops.target_stopped().is_some()
+    }
+}

@@ -8,6 +8,7 @@
 //! that turn an answer into a verdict (`expect.rs`).
 
 pub mod ctx;
+pub mod events;
 pub mod expect;
 pub mod input_tally;
 pub mod oracles;

@@ -170,6 +170,20 @@ fn problem(
     }
 }
 
+/// The oracles read every exchange of the run.
+impl super::events::Subscriber for Observations {
+    fn on(&self, event: &super::events::Event<'_>) {
+        if let super::events::Event::ExchangeRecorded(recorded) = event {
+            self.inspect(
+                recorded.origin,
+                recorded.operation,
+                recorded.exchange,
+                recorded.contract,
+            );
+        }
+    }
+}
+
 impl Observations {
     /// Tallies one exchange; called for every exchange of the run.
     pub fn inspect(

@@ -1,19 +1,21 @@
 //! The state every rule of a run shares: the client, the compiled contract, the seeds, the
 //! fixtures and the tallies of the oracles, and the recorder every exchange of the rules
-//! passes through (the stops of a run, the oracles, the request log, the created pets).
+//! passes through: it decides the sending (the stops of a run, the pet cap) and tells the
+//! run's event stream, which the oracles, the created pets and the side files read.
 
 use std::collections::BTreeMap;
 
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use serde_json::Value;
 
+use super::events::{Event, EventStream, Recorded};
 use super::oracles::Observations;
 use super::stops::Stops;
 use super::store_setup::Fixtures;
-use crate::contract::{Contract, Operation};
+use crate::contract::Contract;
 use crate::execution::{Client, Priority};
 use crate::generation::request::RequestSpec;
 use crate::outcome::Exchange;
@@ -118,18 +120,15 @@ pub struct Run {
     pub deadline: Option<Instant>,
     pub stops: Stops,
     pub(crate) regressions: BTreeMap<String, Vec<Value>>,
-    pub(crate) request_log: Option<Mutex<std::io::BufWriter<std::fs::File>>>,
-    /// `--har FILE`: every exchange as HTTP Archive 1.2.
-    pub(crate) har: Option<crate::execution::har::Har>,
     pub(crate) prefix: String,
-    pub fixtures: Fixtures,
-    pub observations: Observations,
+    pub fixtures: Arc<Fixtures>,
+    pub observations: Arc<Observations>,
+    /// Every exchange recorded, every rule judged and the run's end, told to its subscribers.
+    pub events: EventStream,
     /// Nothing may be created on the target.
     pub read_only: bool,
     /// Under a time budget, the pets the run may create (`--max-pets`).
     pub pet_cap: PetCap,
-    /// Exchanges recorded so far (for the progress bar).
-    pub(crate) sent: AtomicU64,
     /// Rules (before the last phase) still on their first pass; under a time budget, the
     /// generation past a rule's first batch waits for none to be left (see
     /// `RuleCtx::end_first_pass`).
@@ -153,9 +152,8 @@ pub struct Run {
 }
 
 impl Run {
-    /// Sends through the client, unless the run has stopped sending; inspects the response
-    /// for the cross-cutting statements, logs the request and records any pet the target says
-    /// it created. Every exchange of the rules passes through here.
+    /// Sends through the client, unless the run has stopped sending, and records the exchange
+    /// (see [`Run::record`]). Every exchange of the rules passes through here.
     ///
     /// An idempotent request whose response the transport cut mid-body is sent once more: a
     /// second answer is evidence, the cut one is not. A second cut, or a cut answer to a
@@ -283,53 +281,15 @@ impl Run {
         if let Some(pause) = self.stops.observe(&exchange) {
             self.client.pause(pause);
         }
-        self.sent.fetch_add(1, Ordering::Relaxed);
-        let operation = Operation::of(spec.method, &spec.path);
-        self.observations
-            .inspect(rule_id, operation, &exchange, &self.contract);
-        // The log and the HAR keep every byte sent, where the exchange kept a large body's start;
-        // the log writes a padded body's spaces as it goes (a rung is up to 16 MiB of them).
-        let padding = match (&spec.body, &exchange.request.body) {
-            (crate::generation::request::Body::Padded { length, .. }, Some(kept))
-                if exchange.request.body_length.is_some() =>
-            {
-                Some(length.saturating_sub(kept.len()))
-            }
-            _ => None,
-        };
-        let streamed = padding.is_some() && self.har.is_none();
-        let whole = (exchange.request.body_length.is_some()
-            && !streamed
-            && (self.request_log.is_some() || self.har.is_some()))
-        .then(|| {
-            let mut whole = exchange.clone();
-            let body = self.client.whole_request_body(spec);
-            whole.request.body_escaped = body.as_ref().is_some_and(|(_, escaped)| *escaped);
-            whole.request.body = body.map(|(text, _)| text);
-            whole.request.body_length = None;
-            whole
-        });
-        let logged = whole.as_ref().unwrap_or(&exchange);
-        if let Some(log) = &self.request_log {
-            let line = crate::execution::request_log::line(
-                rule_id,
-                &logged.request,
-                self.client.base_url(),
-                self.client.redactor(),
-            );
-            let more = padding.filter(|_| streamed).unwrap_or(0);
-            let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = crate::execution::request_log::write_padded(&mut *log, &line, more);
-        }
-        if let Some(har) = &self.har {
-            har.add(rule_id, logged, self.client.redactor());
-        }
-        if creates(spec)
-            && !exchange.cut_by_transport()
-            && let (Some(200..=299), Some(pet)) = (exchange.status(), exchange.json())
-        {
-            self.fixtures.record_created(rule_id, pet, &exchange);
-        }
+        // Everything that watches the exchanges reads them here: the oracles, the created
+        // pets, the side files (see `events`).
+        self.events.emit(&Event::ExchangeRecorded(&Recorded::new(
+            rule_id,
+            spec,
+            &exchange,
+            &self.contract,
+            &self.client,
+        )));
         // Written where every byte kept is: the rules hold what reports show.
         exchange.keep_shown();
         exchange
@@ -337,7 +297,7 @@ impl Run {
 
     /// Requests sent (and answered or not) so far.
     pub fn requests_sent(&self) -> u64 {
-        self.sent.load(Ordering::Relaxed)
+        self.events.exchanges()
     }
 
     /// The seed of one rule: from the run seed and the rule id only.

@@ -5,7 +5,7 @@ use serde_json::json;
 use crate::contract::Operation;
 use crate::engine::ctx::RuleCtx;
 use crate::engine::expect;
-use crate::engine::store_setup::{Marker, Watch};
+use crate::engine::store_setup::Marker;
 use crate::generation::request::NearMiss;
 use crate::generation::request::{Body, Credential, RequestSpec};
 use crate::outcome::{Checked, Verdict};
@@ -167,7 +167,7 @@ pub fn refused_create_stores_nothing(ctx: &RuleCtx) -> Checked {
         name: Some(ctx.pet_name("refused")),
         category_id: Some(marker_category(ctx)),
     };
-    let watch = Watch::start(ctx);
+    let watch = ctx.run.fixtures.watch(ctx);
     let pet = json!({"name": marker.name, "categoryId": marker.category_id, "status": "pending"});
     let specs: Vec<RequestSpec> = [Credential::Missing, Credential::WrongKey]
         .into_iter()

@@ -140,7 +140,7 @@ pub fn distinct_ids(ctx: &RuleCtx, clients: u64, rounds: u64) -> Checked {
 /// store pets too), each status's listing shows its pets instead. Nothing is created when no
 /// listing has room.
 pub fn all_listed(ctx: &RuleCtx, clients: u64) -> Checked {
-    let status = listing_room(ctx, clients as usize)?;
+    let status = listing_room(&ctx.run.fixtures, ctx, clients as usize)?;
     // Its pets take every status: the store's empty states are looked at before.
     ctx.run.fixtures.first_status_pages(ctx);
     let created = create_at_once(ctx, clients, 0, status)?;

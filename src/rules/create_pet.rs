@@ -9,7 +9,7 @@ use super::{auth::marker_category, get_pet};
 use crate::catalogue::Refusal;
 use crate::contract::SchemaName;
 use crate::engine::ctx::RuleCtx;
-use crate::engine::store_setup::{Marker, Watch};
+use crate::engine::store_setup::Marker;
 use crate::engine::{expect, property};
 use crate::generation::confusion::{self, Confusion};
 use crate::generation::request::{Body, RequestSpec};
@@ -194,7 +194,7 @@ pub fn refused(ctx: &RuleCtx, name: &str, expect: Refusal) -> Checked {
     let mutation = mutation(ctx, name)?;
     let valid = marked_pet(ctx, name);
     let body = mutation.apply(&ctx.run.new_pet_schema, &valid);
-    let watch = Watch::start(ctx);
+    let watch = ctx.run.fixtures.watch(ctx);
     let exchange = ctx.send(&RequestSpec::post("/pets", body));
     ctx.case_done();
     let what = mutation.breaks();
@@ -335,7 +335,7 @@ pub fn type_confusion_stores_nothing(ctx: &RuleCtx) -> Checked {
         sent.push((name, category, single));
     }
     // Independent bodies: sent together; what is stored is looked at once, after all.
-    let watch = Watch::start(ctx);
+    let watch = ctx.run.fixtures.watch(ctx);
     for ((name, category, single), exchange) in sent.into_iter().zip(ctx.send_all(&specs)) {
         ctx.case_done();
         // What the answer should be is type-confusion's business; here, only what is stored.

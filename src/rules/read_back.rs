@@ -10,7 +10,6 @@
 //! other rules' reads down with it.
 
 use crate::engine::ctx::RuleCtx;
-use crate::engine::store_setup::Watch;
 use crate::generation::request::{Body, RequestSpec};
 use crate::outcome::{Checked, Exchange, Verdict};
 
@@ -99,7 +98,7 @@ pub fn not_utf_8(ctx: &RuleCtx) -> Checked {
     // Started before the bodies are sent: after them, it tells a pet stored from one refused.
     // Before the wait below: on a crowded store finding where its ids grow takes round trips,
     // which would hold the bodies back until a budget's generators reached --max-pets.
-    let watch = Watch::start(ctx);
+    let watch = ctx.run.fixtures.watch(ctx);
     if ctx.run.deadline.is_some() {
         // Under a budget (main phase): after every rule's first pass, before the budget ends.
         ctx.wait_for_first_passes();

@@ -12,7 +12,7 @@ use crate::catalogue::Level;
 use crate::contract::{Operation, SchemaName};
 use crate::engine::ctx::RuleCtx;
 use crate::engine::expect;
-use crate::engine::store_setup::{Marker, Watch};
+use crate::engine::store_setup::Marker;
 use crate::generation::request::{Body, RequestSpec};
 use crate::generation::space::{Case, Class, Expect, Fill, Input};
 use crate::outcome::Exchange;
@@ -250,7 +250,7 @@ pub fn stores_nothing(ctx: &RuleCtx) -> Checked {
             ));
         }
     }
-    let watch = Watch::start(ctx);
+    let watch = ctx.run.fixtures.watch(ctx);
     let mut markers = Vec::new();
     let mut refused = Vec::new();
     for ((what, marker), exchange) in sent.into_iter().zip(ctx.send_all(&specs)) {

@@ -18,6 +18,7 @@ pub mod rerun;
 mod runtime;
 mod settings;
 pub mod shards;
+mod side_files;
 pub mod stages;
 mod tally;
 mod target;

@@ -10,15 +10,16 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::engine::run::Run;
+use crate::engine::events::{Event, Subscriber};
 
-/// The bar, and the thread that refreshes what it shows while a long rule runs.
+/// The bar, and the thread that refreshes what it shows while a long rule runs. A subscriber
+/// of the run's events: it counts the exchanges and the gated failures, and prints each
+/// failure's line as its verdict is reached.
 pub struct Progress {
     bar: ProgressBar,
     color: bool,
     layout: Layout,
-    run: Arc<Run>,
-    failures: Arc<AtomicU64>,
+    figures: Arc<Figures>,
     done: Arc<AtomicBool>,
     refresher: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
 }
@@ -50,9 +51,15 @@ impl Layout {
 }
 
 impl Progress {
-    /// A bar over `rules` rules of `run`, drawn on stderr; failure lines in colour if `color`;
-    /// the time left shown when the run has a `budget`.
-    pub fn start(rules: u64, run: &Arc<Run>, color: bool, budget: bool) -> Progress {
+    /// A bar over `rules` rules, counting on from `requests` already sent, drawn on stderr;
+    /// failure lines in colour if `color`; the time left to `deadline` shown when the run has a
+    /// `budget`.
+    pub fn start(
+        rules: u64,
+        requests: u64,
+        deadline: Option<Instant>,
+        (color, budget): (bool, bool),
+    ) -> Progress {
         let layout = Layout::new(terminal_width().unwrap_or(DEFAULT_WIDTH), rules, budget);
         let bar = ProgressBar::with_draw_target(Some(rules), ProgressDrawTarget::stderr());
         bar.set_style(
@@ -62,18 +69,17 @@ impl Progress {
             ))
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
-        let failures = Arc::new(AtomicU64::new(0));
+        let figures = Arc::new(Figures {
+            deadline,
+            requests: AtomicU64::new(requests),
+            failures: AtomicU64::new(0),
+        });
         let done = Arc::new(AtomicBool::new(false));
         let refresher = {
-            let (bar, failures, done, run) = (
-                bar.clone(),
-                Arc::clone(&failures),
-                Arc::clone(&done),
-                Arc::clone(run),
-            );
+            let (bar, figures, done) = (bar.clone(), Arc::clone(&figures), Arc::clone(&done));
             std::thread::spawn(move || {
                 while !done.load(Ordering::Relaxed) {
-                    bar.set_message(status_line(&run, failures.load(Ordering::Relaxed), layout));
+                    bar.set_message(figures.status_line(layout));
                     std::thread::sleep(Duration::from_millis(200));
                 }
             })
@@ -82,8 +88,7 @@ impl Progress {
             bar,
             color,
             layout,
-            run: Arc::clone(run),
-            failures,
+            figures,
             done,
             refresher: std::sync::Mutex::new(Some(refresher)),
         }
@@ -96,9 +101,8 @@ impl Progress {
     pub fn rule_done(&self, failure: Option<FailureLine<'_>>) {
         if let Some(failure) = failure {
             if failure.gated {
-                let failures = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
-                self.bar
-                    .set_message(status_line(&self.run, failures, self.layout));
+                self.figures.failures.fetch_add(1, Ordering::Relaxed);
+                self.bar.set_message(self.figures.status_line(self.layout));
             }
             let width = terminal_width().unwrap_or(DEFAULT_WIDTH);
             self.bar.println(failure.render(width, self.color));
@@ -126,11 +130,7 @@ impl Progress {
             let _ = refresher.join();
         }
         // The last line left on the terminal counts what the summary under it counts.
-        self.bar.set_message(status_line(
-            &self.run,
-            self.failures.load(Ordering::Relaxed),
-            self.layout,
-        ));
+        self.bar.set_message(self.figures.status_line(self.layout));
         self.bar.finish();
     }
 }
@@ -242,15 +242,51 @@ pub enum ColorChoice {
     Never,
 }
 
-/// "1234 requests, 2 failed, 41 s left": what the bar says beside the count of rules, cut to
-/// the room the layout leaves.
-fn status_line(run: &Run, failures: u64, layout: Layout) -> String {
-    let left = run
-        .stops
-        .hard_deadline()
-        .filter(|_| layout.budget)
-        .map(|end| end.saturating_duration_since(Instant::now()).as_secs());
-    status_text(run.requests_sent(), failures, left, layout.message)
+/// What the bar counts, from the run's events, and when the run's bound ends.
+#[derive(Default)]
+struct Figures {
+    deadline: Option<Instant>,
+    requests: AtomicU64,
+    failures: AtomicU64,
+}
+
+impl Figures {
+    /// "1234 requests, 2 failed, 41 s left": what the bar says beside the count of rules, cut
+    /// to the room the layout leaves.
+    fn status_line(&self, layout: Layout) -> String {
+        let left = self
+            .deadline
+            .filter(|_| layout.budget)
+            .map(|end| end.saturating_duration_since(Instant::now()).as_secs());
+        status_text(
+            self.requests.load(Ordering::Relaxed),
+            self.failures.load(Ordering::Relaxed),
+            left,
+            layout.message,
+        )
+    }
+}
+
+impl Subscriber for Progress {
+    fn on(&self, event: &Event<'_>) {
+        match event {
+            Event::ExchangeRecorded(_) => {
+                self.figures.requests.fetch_add(1, Ordering::Relaxed);
+            }
+            Event::VerdictReached(judged) => self.rule_done(
+                matches!(judged.judgement.verdict, crate::outcome::Verdict::Failed(_)).then_some(
+                    FailureLine {
+                        rule: &judged.rule.id,
+                        level: judged.rule.level.as_str(),
+                        gated: judged.gated,
+                        known: judged.known,
+                        message: judged.message,
+                    },
+                ),
+            ),
+            Event::RunFinished => {}
+        }
+    }
 }
 
 /// The bar's message from its figures, at most `room` columns.

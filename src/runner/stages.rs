@@ -4,8 +4,7 @@
 //! tally (verdicts to the answer), report (the report model, written). Interrupts are heard
 //! from before the first stage.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::error::{RunError, exit_code};
@@ -18,7 +17,6 @@ use super::target::{Loaded, Started, load, start_target};
 use super::trials::{Results, run_trials};
 use crate::catalogue::Catalogue;
 use crate::catalogue::partition::ShardRecord;
-use crate::engine::oracles::Observations;
 use crate::engine::run::Run;
 use crate::engine::slots::WorkerSlots;
 use crate::engine::stops::Stops;
@@ -249,8 +247,6 @@ fn populate(
     report_dir: &Option<ReportDir>,
     preflight: &Option<Preflight>,
 ) -> Result<(Arc<Run>, Catalogue), RunError> {
-    let request_log = request_log(config);
-    let har = har(config);
     let created = match report_dir {
         Some(dir) => {
             CreatedPets::streamed_to(dir.stage(CREATED_PETS_FILE)?, client.redactor().clone())
@@ -277,16 +273,14 @@ fn populate(
         deadline,
         stops,
         regressions,
-        request_log,
-        har,
         prefix: run_prefix(config.seed()),
-        fixtures: Fixtures::new(created),
-        observations: Observations::default(),
+        fixtures: Arc::new(Fixtures::new(created)),
+        observations: Arc::default(),
+        events: Default::default(),
         read_only: config.options.read_only,
         pet_cap: crate::engine::run::PetCap::new(
             config.time_budget().map(|_| config.options.max_pets),
         ),
-        sent: Default::default(),
         first_pass_left: Default::default(),
         storing: Default::default(),
         quiet_unanswered: Default::default(),
@@ -295,38 +289,32 @@ fn populate(
         input_tally: Default::default(),
         worker_slots: WorkerSlots::for_concurrency(config.options.concurrency),
     });
+    // The oracles and the store setup hear every exchange, the preflight's too; then the side
+    // files, each where asked for.
+    run.events.subscribe(run.observations.clone());
+    run.events.subscribe(run.fixtures.clone());
+    let side_files = [
+        config
+            .options
+            .request_log
+            .as_deref()
+            .and_then(super::side_files::RequestLog::create)
+            .map(|log| log as Arc<dyn crate::engine::events::Subscriber>),
+        config
+            .options
+            .har
+            .as_deref()
+            .and_then(super::side_files::HarFile::create)
+            .map(|har| har as Arc<dyn crate::engine::events::Subscriber>),
+    ];
+    for side_file in side_files.into_iter().flatten() {
+        run.events.subscribe(side_file);
+    }
     if let Some(answers) = preflight {
         run.record_all("preflight", answers);
         run.fixtures.snapshot_from(answers);
     }
     Ok((run, catalogue))
-}
-
-/// `--request-log FILE`, or none (with a warning) when it cannot be created.
-fn request_log(config: &RunConfig) -> Option<Mutex<std::io::BufWriter<std::fs::File>>> {
-    let path = config.options.request_log.as_ref()?;
-    crate::execution::files::create(path)
-        .map_err(|e| {
-            stderrln!(
-                "petstore-conformance: warning: --request-log {}: cannot create it ({e}); the run goes on without a request log",
-                path.display()
-            );
-        })
-        .ok()
-        .map(|file| Mutex::new(std::io::BufWriter::new(file)))
-}
-
-/// `--har FILE`, or none (with a warning) when it cannot be created.
-fn har(config: &RunConfig) -> Option<crate::execution::har::Har> {
-    let path = config.options.har.as_ref()?;
-    crate::execution::har::Har::create(path)
-        .map_err(|e| {
-            stderrln!(
-                "petstore-conformance: warning: --har {}: cannot create it ({e}); the run goes on without it",
-                path.display()
-            );
-        })
-        .ok()
 }
 
 /// Judge: the selected rules as trials, phase by phase; `None` under `--list`.
@@ -368,13 +356,7 @@ fn report_stage(
     interrupts: &RunInterrupts,
 ) -> Result<RunOutcome, RunError> {
     let redactor = run.client.redactor();
-    if let Some(log) = &run.request_log {
-        let _ = log.lock().unwrap_or_else(|e| e.into_inner()).flush();
-    }
-    if let Some(har) = &run.har {
-        har.finish();
-    }
-    run.fixtures.created.flush();
+    run.events.emit(&crate::engine::events::Event::RunFinished);
     if let Err(e) = save_regressions(config, &report, redactor) {
         stderrln!(
             "petstore-conformance: warning: counterexamples not saved: {e}; the reports are written all the same"
@@ -391,13 +373,9 @@ fn report_stage(
             };
             let signing = config.sign_key.as_deref().map(|key| (key, &configuration));
             // The side files this run wrote (one it could not create is not its own).
-            let beside: Vec<&std::path::Path> = [
-                (&config.options.request_log, run.request_log.is_some()),
-                (&config.options.har, run.har.is_some()),
-            ]
-            .into_iter()
-            .filter_map(|(path, written)| path.as_deref().filter(|_| written))
-            .collect();
+            let written = run.events.files_written();
+            let beside: Vec<&std::path::Path> =
+                written.iter().map(std::path::PathBuf::as_path).collect();
             dir.commit(&report, redactor, &[CREATED_PETS_FILE], &beside, signing)
         }
         None => Ok(Vec::new()),

@@ -13,6 +13,7 @@ use super::progress::Progress;
 use super::settings::{DEFAULT_TEST_THREADS, RunConfig};
 use crate::catalogue::{Catalogue, Rule};
 use crate::engine::ctx::RuleCtx;
+use crate::engine::events::{Event, Judged, Judgement, Subscriber};
 use crate::engine::run::Run;
 use crate::engine::schedule::{self, Phase};
 use crate::outcome::Verdict;
@@ -54,24 +55,30 @@ impl PhaseGate {
     }
 }
 
-pub(super) struct RuleResult {
-    pub(super) verdict: Verdict,
-    pub(super) cases_run: u32,
-    pub(super) round_trips: u32,
-    /// Answers to this rule's requests the transport cut mid-body (not judged).
-    pub(super) transport_cuts: u32,
-    pub(super) duration_ms: u64,
+/// What the trials hand back: one slot per catalogue rule, `None` when not selected.
+pub(super) type Results = Vec<Option<Judgement>>;
+
+/// The judgements of a run's rules, each in its catalogue slot, as the event stream tells them.
+struct Collected(Mutex<Results>);
+
+impl Subscriber for Collected {
+    fn on(&self, event: &Event<'_>) {
+        if let Event::VerdictReached(judged) = event
+            && let Some(slot) = self
+                .0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_mut(judged.index)
+        {
+            *slot = Some(judged.judgement.clone());
+        }
+    }
 }
 
-/// What the trials hand back: one slot per catalogue rule, `None` when not selected.
-pub(super) type Results = Vec<Option<RuleResult>>;
-
-/// What every trial of a run shares: the run, the phase gate, the results, the progress bar.
+/// What every trial of a run shares: the run and the phase gate.
 struct Shared {
     run: Arc<Run>,
     gate: Arc<PhaseGate>,
-    results: Arc<Mutex<Results>>,
-    progress: Arc<std::sync::OnceLock<Progress>>,
 }
 
 /// The selected rules as libtest-mimic trials, phase by phase; `None` under `--list`.
@@ -93,11 +100,12 @@ pub(super) fn run_trials(
             remaining: Mutex::new([0; 3]),
             changed: Condvar::new(),
         }),
-        results: Arc::new(Mutex::new(
-            (0..catalogue.rules.len()).map(|_| None).collect(),
-        )),
-        progress: Arc::default(),
     };
+    let collected = Arc::new(Collected(Mutex::new(
+        (0..catalogue.rules.len()).map(|_| None).collect(),
+    )));
+    let collector: Arc<dyn Subscriber> = collected.clone();
+    run.events.subscribe(Arc::clone(&collector));
     let mut trials = Vec::new();
     let mut remaining = [0usize; 3];
     let mut quiet_unanswered = 0;
@@ -162,11 +170,12 @@ pub(super) fn run_trials(
     }
     let rules = remaining.iter().sum::<usize>() as u64;
     run_libtest(config, args, trials, &shared, rules);
+    run.events.unsubscribe(&collector);
     if config.libtest.list {
         return Ok(None);
     }
     Ok(Some(std::mem::take(
-        &mut *shared.results.lock().unwrap_or_else(|e| e.into_inner()),
+        &mut *collected.0.lock().unwrap_or_else(|e| e.into_inner()),
     )))
 }
 
@@ -207,8 +216,6 @@ fn trial(
 ) -> Trial {
     let run = Arc::clone(&shared.run);
     let gate = Arc::clone(&shared.gate);
-    let results = Arc::clone(&shared.results);
-    let progress = Arc::clone(&shared.progress);
     let rule_owned = rule.clone();
     let gates = config.options.gate.gates(rule.level);
     // A failure on the known list shows as such, not as a failure, while it lasts.
@@ -223,27 +230,21 @@ fn trial(
         .map(|entry| entry.expired_note());
     Trial::ignorable_test(rule.id.clone(), move || {
         gate.wait_for_earlier(phase);
-        let result = judge_rule(&run, &rule_owned, phase);
+        let judgement = judge_rule(&run, &rule_owned, phase);
         let outcome = libtest_outcome(
-            &result.verdict,
+            &judgement.verdict,
             gates,
             excuse.as_deref(),
             expired.as_deref(),
         );
-        if let Some(progress) = progress.get() {
-            let message = failure_message(&result.verdict, expired.as_deref());
-            progress.rule_done(match &result.verdict {
-                Verdict::Failed(_) => Some(super::progress::FailureLine {
-                    rule: &rule_owned.id,
-                    level: rule_owned.level.as_str(),
-                    gated: gates,
-                    known: excuse.is_some(),
-                    message: &message,
-                }),
-                _ => None,
-            });
-        }
-        results.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(result);
+        run.events.emit(&Event::VerdictReached(&Judged {
+            index,
+            rule: &rule_owned,
+            judgement: &judgement,
+            gated: gates && excuse.is_none(),
+            known: excuse.is_some(),
+            message: &failure_message(&judgement.verdict, expired.as_deref()),
+        }));
         gate.finished(phase);
         outcome
     })
@@ -252,7 +253,7 @@ fn trial(
 
 /// One rule judged: skipped when the run was interrupted or the rule writes under
 /// `--read-only`; an interrupt or the run's bound that cut it short says so.
-fn judge_rule(run: &Run, rule: &Rule, phase: Phase) -> RuleResult {
+fn judge_rule(run: &Run, rule: &Rule, phase: Phase) -> Judgement {
     let ctx = RuleCtx::new(run, rule);
     if beside_quiet(rule, phase) {
         ctx.wait_for_quiet_creates();
@@ -283,7 +284,7 @@ fn judge_rule(run: &Run, rule: &Rule, phase: Phase) -> RuleResult {
     };
     ctx.end_first_pass();
     ctx.answered_once();
-    RuleResult {
+    Judgement {
         cases_run: ctx.cases_run(),
         round_trips: ctx.round_trips(),
         transport_cuts: run.observations.cuts_of(&rule.id),
@@ -303,6 +304,7 @@ fn run_libtest(
 ) {
     let run = &shared.run;
     let mut libtest_log = None;
+    let mut progress = None;
     if config.progress && !args.list && args.logfile.is_none() {
         // libtest opens the log itself, following links: inside a new directory only this
         // user can enter, no link can be planted where it goes.
@@ -311,12 +313,15 @@ fn run_libtest(
             args.logfile = Some(log.display().to_string());
             libtest_log = Some(dir);
         }
-        let _ = shared.progress.set(Progress::start(
+        let bar = Arc::new(Progress::start(
             rules,
-            run,
-            config.color,
-            config.time_budget().is_some(),
+            run.events.exchanges(),
+            run.stops.hard_deadline(),
+            (config.color, config.time_budget().is_some()),
         ));
+        let subscriber: Arc<dyn Subscriber> = bar.clone();
+        run.events.subscribe(Arc::clone(&subscriber));
+        progress = Some((bar, subscriber));
     }
     let relay = match args.logfile {
         None => super::relay::Relay::start(),
@@ -329,7 +334,8 @@ fn run_libtest(
     if let Some((relay, _)) = relay {
         relay.finish();
     }
-    if let Some(progress) = shared.progress.get() {
+    if let Some((progress, subscriber)) = progress {
+        run.events.unsubscribe(&subscriber);
         if !run.stops.interrupted() {
             progress.complete();
         }
