@@ -3,45 +3,74 @@
 //! (serde's adjacent tagging), so a misspelt check, a param the check does not read or a
 //! param of the wrong kind is an error when the catalogue loads, naming the field.
 //!
-//! What a check does is in `src/rules/` (`rules::run`), and when it runs is stated once per check in
-//! [`super::traits`]; this floor only says what a rule may write.
+//! What a check does is in `src/rules/` (`rules::run`); when it runs is stated beside its
+//! declaration here, from the words of [`super::traits`]; this floor only says what a rule may
+//! write.
 
 use serde::{Deserialize, Deserializer, Serialize, de};
+
+use super::traits::{LAST, MAIN, QUIET, Reads, Stores, Traits};
 
 use crate::contract::credential::{Credential, NearMiss};
 use serde_json::Value;
 
-/// The check that implements a rule, with its params. Each variant's name is the check's name
-/// in the case files, in kebab case; a param a variant does not name is an error
-/// (`deny_unknown_fields` holds for every variant's fields).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(
-    tag = "check",
-    content = "params",
-    rename_all = "kebab-case",
-    deny_unknown_fields
-)]
-pub enum Check {
+/// Declares [`Check`] (one variant per check, with the params it reads) and, from the
+/// `=> traits` after each, [`Check::traits`]: a check states its params and its scheduling
+/// traits in one place.
+macro_rules! checks {
+    ($(
+        $(#[$meta:meta])*
+        $name:ident { $( $(#[$field_meta:meta])* $field:ident : $ty:ty ),* $(,)? } => $traits:expr
+    ),* $(,)?) => {
+        /// The check that implements a rule, with its params. Each variant's name is the
+        /// check's name in the case files, in kebab case; a param a variant does not name is
+        /// an error (`deny_unknown_fields` holds for every variant's fields).
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(
+            tag = "check",
+            content = "params",
+            rename_all = "kebab-case",
+            deny_unknown_fields
+        )]
+        pub enum Check {
+            $( $(#[$meta])* $name { $( $(#[$field_meta])* $field : $ty ),* } ),*
+        }
+
+        impl Check {
+            /// This check's scheduling traits, as its declaration states them.
+            pub const fn traits(&self) -> Traits {
+                match self {
+                    $( Check::$name { .. } => $traits ),*
+                }
+            }
+        }
+    };
+}
+
+checks! {
+    // Each check's scheduling traits stand after its `=>` (see `traits`): a check does not
+    // compile until they are stated, and nothing else decides them.
+
     // Authentication (`auth.json`).
     /// The rule's operation, sent with `credential` (missing, wrong-key, ...), gets 401 and
     /// an Error.
     AuthRefused {
         #[serde(deserialize_with = "credential", serialize_with = "credential_name")]
         credential: Credential,
-    },
+    } => MAIN.reads(Reads::OnlyWhenListing),
     /// The rule's operation, sent with `credential` (a variant of the key), is not refused.
     AuthAccepted {
         #[serde(deserialize_with = "credential", serialize_with = "credential_name")]
         credential: Credential,
-    },
+    } => MAIN.reads(Reads::OnlyWhenListing),
     /// A createPet refused for its credential stores nothing.
-    AuthRefusedCreateStoresNothing {},
+    AuthRefusedCreateStoresNothing {} => QUIET,
     /// A near miss of the key (`near_miss`: char-appended, case-swapped, ...) is refused by
     /// every operation.
     AuthNearMissRefused {
         #[serde(deserialize_with = "near_miss")]
         near_miss: NearMiss,
-    },
+    } => MAIN,
     /// Requests invalid in other ways too (`queries` for listPets, `pet_ids` for getPet,
     /// `mutations` for createPet), sent with each of `credentials`, still get 401.
     AuthPrecedence {
@@ -65,33 +94,33 @@ pub enum Check {
             skip_serializing_if = "Option::is_none"
         )]
         mutations: Option<Vec<String>>,
-    },
+    } => MAIN.reads(Reads::OnlyWhenListing),
     /// listStoreOrders, with the key, is answered.
-    StoreOrdersAnswered {},
+    StoreOrdersAnswered {} => MAIN.reads(Reads::Only),
 
     // Parameters from openapi.yaml.
     /// Every value a parameter's schema allows is answered.
-    ParametersAnswered {},
+    ParametersAnswered {} => MAIN.early(),
     /// Every value a parameter's schema refuses is refused with 400.
-    ParametersRefused {},
+    ParametersRefused {} => MAIN.reads(Reads::Only),
 
     // listPets (`list-pets.json`).
     /// listPets answers 200 with a Pets array.
-    ListOk {},
+    ListOk {} => MAIN.reads(Reads::Only),
     /// A status filter that matches nothing answers `[]`, not `null`.
-    ListEmptyIsArray {},
+    ListEmptyIsArray {} => QUIET,
     /// Without `limit`, at most `max` pets.
     ListDefaultAtMost {
         #[serde(default = "twenty", deserialize_with = "count")]
         max: u64,
-    },
+    } => MAIN.early().long_chain(),
     /// Any `limit` in 1..=100 is accepted and caps the listing.
-    ListLimitProperty {},
+    ListLimitProperty {} => MAIN.early().long_chain(),
     /// `limit` (a bound) is accepted and caps the listing.
     ListLimitAccepted {
         #[serde(deserialize_with = "text")]
         limit: String,
-    },
+    } => MAIN.long_chain(),
     /// With more pets stored than the page holds, the page (of `limit`, or the default) holds
     /// exactly `expect` pets.
     ListFillsPage {
@@ -103,17 +132,17 @@ pub enum Check {
             skip_serializing_if = "Option::is_none"
         )]
         limit: Option<String>,
-    },
+    } => MAIN.early().long_chain(),
     /// `limit` (out of range or malformed) is refused with 400 and an Error.
     ListLimitRefused {
         #[serde(deserialize_with = "text")]
         limit: String,
-    },
+    } => MAIN.reads(Reads::Only),
     /// Whatever the answer to each of `limits`, a 200 carries at most 100 pets.
     ListOutOfRangeCapped {
         #[serde(deserialize_with = "texts")]
         limits: Vec<String>,
-    },
+    } => MAIN.long_chain(),
     /// `limit` beside each of `besides` (parameters the contract does not name, as raw query
     /// text): whatever the answer, a 200 carries at most `limit` pets.
     ListLimitBeside {
@@ -121,120 +150,122 @@ pub enum Check {
         limit: String,
         #[serde(deserialize_with = "texts")]
         besides: Vec<String>,
-    },
+    } => MAIN.long_chain(),
     /// Every PetStatus filters the listing to pets of that status.
-    ListStatusProperty {},
+    ListStatusProperty {} => MAIN.early().long_chain(),
     /// `status` (not a PetStatus) is refused with 400.
     ListStatusRefused {
         #[serde(deserialize_with = "text")]
         status: String,
-    },
+    } => MAIN.reads(Reads::Only),
 
     // createPet (`create-pet.json`).
     /// Every valid NewPet is created, 201 with the Pet.
-    CreateProperty {},
+    CreateProperty {} => MAIN.early().stores(Stores::Many),
     /// `count` pets created one after another get distinct ids.
     CreateUniqueIds {
         #[serde(default = "eight", deserialize_with = "count")]
         count: u64,
-    },
+    } => MAIN.early().long_chain(),
+    // Reads back the pets create-pet/valid/created stored: after it.
     /// A created pet, fetched by its id, is the pet created.
-    CreateRoundTrip {},
+    CreateRoundTrip {} => LAST.main_under_budget().stores(Stores::EveryCase),
     /// The body broken by `mutation` is refused (`expect`: exactly 400, or any 4xx) with an
     /// Error and stores nothing.
     CreateRefused {
         #[serde(deserialize_with = "text")]
         mutation: String,
         expect: Refusal,
-    },
+    } => QUIET,
     /// Every schema mutation of generated pets is refused.
-    CreateMutationsProperty {},
+    CreateMutationsProperty {} => MAIN.early(),
     /// Bodies with values of the wrong JSON type are refused.
-    CreateTypeConfusion {},
+    CreateTypeConfusion {} => MAIN.early(),
     /// Bodies with values of the wrong JSON type store nothing.
-    CreateTypeConfusionStoresNothing {},
+    CreateTypeConfusionStoresNothing {} => QUIET,
     /// `clients` creates at the same moment, `rounds` times, get distinct ids.
     CreateConcurrentDistinctIds {
         #[serde(default = "seventy_two", deserialize_with = "count")]
         clients: u64,
         #[serde(default = "three", deserialize_with = "count")]
         rounds: u64,
-    },
+    } => MAIN.early().long_chain().stores(Stores::Many),
     /// `clients` pets created at the same moment are all listed.
     CreateConcurrentAllListed {
         #[serde(default = "seventy_two", deserialize_with = "count")]
         clients: u64,
-    },
+    } => QUIET.early(),
     /// Well-formed bodies broken by each of `mutations` get exactly 400.
     #[serde(rename = "create-invalid-values-400")]
     CreateInvalidValues400 {
         #[serde(deserialize_with = "texts")]
         mutations: Vec<String>,
-    },
+    } => MAIN,
 
     /// Names of each of `lengths` characters are stored and read back byte for byte.
     CreateNameLadder {
         #[serde(deserialize_with = "counts")]
         lengths: Vec<u64>,
-    },
+    } => QUIET.early(),
     /// Whole bodies of each of `sizes` bytes are stored, or refused as too large (413 or 400)
     /// with a JSON Error; past 1 MiB only when nothing smaller was refused.
     CreateBodyLadder {
         #[serde(deserialize_with = "counts")]
         sizes: Vec<u64>,
-    },
+    } => MAIN,
+    // A pet it stores may break every read that shows it: after the other rules' reads.
     /// A name with a lone surrogate escape is refused or stored; reads after it never 5xx.
-    CreatePoisonedReadBack {},
+    CreatePoisonedReadBack {} => LAST.main_under_budget(),
     /// The request space's createPet bodies that are not UTF-8, sent last, judged as their
     /// classes say; listings after them never 5xx.
-    CreatePoisonedBytes {},
+    CreatePoisonedBytes {} => LAST.main_under_budget(),
 
     // Sequences (`sequences.json`).
     /// Random sequences of at most `max_steps` steps agree with a model of the store.
     SequencesReadYourWrites {
         #[serde(default = "eight", deserialize_with = "count")]
         max_steps: u64,
-    },
+    } => MAIN.early().long_chain().stores(Stores::Many),
 
     // getPet (`get-pet.json`).
     /// An existing pet is answered 200 with the Pet.
-    GetExisting {},
+    GetExisting {} => MAIN,
     /// An unknown id is answered 404 with an Error.
-    GetUnknown {},
+    GetUnknown {} => MAIN,
     /// `pet_id` (not an integer) is a client error.
     GetNonInteger {
         #[serde(deserialize_with = "text")]
         pet_id: String,
-    },
+    } => MAIN.reads(Reads::Only),
 
     // Deprecation of getPet (`deprecation.json`).
-    DeprecationSignalled {},
-    DeprecationSyntax {},
-    SunsetPresent {},
-    SunsetDate {},
-    SunsetAfterDeprecation {},
+    DeprecationSignalled {} => MAIN,
+    DeprecationSyntax {} => MAIN,
+    SunsetPresent {} => MAIN,
+    SunsetDate {} => MAIN,
+    SunsetAfterDeprecation {} => MAIN,
     /// A Deprecation date is not after the stated removal.
-    DeprecationBeforeRemoval {},
-    SuccessorLink {},
+    DeprecationBeforeRemoval {} => MAIN,
+    SuccessorLink {} => MAIN,
     /// A successor-version link resolves, against the request's URL, to listPets.
-    SuccessorIsListPets {},
+    SuccessorIsListPets {} => MAIN,
     /// The rule's operation carries no Deprecation header.
-    NotDeprecated {},
+    NotDeprecated {} => MAIN.reads(Reads::Only),
 
     // Every response of the run (`responses.json`).
-    ResponsesJsonContentType {},
-    ResponsesErrorBody {},
-    ResponsesNoServerError {},
-    ResponsesSuccessSchema {},
-    ResponsesDeprecationGetPetOnly {},
-    ResponsesOutsideNoServerError {},
+    ResponsesJsonContentType {} => LAST,
+    ResponsesErrorBody {} => LAST,
+    ResponsesNoServerError {} => LAST,
+    ResponsesSuccessSchema {} => LAST,
+    ResponsesDeprecationGetPetOnly {} => LAST,
+    ResponsesOutsideNoServerError {} => LAST,
 
     // The request space (`inputs.json`, `request-space.json`).
     /// Every case of every class of the rule's operation at the rule's level is answered as
     /// its class says.
-    InputsWalk {},
+    InputsWalk {} => MAIN.early().stores(Stores::EveryCaseOfCreatePet),
     /// Every body of the request space a store must refuse, refused, stores nothing.
-    InputsStoresNothing {},
+    InputsStoresNothing {} => QUIET,
 }
 
 /// What a refused createPet must answer.

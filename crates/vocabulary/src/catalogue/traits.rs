@@ -1,8 +1,6 @@
-//! How each check is scheduled, declared once per check in one exhaustive match: a new check
-//! does not compile until its traits are stated (`engine::schedule` reads them, nothing else
-//! decides them).
-
-use super::Check;
+//! How a check is scheduled: the traits a check states beside its declaration (`check.rs`,
+//! after its `=>`), built from a phase ([`QUIET`], [`MAIN`], [`LAST`]) and what sets it apart.
+//! `engine::schedule` reads them; nothing else decides them.
 
 /// When, relative to the others, a check must run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -64,102 +62,41 @@ const fn at(phase: Phase) -> Traits {
     }
 }
 
-const QUIET: Traits = at(Phase::QuietStore);
-const MAIN: Traits = at(Phase::Main);
-const LAST: Traits = at(Phase::Last);
+/// Runs in the quiet-store phase.
+pub const QUIET: Traits = at(Phase::QuietStore);
+/// Runs in the main phase.
+pub const MAIN: Traits = at(Phase::Main);
+/// Runs in the last phase.
+pub const LAST: Traits = at(Phase::Last);
 
 impl Traits {
-    const fn early(self) -> Traits {
+    /// Starts before the others of its phase.
+    pub const fn early(self) -> Traits {
         Traits {
             starts_early: true,
             ..self
         }
     }
-    const fn long_chain(self) -> Traits {
+    /// Its requests go first in line (a chain of three or more round trips).
+    pub const fn long_chain(self) -> Traits {
         Traits {
             on_long_chain: true,
             ..self
         }
     }
-    const fn stores(self, stores: Stores) -> Traits {
+    /// What it stores as it runs.
+    pub const fn stores(self, stores: Stores) -> Traits {
         Traits { stores, ..self }
     }
-    const fn reads(self, reads: Reads) -> Traits {
+    /// Whether it only reads.
+    pub const fn reads(self, reads: Reads) -> Traits {
         Traits { reads, ..self }
     }
-    const fn main_under_budget(self) -> Traits {
+    /// In the main phase under a time budget, though last without one.
+    pub const fn main_under_budget(self) -> Traits {
         Traits {
             last_unless_budget: true,
             ..self
-        }
-    }
-}
-
-impl Check {
-    /// This check's scheduling traits.
-    pub const fn traits(&self) -> Traits {
-        use Reads::{Only, OnlyWhenListing};
-        use Stores::{EveryCase, EveryCaseOfCreatePet, Many};
-        match self {
-            Check::AuthRefusedCreateStoresNothing {}
-            | Check::CreateRefused { .. }
-            | Check::CreateTypeConfusionStoresNothing {}
-            | Check::InputsStoresNothing {}
-            | Check::ListEmptyIsArray {} => QUIET,
-            Check::CreateConcurrentAllListed { .. } | Check::CreateNameLadder { .. } => {
-                QUIET.early()
-            }
-            Check::ResponsesJsonContentType {}
-            | Check::ResponsesErrorBody {}
-            | Check::ResponsesNoServerError {}
-            | Check::ResponsesSuccessSchema {}
-            | Check::ResponsesDeprecationGetPetOnly {}
-            | Check::ResponsesOutsideNoServerError {} => LAST,
-            // A pet it stores may break every read that shows it: after the other rules' reads.
-            Check::CreatePoisonedReadBack {} | Check::CreatePoisonedBytes {} => {
-                LAST.main_under_budget()
-            }
-            // Reads back the pets create-pet/valid/created stored: after it.
-            Check::CreateRoundTrip {} => LAST.main_under_budget().stores(EveryCase),
-            Check::AuthRefused { .. }
-            | Check::AuthAccepted { .. }
-            | Check::AuthPrecedence { .. } => MAIN.reads(OnlyWhenListing),
-            Check::AuthNearMissRefused { .. }
-            | Check::CreateInvalidValues400 { .. }
-            | Check::CreateBodyLadder { .. }
-            | Check::GetExisting {}
-            | Check::GetUnknown {}
-            | Check::DeprecationSignalled {}
-            | Check::DeprecationSyntax {}
-            | Check::SunsetPresent {}
-            | Check::SunsetDate {}
-            | Check::SunsetAfterDeprecation {}
-            | Check::DeprecationBeforeRemoval {}
-            | Check::SuccessorLink {}
-            | Check::SuccessorIsListPets {} => MAIN,
-            Check::StoreOrdersAnswered {}
-            | Check::ParametersRefused {}
-            | Check::ListLimitRefused { .. }
-            | Check::ListStatusRefused { .. }
-            | Check::GetNonInteger { .. }
-            | Check::NotDeprecated {}
-            | Check::ListOk {} => MAIN.reads(Only),
-            Check::ParametersAnswered {}
-            | Check::CreateMutationsProperty {}
-            | Check::CreateTypeConfusion {} => MAIN.early(),
-            Check::InputsWalk {} => MAIN.early().stores(EveryCaseOfCreatePet),
-            Check::CreateProperty {} => MAIN.early().stores(Many),
-            Check::ListDefaultAtMost { .. }
-            | Check::ListLimitProperty {}
-            | Check::ListStatusProperty {}
-            | Check::ListFillsPage { .. }
-            | Check::CreateUniqueIds { .. } => MAIN.early().long_chain(),
-            Check::SequencesReadYourWrites { .. } | Check::CreateConcurrentDistinctIds { .. } => {
-                MAIN.early().long_chain().stores(Many)
-            }
-            Check::ListLimitAccepted { .. }
-            | Check::ListOutOfRangeCapped { .. }
-            | Check::ListLimitBeside { .. } => MAIN.long_chain(),
         }
     }
 }
