@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::run::Run;
-use super::schedule::{Phase, on_long_chain, phase, phase_for, stores_many};
+use super::scheduler::{Phase, on_long_chain, phase, phase_for, stores_many};
 use crate::catalogue::Rule;
 use crate::contract::Contract;
 use crate::execution::Priority;
@@ -23,8 +23,8 @@ pub struct RuleCtx<'r> {
     round_trips: AtomicU32,
     /// Whether this rule has said its first pass is over (it says so once).
     first_pass_over: std::sync::atomic::AtomicBool,
-    /// Whether this rule's first requests were answered, or it ended (counted once, see
-    /// [`Run::quiet_unanswered`]).
+    /// Whether this rule's first requests were answered, or it ended (told the scheduler
+    /// once, see [`super::scheduler::Scheduler::quiet_answered`]).
     answered: std::sync::atomic::AtomicBool,
     /// Fixtures this rule is building now, for every rule that waits on them.
     building: AtomicU32,
@@ -59,7 +59,7 @@ pub(crate) fn lane(work: impl FnOnce()) -> u32 {
 impl<'r> RuleCtx<'r> {
     pub fn new(run: &'r Run, rule: &'r Rule) -> RuleCtx<'r> {
         if stores_many(rule) {
-            run.storing.fetch_add(1, Ordering::Relaxed);
+            run.scheduler.storing_started();
         }
         RuleCtx {
             run,
@@ -131,17 +131,13 @@ impl<'r> RuleCtx<'r> {
         }
     }
 
-    /// This rule's first requests were answered, or it ended: a quiet-store rule counts itself
-    /// out of [`Run::quiet_unanswered`] once.
+    /// This rule's first requests were answered, or it ended: a quiet-store rule tells the
+    /// scheduler once.
     pub fn answered_once(&self) {
         if !self.answered.swap(true, Ordering::Relaxed)
             && phase(&self.rule.check) == Phase::QuietStore
         {
-            let _ = self.run.quiet_unanswered.fetch_update(
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-                |left| left.checked_sub(1),
-            );
+            self.run.scheduler.quiet_answered();
         }
     }
 
@@ -150,13 +146,11 @@ impl<'r> RuleCtx<'r> {
     /// take the places the creates leave, beside the listings that follow them; at most a
     /// few seconds.
     pub fn wait_for_quiet_creates(&self) {
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while self.run.quiet_unanswered.load(Ordering::Relaxed) > 0
-            && std::time::Instant::now() < until
-            && !self.run.stops.interrupted()
-        {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        self.run
+            .scheduler
+            .wait_for_quiet_answers(std::time::Duration::from_secs(5), &|| {
+                self.run.stops.interrupted()
+            });
     }
 
     /// One more request waited on: on the rule's own chain, or on its lane's.
@@ -184,14 +178,7 @@ impl<'r> RuleCtx<'r> {
         if phase_for(self.rule, self.run.deadline.is_some()) != Phase::Last
             && !self.first_pass_over.swap(true, Ordering::Relaxed)
         {
-            if stores_many(self.rule) {
-                self.run.storing.fetch_sub(1, Ordering::Relaxed);
-            }
-            let _ = self.run.first_pass_left.fetch_update(
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-                |left| left.checked_sub(1),
-            );
+            self.run.scheduler.first_pass_over(stores_many(self.rule));
         }
     }
 
@@ -204,15 +191,9 @@ impl<'r> RuleCtx<'r> {
         if phase_for(self.rule, self.run.deadline.is_some()) == Phase::QuietStore {
             return;
         }
-        while self.run.first_pass_left.load(Ordering::Relaxed) > 0
-            && !self.run.stops.interrupted()
-            && self
-                .run
-                .deadline
-                .is_none_or(|deadline| std::time::Instant::now() < deadline)
-        {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        self.run
+            .scheduler
+            .wait_for_first_passes(self.run.deadline, &|| self.run.stops.interrupted());
     }
 
     /// Counts one case (one generated or fixed input) of this rule.
@@ -274,12 +255,8 @@ impl super::store_setup::StoreAccess for RuleCtx<'_> {
         self.run.client.fastest_answer()
     }
 
-    fn rules_storing(&self) -> usize {
-        self.run.storing.load(Ordering::Relaxed)
-    }
-
-    fn first_passes_left(&self) -> usize {
-        self.run.first_pass_left.load(Ordering::Relaxed)
+    fn scheduler(&self) -> &super::scheduler::Scheduler {
+        &self.run.scheduler
     }
 
     fn stopped(&self) -> bool {

@@ -105,7 +105,7 @@ pub struct Run {
     pub seed: u64,
     pub cases: u32,
     /// Generated cases of a rule that stores a pet per case (see
-    /// [`super::schedule::stores_every_case`]).
+    /// [`super::scheduler::stores_every_case`]).
     pub storing_cases: u32,
     /// Whether a failing generated case is shrunk to a minimal one. Not when a rule is judged
     /// again to replay a report's failure: the report holds its minimal case, and each shrink
@@ -129,17 +129,9 @@ pub struct Run {
     pub read_only: bool,
     /// Under a time budget, the pets the run may create (`--max-pets`).
     pub pet_cap: PetCap,
-    /// Rules (before the last phase) still on their first pass; under a time budget, the
-    /// generation past a rule's first batch waits for none to be left (see
-    /// `RuleCtx::end_first_pass`).
-    pub first_pass_left: std::sync::atomic::AtomicUsize,
-    /// Rules storing many pets ([`super::schedule::stores_many`]) on their first pass now: the
-    /// population fixture makes its page of theirs rather than of pets of its own.
-    pub storing: std::sync::atomic::AtomicUsize,
-    /// Quiet-store rules whose first requests are not answered yet: the reads that run beside
-    /// them wait for none to be left, so that the creates have the first places (see
-    /// [`super::schedule::phase_for`]).
-    pub quiet_unanswered: std::sync::atomic::AtomicUsize,
+    /// Where the run stands between its rules: phases, first passes, rules storing many pets,
+    /// quiet-store rules not yet answered; every wait of a rule on another is here.
+    pub scheduler: super::scheduler::Scheduler,
     /// Whether the store took the plainest NewPet with the run's marker category, asked once
     /// before the first request-space case (`rules::stored::fill`): where it did not, the
     /// cases spell an accepted category, so that no probe is refused for its category alone.

@@ -141,7 +141,7 @@ impl RunConfig {
     pub fn storing_cases(&self) -> u32 {
         let cases = self.cases().at_least_one().limit();
         match (self.options.cases, self.options.time_budget) {
-            (None, None) => crate::engine::schedule::STORING_CASES.min(cases),
+            (None, None) => crate::engine::scheduler::STORING_CASES.min(cases),
             _ => cases,
         }
     }

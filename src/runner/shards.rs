@@ -10,7 +10,7 @@ use super::settings::RunConfig;
 use crate::catalogue::Catalogue;
 use crate::catalogue::partition::{Partition, ShardRecord};
 use crate::contract::sha256_hex;
-use crate::engine::schedule::{self, Phase};
+use crate::engine::scheduler::{self, Phase};
 use crate::execution::{Redactor, files};
 use crate::report::merge::{self, Shard};
 use crate::report::{CREATED_PETS_FILE, REPORT_FILES, Report, ReportDir};
@@ -41,7 +41,7 @@ pub fn record(
         // They judge every response of the run: each shard judges its own.
         every_shard: selected
             .iter()
-            .filter(|rule| schedule::phase(&rule.check) == Phase::Last)
+            .filter(|rule| scheduler::phase(&rule.check) == Phase::Last)
             .map(|rule| rule.id.clone())
             .collect(),
         invocation,

@@ -281,9 +281,7 @@ fn populate(
         pet_cap: crate::engine::run::PetCap::new(
             config.time_budget().map(|_| config.options.max_pets),
         ),
-        first_pass_left: Default::default(),
-        storing: Default::default(),
-        quiet_unanswered: Default::default(),
+        scheduler: Default::default(),
         marker_taken: Default::default(),
         space,
         input_tally: Default::default(),

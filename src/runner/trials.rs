@@ -1,8 +1,7 @@
 //! The judge stage: the selected rules as libtest-mimic trials, phase by phase (a quiet store first,
 //! the rules that must run last last), each trial's verdict kept for the tally.
 
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use libtest_mimic::{Completion, Failed, Trial};
@@ -15,45 +14,10 @@ use crate::catalogue::{Catalogue, Rule};
 use crate::engine::ctx::RuleCtx;
 use crate::engine::events::{Event, Judged, Judgement, Subscriber};
 use crate::engine::run::Run;
-use crate::engine::schedule::{self, Phase};
+use crate::engine::scheduler::{self, Phase};
 use crate::outcome::Verdict;
 use crate::report::READ_ONLY_SKIP;
 use crate::rules;
-
-/// Makes trials of a phase wait until every selected trial of an earlier phase is done. Trials
-/// are queued in phase order, so a waiting trial only ever waits on trials already started.
-pub(super) struct PhaseGate {
-    pub(super) remaining: Mutex<[usize; 3]>,
-    pub(super) changed: Condvar,
-}
-
-pub(super) fn phase_index(phase: Phase) -> usize {
-    match phase {
-        Phase::QuietStore => 0,
-        Phase::Main => 1,
-        Phase::Last => 2,
-    }
-}
-
-impl PhaseGate {
-    fn wait_for_earlier(&self, phase: Phase) {
-        let index = phase_index(phase);
-        let mut remaining = self.remaining.lock().unwrap_or_else(|e| e.into_inner());
-        while remaining[..index].iter().any(|n| *n > 0) {
-            remaining = self
-                .changed
-                .wait(remaining)
-                .unwrap_or_else(|e| e.into_inner());
-        }
-    }
-
-    fn finished(&self, phase: Phase) {
-        let mut remaining = self.remaining.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = &mut remaining[phase_index(phase)];
-        *slot = slot.saturating_sub(1);
-        self.changed.notify_all();
-    }
-}
 
 /// What the trials hand back: one slot per catalogue rule, `None` when not selected.
 pub(super) type Results = Vec<Option<Judgement>>;
@@ -75,10 +39,9 @@ impl Subscriber for Collected {
     }
 }
 
-/// What every trial of a run shares: the run and the phase gate.
+/// What every trial of a run shares: the run, whose scheduler holds the phases.
 struct Shared {
     run: Arc<Run>,
-    gate: Arc<PhaseGate>,
 }
 
 /// The selected rules as libtest-mimic trials, phase by phase; `None` under `--list`.
@@ -96,10 +59,6 @@ pub(super) fn run_trials(
     }
     let shared = Shared {
         run: Arc::clone(run),
-        gate: Arc::new(PhaseGate {
-            remaining: Mutex::new([0; 3]),
-            changed: Condvar::new(),
-        }),
     };
     let collected = Arc::new(Collected(Mutex::new(
         (0..catalogue.rules.len()).map(|_| None).collect(),
@@ -116,24 +75,18 @@ pub(super) fn run_trials(
         }
         let trial = trial(&shared, (index, rule, phase), config, known, &today);
         if !args.is_filtered_out(&trial) && !args.is_ignored(&trial) {
-            remaining[phase_index(phase)] += 1;
-            if schedule::phase(&rule.check) == Phase::QuietStore {
+            remaining[match phase {
+                Phase::QuietStore => 0,
+                Phase::Main => 1,
+                Phase::Last => 2,
+            }] += 1;
+            if scheduler::phase(&rule.check) == Phase::QuietStore {
                 quiet_unanswered += 1;
             }
         }
         trials.push(trial);
     }
-    *shared
-        .gate
-        .remaining
-        .lock()
-        .unwrap_or_else(|e| e.into_inner()) = remaining;
-    run.quiet_unanswered
-        .store(quiet_unanswered, Ordering::Relaxed);
-    run.first_pass_left.store(
-        remaining[phase_index(Phase::QuietStore)] + remaining[phase_index(Phase::Main)],
-        Ordering::Relaxed,
-    );
+    run.scheduler.select(remaining, quiet_unanswered);
     // A `--skip` that matches no rule is a typo, not a choice: it would skip nothing, silently.
     let skips_nothing: Vec<&str> = config
         .options
@@ -189,7 +142,7 @@ fn in_order<'c>(catalogue: &'c Catalogue, run: &Run) -> Vec<(usize, &'c Rule, Ph
         .iter()
         .enumerate()
         .map(|(index, rule)| {
-            let phase = schedule::phase_for(rule, run.deadline.is_some());
+            let phase = scheduler::phase_for(rule, run.deadline.is_some());
             (index, rule, phase)
         })
         .collect();
@@ -197,8 +150,8 @@ fn in_order<'c>(catalogue: &'c Catalogue, run: &Run) -> Vec<(usize, &'c Rule, Ph
         (
             *phase,
             beside_quiet(rule, *phase),
-            !schedule::stores_many(rule),
-            !schedule::starts_early(&rule.check),
+            !scheduler::stores_many(rule),
+            !scheduler::starts_early(&rule.check),
             *index,
         )
     });
@@ -215,7 +168,6 @@ fn trial(
     today: &str,
 ) -> Trial {
     let run = Arc::clone(&shared.run);
-    let gate = Arc::clone(&shared.gate);
     let rule_owned = rule.clone();
     let gates = config.options.gate.gates(rule.level);
     // A failure on the known list shows as such, not as a failure, while it lasts.
@@ -229,7 +181,7 @@ fn trial(
         .filter(|entry| entry.expired(today))
         .map(|entry| entry.expired_note());
     Trial::ignorable_test(rule.id.clone(), move || {
-        gate.wait_for_earlier(phase);
+        run.scheduler.wait_for_earlier_phases(phase);
         let judgement = judge_rule(&run, &rule_owned, phase);
         let outcome = libtest_outcome(
             &judgement.verdict,
@@ -245,7 +197,7 @@ fn trial(
             known: excuse.is_some(),
             message: &failure_message(&judgement.verdict, expired.as_deref()),
         }));
-        gate.finished(phase);
+        run.scheduler.judged(phase);
         outcome
     })
     .with_kind(rule.level.as_str())
@@ -348,7 +300,7 @@ fn run_libtest(
 
 /// A main-phase rule that runs beside the quiet-store rules (it only reads).
 fn beside_quiet(rule: &Rule, phase: Phase) -> bool {
-    phase == Phase::QuietStore && schedule::phase(&rule.check) != Phase::QuietStore
+    phase == Phase::QuietStore && scheduler::phase(&rule.check) != Phase::QuietStore
 }
 
 /// The verdict as libtest shows it: a failure that the gate does not count is shown as

@@ -130,7 +130,7 @@ where
     S: Strategy<Value = T>,
 {
     fn new(ctx: &'c RuleCtx<'c>, strategy: S) -> Self {
-        let total = if super::schedule::stores_every_case(ctx.rule) {
+        let total = if super::scheduler::stores_every_case(ctx.rule) {
             ctx.run.storing_cases
         } else {
             ctx.run.cases

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::created::CreatedPets;
 use crate::contract::Contract;
+use crate::engine::scheduler::Scheduler;
 use crate::generation::request::RequestSpec;
 use crate::outcome::Exchange;
 
@@ -29,10 +30,9 @@ pub trait StoreAccess: Sync {
     fn accepted_category(&self) -> i64;
     /// The quickest answer the target has given so far.
     fn fastest_answer(&self) -> Duration;
-    /// Rules storing many pets on their first pass now.
-    fn rules_storing(&self) -> usize;
-    /// Rules (before the last phase) still on their first pass.
-    fn first_passes_left(&self) -> usize;
+    /// Where the run stands between its rules (who stores many pets now, whose first pass is
+    /// over).
+    fn scheduler(&self) -> &Scheduler;
     /// The run stopped sending: interrupted, or the target stopped answering.
     fn stopped(&self) -> bool;
 }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::{CreatedPets, Fixtures, POPULATION_TARGET, StoreAccess};
 use crate::contract::Contract;
+use crate::engine::scheduler::Scheduler;
 use crate::generation::request::{Body, RequestSpec};
 use crate::outcome::{Exchange, RecordedRequest, RecordedResponse};
 
@@ -21,6 +22,8 @@ struct FakeStore {
     next_id: AtomicI64,
     sent: Mutex<Vec<String>>,
     read_only: bool,
+    /// No rule beside: the setup waits on none.
+    scheduler: Scheduler,
 }
 
 impl FakeStore {
@@ -36,6 +39,7 @@ impl FakeStore {
             next_id: AtomicI64::new(pets as i64 + 1),
             sent: Mutex::new(Vec::new()),
             read_only,
+            scheduler: Scheduler::default(),
         }
     }
 
@@ -160,12 +164,8 @@ impl StoreAccess for FakeStore {
         Duration::from_millis(1)
     }
 
-    fn rules_storing(&self) -> usize {
-        0
-    }
-
-    fn first_passes_left(&self) -> usize {
-        0
+    fn scheduler(&self) -> &Scheduler {
+        &self.scheduler
     }
 
     fn stopped(&self) -> bool {
