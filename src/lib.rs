@@ -60,6 +60,7 @@ macro_rules! stderrln {
 pub use petstore_reference as reference;
 pub use petstore_vocabulary::{catalogue, contract, json, outcome, seed};
 
+pub mod embedded;
 pub mod engine;
 pub mod execution;
 pub mod generation;

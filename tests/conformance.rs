@@ -28,7 +28,7 @@ use petstore_conformance::reference::{FAULTS, Fault, SEVERAL_CAUSES, VARIANTS, V
 use petstore_conformance::report::causes;
 use petstore_conformance::report::{Conformance, Report, RuleReport};
 use petstore_conformance::runner::stages;
-use petstore_conformance::runner::{Gate, RunConfig, Target};
+use petstore_conformance::runner::{Gate, RunConfig};
 
 fn quiet_args() -> Arguments {
     let log = std::env::temp_dir().join(format!(
@@ -54,7 +54,7 @@ fn run_reference(seed: u64, faults: BTreeSet<Fault>) -> Result<Report, Failed> {
 /// A run of one rule alone (its cases derive from the seed and its id only, and the fixtures
 /// it needs are built on first use): what a fault's catch rate is measured on.
 fn run_rule(seed: u64, fault: Fault, rule_id: &str) -> Result<Report, Failed> {
-    let mut config = RunConfig::reference(seed);
+    let mut config = petstore_conformance::embedded::reference_config(seed);
     config.libtest = quiet_args();
     // The round trip reads back the pets create-pet/valid/created stored (it creates its own
     // only alone): run as in a whole run, beside it.
@@ -64,10 +64,8 @@ fn run_rule(seed: u64, fault: Fault, rule_id: &str) -> Result<Report, Failed> {
     };
     config.libtest.filter = Some(filter.into());
     config.libtest.exact = exact;
-    config.target = Target::Reference {
-        faults: BTreeSet::from([fault]),
-        variants: BTreeSet::new(),
-    };
+    config.target =
+        petstore_conformance::embedded::reference_target(BTreeSet::from([fault]), BTreeSet::new());
     execute(config)?.report.ok_or_else(|| "no report".into())
 }
 
@@ -107,7 +105,7 @@ fn run_gated(
     variants: BTreeSet<Variant>,
     gate: Gate,
 ) -> Result<(Report, u8), Failed> {
-    let mut config = RunConfig::reference(seed);
+    let mut config = petstore_conformance::embedded::reference_config(seed);
     config.options.gate = gate;
     config.libtest = quiet_args();
     // Variants that need the run configured for them, as a user would for such a store.
@@ -126,7 +124,7 @@ fn run_gated(
         // reads such answers whole, which a few cases of each show as well as many.
         config.options.cases = Some(4);
     }
-    config.target = Target::Reference { faults, variants };
+    config.target = petstore_conformance::embedded::reference_target(faults, variants);
     let outcome = execute(config)?;
     let exit_code = outcome.exit_code;
     let report = outcome.report.ok_or("no report")?;
@@ -319,14 +317,14 @@ fn main() {
 /// change or not at all. Padded and index statuses, which that store coerces, were refused
 /// for their unknown category, and the class passed.
 fn class_caught_behind_a_category_list() -> Result<(), Failed> {
-    let mut config = RunConfig::reference(7);
+    let mut config = petstore_conformance::embedded::reference_config(7);
     config.libtest = quiet_args();
     config.libtest.filter = Some("inputs/create-pet/required".into());
     config.libtest.exact = true;
-    config.target = Target::Reference {
-        faults: BTreeSet::from([Fault::StatusSpellingsCoerced]),
-        variants: BTreeSet::from([Variant::KnownCategories]),
-    };
+    config.target = petstore_conformance::embedded::reference_target(
+        BTreeSet::from([Fault::StatusSpellingsCoerced]),
+        BTreeSet::from([Variant::KnownCategories]),
+    );
     let report = execute(config)?.report.ok_or("no report")?;
     let failed = faults::failed_classes(&report);
     // (Classes whose valid requests spell a category the run was not told of fail too: not

@@ -218,7 +218,7 @@ fn suites() -> Result<Vec<SuiteFigure>, String> {
 /// The default suite against the reference with `latency` on every answer.
 pub fn suite_at(latency: Duration) -> Result<SuiteFigure, String> {
     let dir = scratch(&format!("suite-{}", latency.as_millis()));
-    let mut config = RunConfig::reference(1);
+    let mut config = petstore_conformance::embedded::reference_config(1);
     config.options.reference_latency = Some(latency);
     quiet(&mut config, &dir);
     let started = Instant::now();
@@ -332,7 +332,7 @@ fn raw_ceiling(span: Duration, mix: &[RequestSpec], dir: &Path) -> Result<(f64, 
 /// The suite's requests per second under a time budget, beside the raw ceiling.
 pub fn throughput(budget: Duration) -> Result<Throughput, String> {
     let dir = scratch("throughput");
-    let mut config = RunConfig::reference(2);
+    let mut config = petstore_conformance::embedded::reference_config(2);
     // No --cases: the budget bounds the run.
     config.options.time_budget = Some(petstore_conformance::runner::options::Seconds(
         budget.as_secs(),

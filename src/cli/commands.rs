@@ -9,9 +9,7 @@ use super::run_command::{
     Configured, append_step_summary, configure, tell, tell_findings, tell_totals,
 };
 use petstore_conformance::outcome::VerdictKind;
-use petstore_conformance::reference::{
-    FAULTS, Fault, ReferenceConfig, ReferenceServer, VARIANTS, Variant,
-};
+use petstore_conformance::reference::{FAULTS, ReferenceConfig, ReferenceServer, VARIANTS};
 use petstore_conformance::report::{Cases, Report, TargetKind, terminal};
 use petstore_conformance::runner::Target;
 use petstore_conformance::runner::{self, RunError};
@@ -101,34 +99,23 @@ pub(super) fn replay(
     let base_url = match &config.target {
         Target::External { base_url, .. } => Some(base_url.clone()),
         // The key goes only where the configuration says: a report may name any host.
-        Target::Reference { .. } if report.target.kind == TargetKind::External => {
+        Target::Reference(_) if report.target.kind == TargetKind::External => {
             return Err(RunError::Config(format!(
                 "the report's target is {}; the key is sent only to the target you configure: pass --base-url (or set PETSTORE_BASE_URL, or base_url in a profile) to replay there",
                 report.target.base_url
             )));
         }
-        Target::Reference { .. } => {
+        Target::Reference(built_in) => {
             // The report's reference, with its faults and variants (a fresh, empty store).
-            config.target = Target::Reference {
-                faults: report
-                    .target
-                    .faults
-                    .iter()
-                    .filter_map(|f| Fault::parse(f))
-                    .collect(),
-                variants: report
-                    .target
-                    .variants
-                    .iter()
-                    .filter_map(|v| Variant::parse(v))
-                    .collect(),
-            };
+            config.target = Target::Reference(
+                built_in.with(report.target.faults.clone(), report.target.variants.clone()),
+            );
             None
         }
     };
     let api_key = match &config.target {
         Target::External { api_key, .. } => api_key.clone(),
-        Target::Reference { .. } => String::new(),
+        Target::Reference(_) => String::new(),
     };
     let exchange = replay::replay(
         report_path,
@@ -137,6 +124,10 @@ pub(super) fn replay(
             base_url,
             api_key: api_key.clone(),
             settings: config.client_settings(),
+            built_in: Some(petstore_conformance::embedded::built_in(
+                &Default::default(),
+                &Default::default(),
+            )),
         },
     )?;
     show_exchange(&exchange, &api_key);

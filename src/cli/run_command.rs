@@ -193,7 +193,7 @@ fn target(
             let base_url = runner::check_base_url(&base_url)?;
             Target::External { base_url, api_key }
         }
-        None => Target::Reference { faults, variants },
+        None => petstore_conformance::embedded::reference_target(faults, variants),
     };
     Ok((target, key_source))
 }

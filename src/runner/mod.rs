@@ -3,6 +3,7 @@
 //! counterexamples found on real targets; splits and merges runs. The floor above
 //! the report: it uses every other.
 
+mod built_in;
 mod certify;
 pub mod error;
 pub mod interrupts;
@@ -27,7 +28,8 @@ mod trials;
 pub use error::{EXIT_CODES, RunError, exit_code};
 pub use runtime::runtime;
 pub use settings::{
-    DEFAULT_CASES, DEFAULT_TEST_THREADS, Gate, KeySource, RunConfig, RunOutcome, Target,
+    BuiltIn, DEFAULT_CASES, DEFAULT_TEST_THREADS, Gate, KeySource, RunConfig, RunOutcome, Running,
+    ServeReference, Target,
 };
 pub use stages::execute;
 pub use target::{

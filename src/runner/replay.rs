@@ -1,7 +1,6 @@
 //! `replay <report.json> <rule-id>`: re-sends the request a report recorded for a failed rule
 //! (for a property rule, the minimal counterexample) and returns the new exchange.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::report::{Report, TargetKind};
@@ -10,7 +9,6 @@ use super::error::RunError;
 use crate::execution::{BaseUrl, Client, ClientSettings};
 use crate::generation::request::{Body, Credential, RequestSpec};
 use crate::outcome::Exchange;
-use crate::reference::{Fault, Variant};
 
 /// Where to send the replayed request; `None` takes the report's own target.
 pub struct ReplayTarget {
@@ -18,6 +16,9 @@ pub struct ReplayTarget {
     pub api_key: String,
     /// The same TLS, header and proxy settings as `run` (`--ca-cert`, `-H`, `--proxy`, ...).
     pub settings: ClientSettings,
+    /// The built-in reference the program embeds, for a report of one (started afresh with
+    /// the report's faults and variants).
+    pub built_in: Option<super::built_in::BuiltIn>,
 }
 
 /// Headers a client's set may change (cases/request-space.json, `headers`), sent again as
@@ -142,24 +143,15 @@ pub fn replay(
             )));
         }
         None => {
-            let faults: BTreeSet<Fault> = report
-                .target
-                .faults
-                .iter()
-                .filter_map(|name| Fault::parse(name))
-                .collect();
-            let variants = report
-                .target
-                .variants
-                .iter()
-                .filter_map(|name| Variant::parse(name))
-                .collect();
-            let (server, api_key) = super::target::start_reference(
-                &runtime,
-                faults,
-                variants,
-                std::time::Duration::ZERO,
-            )?;
+            let Some(built_in) = &target.built_in else {
+                return Err(RunError::Config(
+                    "the report's target is the built-in reference, which this program does not embed: pass --base-url to replay elsewhere".into(),
+                ));
+            };
+            let built_in =
+                built_in.with(report.target.faults.clone(), report.target.variants.clone());
+            let (server, api_key) =
+                super::target::start_reference(&runtime, &built_in, std::time::Duration::ZERO)?;
             (server.base_url.clone(), api_key, Some(server))
         }
     };

@@ -122,7 +122,7 @@ fn target_info(finished: &Finished, stopped_answering: Option<String>) -> Target
     TargetInfo {
         base_url: finished.base_url.to_string(),
         kind: match config.target {
-            Target::Reference { .. } => TargetKind::Reference,
+            Target::Reference(_) => TargetKind::Reference,
             Target::External { .. } => TargetKind::External,
         },
         faults: finished.target.faults.clone(),

@@ -56,14 +56,14 @@ fn resolved(config: &RunConfig, name: &str) -> Vec<String> {
         words.push(shell_word(&value));
     };
     match (name, &config.target) {
-        ("reference_faults", Target::Reference { faults, .. }) => {
-            for fault in faults {
-                option("--reference-fault", fault.name().to_string());
+        ("reference_faults", Target::Reference(built_in)) => {
+            for fault in &built_in.faults {
+                option("--reference-fault", fault.clone());
             }
         }
-        ("reference_variants", Target::Reference { variants, .. }) => {
-            for variant in variants {
-                option("--reference-variant", variant.name().to_string());
+        ("reference_variants", Target::Reference(built_in)) => {
+            for variant in &built_in.variants {
+                option("--reference-variant", variant.clone());
             }
         }
         ("base_url", Target::External { base_url, .. }) => {
@@ -91,7 +91,7 @@ mod tests {
 
     #[test]
     fn a_run_under_a_budget_does_not_repeat_the_unbounded_case_count() {
-        let mut config = RunConfig::reference(7);
+        let mut config = RunConfig::reference(7, super::super::built_in::not_embedded());
         config.options.time_budget = Some(Seconds(20));
         config.options.gate = Gate::All;
         config.options.category_ids = vec![1, 2];
@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn an_option_declared_once_is_on_the_line_the_client_and_a_profile() {
-        let mut config = RunConfig::reference(7);
+        let mut config = RunConfig::reference(7, super::super::built_in::not_embedded());
         let line = command(&config);
         assert!(!line.contains("--connect-timeout"), "the default: {line}");
         assert_eq!(
@@ -124,7 +124,7 @@ mod tests {
 
     #[test]
     fn a_secret_header_is_read_from_its_own_variable_on_the_line() {
-        let mut config = RunConfig::reference(7);
+        let mut config = RunConfig::reference(7, super::super::built_in::not_embedded());
         config.options.headers = vec![
             "X-Gateway-Token: gw-secret-value-123".parse().unwrap(),
             "X-Tenant: acme".parse().unwrap(),
@@ -140,7 +140,7 @@ mod tests {
 
     #[test]
     fn the_target_and_where_the_files_go_are_spelled_as_the_run_resolved_them() {
-        let mut config = RunConfig::reference(3);
+        let mut config = RunConfig::reference(3, super::super::built_in::not_embedded());
         config.target = Target::External {
             base_url: "https://staging.example/v1".parse().unwrap(),
             api_key: "a-key-not-on-the-line".into(),

@@ -1,26 +1,22 @@
 //! What a run is asked to do: its target, gate and options (`RunConfig`), and what it hands
 //! back (`RunOutcome`). The first thing a newcomer reads: every stage takes a `RunConfig`.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use libtest_mimic::Arguments;
 
+pub use super::built_in::{BuiltIn, Running, ServeReference};
 use super::options::{RunOptions, Seconds};
 use crate::execution::{BaseUrl, ClientSettings, ProxySetting};
-use crate::reference::{Fault, Variant};
 use crate::report::{Cases, Report};
 
 /// What the run is pointed at.
 #[derive(Debug, Clone)]
 pub enum Target {
     /// The built-in reference server on an ephemeral loopback port, with optional faults.
-    Reference {
-        faults: BTreeSet<Fault>,
-        variants: BTreeSet<Variant>,
-    },
+    Reference(BuiltIn),
     /// Any implementation; `base_url` includes `/v1`.
     External { base_url: BaseUrl, api_key: String },
 }
@@ -94,9 +90,8 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
-    /// A run against the built-in reference server with the defaults of the command line,
-    /// writing no reports.
-    pub fn reference(seed: u64) -> RunConfig {
+    /// A run against `built_in` with the defaults of the command line, writing no reports.
+    pub fn reference(seed: u64, built_in: BuiltIn) -> RunConfig {
         let options = RunOptions {
             seed: Some(seed),
             report_dir: None,
@@ -105,10 +100,7 @@ impl RunConfig {
         RunConfig {
             key_source: KeySource::Variable(options.api_key_env.clone()),
             options,
-            target: Target::Reference {
-                faults: BTreeSet::new(),
-                variants: BTreeSet::new(),
-            },
+            target: Target::Reference(built_in),
             regressions: None,
             ca_certificates: Vec::new(),
             client_identity: None,
@@ -292,7 +284,7 @@ mod tests {
 
     #[test]
     fn the_default_bound_follows_the_work_asked() {
-        let mut config = RunConfig::reference(1);
+        let mut config = RunConfig::reference(1, super::super::built_in::not_embedded());
         // The README quotes it: 2 x (10 s + 30 s) + (64 + 32) round trips of 1 s.
         assert_eq!(default_bound(&config), Duration::from_secs(176));
         config.options.timeout = Seconds(1);

@@ -2,11 +2,12 @@
 //! saved counterexamples; start the built-in reference or check the external target's address
 //! and key; the preflight requests.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::Value;
 
+use super::built_in::{BuiltIn, Running};
 pub use super::error::RunError;
 use super::regressions::{self};
 use super::settings::{KeySource, RunConfig, Target};
@@ -15,7 +16,6 @@ use crate::contract::{Contract, SchemaName};
 use crate::execution::{BaseUrl, Client};
 use crate::generation::Schemas;
 use crate::generation::request::RequestSpec;
-use crate::reference::{Fault, ReferenceConfig, ReferenceServer, Variant, WireShape};
 use crate::seed::random_seed;
 
 /// A base URL given as text, checked (see [`BaseUrl::parse`]).
@@ -98,7 +98,7 @@ pub(super) struct Started {
     pub(super) api_key: String,
     pub(super) faults: Vec<String>,
     pub(super) variants: Vec<String>,
-    pub(super) _server: Option<ReferenceServer>,
+    pub(super) _server: Option<Running>,
 }
 
 /// Starts the built-in reference, or checks the external target's address and key.
@@ -107,18 +107,17 @@ pub(super) fn start_target(
     runtime: &tokio::runtime::Runtime,
 ) -> Result<Started, RunError> {
     match &config.target {
-        Target::Reference { faults, variants } => {
+        Target::Reference(built_in) => {
             let (server, api_key) = start_reference(
                 runtime,
-                faults.clone(),
-                variants.clone(),
+                built_in,
                 config.options.reference_latency.unwrap_or_default(),
             )?;
             Ok(Started {
                 base_url: server.base_url.clone(),
                 api_key,
-                faults: faults.iter().map(|f| f.name().to_string()).collect(),
-                variants: variants.iter().map(|v| v.name().to_string()).collect(),
+                faults: built_in.faults.clone(),
+                variants: built_in.variants.clone(),
                 _server: Some(server),
             })
         }
@@ -149,23 +148,13 @@ pub(super) fn start_target(
 /// place a run or a replay starts it.
 pub fn start_reference(
     runtime: &tokio::runtime::Runtime,
-    faults: BTreeSet<Fault>,
-    variants: BTreeSet<Variant>,
+    built_in: &BuiltIn,
     latency: Duration,
-) -> Result<(ReferenceServer, String), RunError> {
+) -> Result<(Running, String), RunError> {
     let api_key = format!("ref-{:016x}{:016x}", random_seed(), random_seed());
-    let server = runtime
-        .block_on(ReferenceServer::start(
-            ReferenceConfig {
-                api_key: api_key.clone(),
-                faults,
-                variants,
-                latency,
-                conforming: None,
-                wire: WireShape::default(),
-            },
-            0,
-        ))
+    let server = built_in
+        .serve
+        .start(runtime, built_in, &api_key, latency)
         .map_err(|e| RunError::Config(format!("cannot start the reference server: {e}")))?;
     Ok((server, api_key))
 }

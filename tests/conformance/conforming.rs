@@ -13,7 +13,7 @@ use libtest_mimic::Failed;
 use petstore_conformance::catalogue::Level;
 use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{ReferenceConfig, ReferenceServer};
-use petstore_conformance::runner::{RunConfig, Target};
+use petstore_conformance::runner::Target;
 
 /// Seeds the default `cargo test` draws.
 pub const CI_SEEDS: u64 = 16;
@@ -145,7 +145,7 @@ pub fn store_conforms(seed: u64) -> Result<(), Failed> {
     let server = runtime
         .block_on(ReferenceServer::start(reference.clone(), 0))
         .map_err(|e| e.to_string())?;
-    let mut config = RunConfig::reference(seed);
+    let mut config = petstore_conformance::embedded::reference_config(seed);
     config.libtest = super::quiet_args();
     config.target = Target::External {
         base_url: server.base_url.parse()?,

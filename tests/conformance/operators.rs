@@ -101,7 +101,7 @@ pub fn failing_values_counted_once() -> Result<(), Failed> {
             .collect()
     };
     let faulty = rows(&run_rule(7, Fault::GetPetNonInteger500, rule_id)?);
-    let mut config = RunConfig::reference(7);
+    let mut config = petstore_conformance::embedded::reference_config(7);
     config.libtest = quiet_args();
     config.libtest.filter = Some(rule_id.into());
     config.libtest.exact = true;

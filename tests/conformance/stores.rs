@@ -226,13 +226,11 @@ pub fn certify_needs_every_rule_decided() -> Result<(), Failed> {
     }
     // Every status of this store holds pets, so no listing is empty: --gate certify stops
     // before the run creates anything, naming the rule that cannot be decided and why.
-    let mut config = RunConfig::reference(31);
+    let mut config = petstore_conformance::embedded::reference_config(31);
     config.options.gate = Gate::Certify;
     config.libtest = quiet_args();
-    config.target = Target::Reference {
-        faults: BTreeSet::new(),
-        variants: variants.clone(),
-    };
+    config.target =
+        petstore_conformance::embedded::reference_target(BTreeSet::new(), variants.clone());
     match stages::execute(config) {
         Err(e)
             if e.exit_code() == 2
@@ -251,14 +249,11 @@ pub fn certify_needs_every_rule_decided() -> Result<(), Failed> {
     }
     // That rule left out, the rules the run itself finds undecidable (a refused pet cannot be
     // looked for among random ids) leave it undetermined.
-    let mut config = RunConfig::reference(31);
+    let mut config = petstore_conformance::embedded::reference_config(31);
     config.options.gate = Gate::Certify;
     config.options.skip = vec!["list-pets/status/empty-is-array".into()];
     config.libtest = quiet_args();
-    config.target = Target::Reference {
-        faults: BTreeSet::new(),
-        variants,
-    };
+    config.target = petstore_conformance::embedded::reference_target(BTreeSet::new(), variants);
     let outcome = stages::execute(config).map_err(|e| e.to_string())?;
     let report = outcome.report.ok_or("no report")?;
     if report.conformance != Conformance::Undetermined

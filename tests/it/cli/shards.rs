@@ -15,12 +15,12 @@ use petstore_conformance::reference::{Fault, Variant};
 use petstore_conformance::report::merge::{Shard, merge};
 use petstore_conformance::report::{Conformance, Report, render_json};
 use petstore_conformance::runner::stages;
-use petstore_conformance::runner::{RunConfig, Target};
+use petstore_conformance::runner::RunConfig;
 
 const SEED: u64 = 0x5eed_0020;
 
 fn config(seed: u64, faults: &[&str], variants: &[&str]) -> RunConfig {
-    let mut config = RunConfig::reference(seed);
+    let mut config = petstore_conformance::embedded::reference_config(seed);
     config.libtest.test_threads = Some(8);
     config.libtest.logfile = Some(
         std::env::temp_dir()
@@ -32,13 +32,13 @@ fn config(seed: u64, faults: &[&str], variants: &[&str]) -> RunConfig {
             .display()
             .to_string(),
     );
-    config.target = Target::Reference {
-        faults: faults.iter().map(|f| Fault::parse(f).unwrap()).collect(),
-        variants: variants
+    config.target = petstore_conformance::embedded::reference_target(
+        faults.iter().map(|f| Fault::parse(f).unwrap()).collect(),
+        variants
             .iter()
             .map(|v| Variant::parse(v).unwrap())
             .collect(),
-    };
+    );
     config.options.cases_dir = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("cases"));
     config.options.schemas = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schemas"));
     config

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// Each top-level module and its floor. seed to outcome are the vocabulary crate's,
 /// `reference` is the reference crate, the rest this crate's.
-const FLOORS: [(&str, u8); 15] = [
+const FLOORS: [(&str, u8); 16] = [
     ("seed", 1),
     // JSON as RFC 8259 defines it: the one reader of bodies, for the harness and the reference.
     ("json", 1),
@@ -25,10 +25,12 @@ const FLOORS: [(&str, u8); 15] = [
     ("report", 7),
     ("reference", 7),
     ("runner", 8),
-    // The command line (arguments, profiles, sub-commands) and the binary that calls it.
-    ("cli", 9),
-    ("main", 10),
-    ("lib", 10),
+    // The reference the program embeds, as the runner starts it; the command line (arguments,
+    // profiles, sub-commands) and the binary that calls it.
+    ("embedded", 9),
+    ("cli", 10),
+    ("main", 11),
+    ("lib", 11),
 ];
 
 /// The workspace's crates, each with the workspace crates it may depend on: a floor as the
