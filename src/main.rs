@@ -8,7 +8,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 #[macro_use]
-extern crate petstore_conformance;
+extern crate petstore_harness;
 
 use std::process::ExitCode;
 

@@ -14,8 +14,8 @@ use petstore_conformance::outcome::VerdictKind;
 use petstore_conformance::reference::{Fault, Variant};
 use petstore_conformance::report::merge::{Shard, merge};
 use petstore_conformance::report::{Conformance, Report, render_json};
-use petstore_conformance::runner::stages;
 use petstore_conformance::runner::RunConfig;
+use petstore_conformance::runner::stages;
 
 const SEED: u64 = 0x5eed_0020;
 

@@ -29,7 +29,12 @@ fn version() -> String {
         .unwrap()
         .parse()
         .unwrap();
-    manifest["package"]["version"].as_str().unwrap().to_string()
+    // The workspace's, which every crate of it takes.
+    manifest["package"]["version"]
+        .as_str()
+        .or_else(|| manifest["workspace"]["package"]["version"].as_str())
+        .unwrap()
+        .to_string()
 }
 
 /// What one run of the action left: each step's stdout and stderr, the outputs of the steps

@@ -25,9 +25,12 @@ fn manifest() -> toml::Table {
         .unwrap()
 }
 
+/// The package's version: the workspace's, which every crate of it takes.
 fn version() -> String {
-    manifest()["package"]["version"]
+    let manifest = manifest();
+    manifest["package"]["version"]
         .as_str()
+        .or_else(|| manifest["workspace"]["package"]["version"].as_str())
         .unwrap()
         .to_string()
 }

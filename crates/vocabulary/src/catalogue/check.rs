@@ -3,7 +3,7 @@
 //! (serde's adjacent tagging), so a misspelt check, a param the check does not read or a
 //! param of the wrong kind is an error when the catalogue loads, naming the field.
 //!
-//! What a check does is in `src/rules/` (`rules::run`); when it runs is stated beside its
+//! What a check does is in `crates/harness/src/rules/` (`rules::run`); when it runs is stated beside its
 //! declaration here, from the words of [`super::traits`]; this floor only says what a rule may
 //! write.
 

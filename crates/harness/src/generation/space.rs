@@ -17,9 +17,9 @@ use crate::catalogue::Level;
 use crate::contract::Operation;
 
 /// The JSON Schema the request space is validated against.
-pub const SPACE_SCHEMA: &str = include_str!("../../cases/request-space.schema.json");
+pub const SPACE_SCHEMA: &str = include_str!("../../../../cases/request-space.schema.json");
 /// The built-in copy of the request space.
-pub const BUILT_IN: &str = include_str!("../../cases/request-space.json");
+pub const BUILT_IN: &str = include_str!("../../../../cases/request-space.json");
 /// The file's name in a cases directory.
 pub const FILE_NAME: &str = "request-space.json";
 

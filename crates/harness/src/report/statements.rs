@@ -10,7 +10,7 @@ use crate::catalogue::Rule;
 use crate::outcome::VerdictKind;
 
 /// The statements of the contract, kept as data beside the rule catalogue.
-pub const STATEMENTS_JSON: &str = include_str!("../../cases/statements.json");
+pub const STATEMENTS_JSON: &str = include_str!("../../../../cases/statements.json");
 
 #[derive(Debug, Clone, Deserialize)]
 struct StatementsFile {

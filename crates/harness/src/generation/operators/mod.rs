@@ -15,7 +15,7 @@ use crate::catalogue::Level;
 use crate::contract::Operation;
 
 /// The built-in copy of the operators.
-pub const BUILT_IN: &str = include_str!("../../../cases/operators.json");
+pub const BUILT_IN: &str = include_str!("../../../../../cases/operators.json");
 /// The file's name in a cases directory.
 pub const FILE_NAME: &str = "operators.json";
 
