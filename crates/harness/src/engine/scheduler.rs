@@ -186,6 +186,33 @@ impl Scheduler {
         );
     }
 
+    /// Judges every item of `queue` on `threads` threads of the scheduler's own, in the
+    /// queue's order (phase by phase: an item starts once every selected rule of an earlier
+    /// phase is judged), and returns when all are.
+    pub fn judge_all<T: Sync>(
+        &self,
+        queue: &[(Phase, T)],
+        threads: usize,
+        judge: &(dyn Fn(&T) + Sync),
+    ) {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..threads.clamp(1, queue.len().max(1)) {
+                scope.spawn(|| {
+                    loop {
+                        let at = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let Some((phase, item)) = queue.get(at) else {
+                            break;
+                        };
+                        self.wait_for_earlier_phases(*phase);
+                        judge(item);
+                        self.judged(*phase);
+                    }
+                });
+            }
+        });
+    }
+
     /// A rule of `phase` was judged.
     pub fn judged(&self, phase: Phase) {
         self.change(|state| {

@@ -1,7 +1,9 @@
-//! The judge stage: the selected rules as libtest-mimic trials, phase by phase (a quiet store first,
-//! the rules that must run last last), each trial's verdict kept for the tally.
+//! The judge stage: the run's scheduler judges the selected rules on threads of its own, phase
+//! by phase (a quiet store first, the rules that must run last last), and each verdict reached
+//! is told to the event stream, kept for the tally; libtest-mimic only formats them, a trial
+//! per rule that waits for its rule's judgement.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use libtest_mimic::{Completion, Failed, Trial};
@@ -23,25 +25,73 @@ use crate::rules;
 pub(super) type Results = Vec<Option<Judgement>>;
 
 /// The judgements of a run's rules, each in its catalogue slot, as the event stream tells them.
-struct Collected(Mutex<Results>);
+#[derive(Default)]
+struct Collected {
+    slots: Mutex<Results>,
+    filled: Condvar,
+}
 
 impl Subscriber for Collected {
     fn on(&self, event: &Event<'_>) {
         if let Event::VerdictReached(judged) = event
             && let Some(slot) = self
-                .0
+                .slots
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .get_mut(judged.index)
         {
             *slot = Some(judged.judgement.clone());
+            self.filled.notify_all();
         }
     }
 }
 
-/// What every trial of a run shares: the run, whose scheduler holds the phases.
-struct Shared {
-    run: Arc<Run>,
+impl Collected {
+    /// The judgement of the rule in slot `index`, once the scheduler has reached it.
+    fn wait_for(&self, index: usize) -> Judgement {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(Some(judgement)) = slots.get(index) {
+                return judgement.clone();
+            }
+            slots = self.filled.wait(slots).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// How the run's gate reads a rule's failure: whether its level gates, and what the list of
+/// known failures says of it.
+#[derive(Clone)]
+struct Reading {
+    gates: bool,
+    /// A failure on the known list shows as such, not as a failure, while it lasts.
+    excuse: Option<String>,
+    /// One that ran out gates again, and its failure says why it is back.
+    expired: Option<String>,
+}
+
+impl Reading {
+    fn of(rule: &Rule, config: &RunConfig, known: &KnownFailures, today: &str) -> Reading {
+        Reading {
+            gates: config.options.gate.gates(rule.level),
+            excuse: known
+                .get(&rule.id)
+                .filter(|entry| !entry.expired(today))
+                .map(|entry| format!("known failure ({})", entry.reason)),
+            expired: known
+                .get(&rule.id)
+                .filter(|entry| entry.expired(today))
+                .map(|entry| entry.expired_note()),
+        }
+    }
+}
+
+/// A selected rule, queued for the scheduler.
+struct Queued {
+    index: usize,
+    rule: Rule,
+    phase: Phase,
+    reading: Reading,
 }
 
 /// The selected rules as libtest-mimic trials, phase by phase; `None` under `--list`.
@@ -57,15 +107,14 @@ pub(super) fn run_trials(
     if args.test_threads.is_none() {
         args.test_threads = Some(DEFAULT_TEST_THREADS);
     }
-    let shared = Shared {
-        run: Arc::clone(run),
-    };
-    let collected = Arc::new(Collected(Mutex::new(
-        (0..catalogue.rules.len()).map(|_| None).collect(),
-    )));
+    let collected = Arc::new(Collected {
+        slots: Mutex::new((0..catalogue.rules.len()).map(|_| None).collect()),
+        filled: Condvar::new(),
+    });
     let collector: Arc<dyn Subscriber> = collected.clone();
     run.events.subscribe(Arc::clone(&collector));
     let mut trials = Vec::new();
+    let mut queue = Vec::new();
     let mut remaining = [0usize; 3];
     let mut quiet_unanswered = 0;
     for (index, rule, phase) in in_order(catalogue, run) {
@@ -73,8 +122,18 @@ pub(super) fn run_trials(
         if shard.is_some_and(|shard| !super::shards::takes(shard, &rule.id)) {
             continue;
         }
-        let trial = trial(&shared, (index, rule, phase), config, known, &today);
+        let reading = Reading::of(rule, config, known, &today);
+        let trial = trial(&collected, index, rule, reading.clone());
         if !args.is_filtered_out(&trial) && !args.is_ignored(&trial) {
+            queue.push((
+                phase,
+                Queued {
+                    index,
+                    rule: rule.clone(),
+                    phase,
+                    reading,
+                },
+            ));
             remaining[match phase {
                 Phase::QuietStore => 0,
                 Phase::Main => 1,
@@ -121,14 +180,13 @@ pub(super) fn run_trials(
             args.skip
         )));
     }
-    let rules = remaining.iter().sum::<usize>() as u64;
-    run_libtest(config, args, trials, &shared, rules);
+    run_libtest(config, args, trials, run, &queue);
     run.events.unsubscribe(&collector);
     if config.libtest.list {
         return Ok(None);
     }
     Ok(Some(std::mem::take(
-        &mut *collected.0.lock().unwrap_or_else(|e| e.into_inner()),
+        &mut *collected.slots.lock().unwrap_or_else(|e| e.into_inner()),
     )))
 }
 
@@ -158,49 +216,46 @@ fn in_order<'c>(catalogue: &'c Catalogue, run: &Run) -> Vec<(usize, &'c Rule, Ph
     ordered
 }
 
-/// One rule as a trial: it waits for the earlier phases, is judged, and leaves its result in
-/// its slot (and its line on the progress bar).
-fn trial(
-    shared: &Shared,
-    (index, rule, phase): (usize, &Rule, Phase),
-    config: &RunConfig,
-    known: &KnownFailures,
-    today: &str,
-) -> Trial {
-    let run = Arc::clone(&shared.run);
-    let rule_owned = rule.clone();
-    let gates = config.options.gate.gates(rule.level);
-    // A failure on the known list shows as such, not as a failure, while it lasts.
-    let excuse = known
-        .get(&rule.id)
-        .filter(|entry| !entry.expired(today))
-        .map(|entry| format!("known failure ({})", entry.reason));
-    // One that ran out gates again, and its failure says why it is back.
-    let expired = known
-        .get(&rule.id)
-        .filter(|entry| entry.expired(today))
-        .map(|entry| entry.expired_note());
+/// One rule as a trial: it waits for its rule's judgement and shows it as libtest does.
+fn trial(collected: &Arc<Collected>, index: usize, rule: &Rule, reading: Reading) -> Trial {
+    let collected = Arc::clone(collected);
     Trial::ignorable_test(rule.id.clone(), move || {
-        run.scheduler.wait_for_earlier_phases(phase);
-        let judgement = judge_rule(&run, &rule_owned, phase);
-        let outcome = libtest_outcome(
+        let judgement = collected.wait_for(index);
+        libtest_outcome(
             &judgement.verdict,
-            gates,
-            excuse.as_deref(),
-            expired.as_deref(),
-        );
-        run.events.emit(&Event::VerdictReached(&Judged {
-            index,
-            rule: &rule_owned,
-            judgement: &judgement,
-            gated: gates && excuse.is_none(),
-            known: excuse.is_some(),
-            message: &failure_message(&judgement.verdict, expired.as_deref()),
-        }));
-        run.scheduler.judged(phase);
-        outcome
+            reading.gates,
+            reading.excuse.as_deref(),
+            reading.expired.as_deref(),
+        )
     })
     .with_kind(rule.level.as_str())
+}
+
+/// The scheduler judges the queue on `threads` threads of its own; each verdict reached goes
+/// to the event stream. A panic outside a check (which `rules::evaluate` catches) still leaves a
+/// verdict, so that no trial waits for one in vain.
+fn judge_queue(run: &Run, queue: &[(Phase, Queued)], threads: usize) {
+    run.scheduler.judge_all(queue, threads, &|queued: &Queued| {
+        let judgement = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            judge_rule(run, &queued.rule, queued.phase)
+        }))
+        .unwrap_or_else(|_| Judgement {
+            verdict: Verdict::inconclusive("the harness panicked while judging this rule"),
+            cases_run: 0,
+            round_trips: 0,
+            transport_cuts: 0,
+            duration_ms: 0,
+        });
+        let reading = &queued.reading;
+        run.events.emit(&Event::VerdictReached(&Judged {
+            index: queued.index,
+            rule: &queued.rule,
+            judgement: &judgement,
+            gated: reading.gates && reading.excuse.is_none(),
+            known: reading.excuse.is_some(),
+            message: &failure_message(&judgement.verdict, reading.expired.as_deref()),
+        }));
+    });
 }
 
 /// One rule judged: skipped when the run was interrupted or the rule writes under
@@ -245,16 +300,18 @@ fn judge_rule(run: &Run, rule: &Rule, phase: Phase) -> Judgement {
     }
 }
 
-/// libtest runs the trials: on a terminal under a progress bar (libtest's lines go to a file,
-/// then away), off one through a relay (a reader that goes away costs the lines, not the run).
+/// The scheduler judges the queue while libtest shows the trials: on a terminal under a
+/// progress bar (libtest's lines go to a file, then away), off one through a relay (a reader
+/// that goes away costs the lines, not the run). Under `--list`, nothing is judged.
 fn run_libtest(
     config: &RunConfig,
     mut args: libtest_mimic::Arguments,
     trials: Vec<Trial>,
-    shared: &Shared,
-    rules: u64,
+    run: &Arc<Run>,
+    queue: &[(Phase, Queued)],
 ) {
-    let run = &shared.run;
+    let rules = queue.len() as u64;
+    let threads = args.test_threads.unwrap_or(DEFAULT_TEST_THREADS);
     let mut libtest_log = None;
     let mut progress = None;
     if config.progress && !args.list && args.logfile.is_none() {
@@ -282,7 +339,12 @@ fn run_libtest(
     if let Some((_, path)) = &relay {
         args.logfile = Some(path.clone());
     }
-    let _conclusion = libtest_mimic::run(&args, trials);
+    std::thread::scope(|scope| {
+        if !args.list {
+            scope.spawn(|| judge_queue(run, queue, threads));
+        }
+        let _conclusion = libtest_mimic::run(&args, trials);
+    });
     if let Some((relay, _)) = relay {
         relay.finish();
     }

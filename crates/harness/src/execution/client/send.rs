@@ -384,11 +384,11 @@ impl Client {
     }
 }
 
-/// Whether bytes of an answer came that hyper could not read as one (a head too large, not
-/// HTTP at all): an answer of sorts, not a connection closed before any.
+/// Whether bytes of an answer came that hyper could not read as one (a head too large, a
+/// status that is none, not HTTP at all: every parse error): an answer of sorts, not a
+/// connection closed before any.
 fn answer_came(error: &reqwest::Error) -> bool {
-    hyper_error(error)
-        .is_some_and(|e| e.is_parse() || e.is_parse_too_large() || e.is_parse_status())
+    hyper_error(error).is_some_and(hyper::Error::is_parse)
 }
 
 /// The hyper error under a reqwest one, if any.
