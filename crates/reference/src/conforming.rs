@@ -380,7 +380,7 @@ impl Choices {
             // exactly 400 for them (an input the file does not name: none).
             let not_400 = format!("refused-class-not-400 {input}");
             if answer != Answer::Refused(400)
-                && class.expect.starts_with("refused")
+                && class.expect.is_refusal()
                 && PREDICTIONS.contains_key(&not_400)
             {
                 add(&not_400);
@@ -390,7 +390,9 @@ impl Choices {
             if input == "query string" && !matches!(answer, Answer::Refused(_)) {
                 add("query-string-class-accepted");
             }
-            if class.level == "recommended" && !meets(answer, &class.expect) {
+            if class.level == petstore_vocabulary::contract::Level::Recommended
+                && !meets(answer, class.expect)
+            {
                 for operation in operations {
                     add(&format!("recommended-class-missed {operation}"));
                 }

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::request::{Body, Credential, RequestSpec};
@@ -105,40 +105,7 @@ pub struct Untried {
     pub reason: String,
 }
 
-/// What a store must answer to a case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Expect {
-    /// The operation's success: 200, or 201 for createPet.
-    Accepted,
-    /// Exactly 400, with an Error body.
-    #[serde(rename = "refused-400")]
-    Refused400,
-    /// Any 4xx, with an Error body.
-    #[serde(rename = "refused-4xx")]
-    Refused4xx,
-    /// 401, with an Error body.
-    #[serde(rename = "refused-401")]
-    Refused401,
-    /// Any answer but a 5xx.
-    Answered,
-    /// Any answer but a 5xx, whose body is JSON under a JSON Content-Type: an Error for a
-    /// 4xx (the status is the contract's silent area, the body's media type is not).
-    AnsweredJson,
-}
-
-impl Expect {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Expect::Accepted => "accepted",
-            Expect::Refused400 => "refused-400",
-            Expect::Refused4xx => "refused-4xx",
-            Expect::Refused401 => "refused-401",
-            Expect::Answered => "answered",
-            Expect::AnsweredJson => "answered-json",
-        }
-    }
-}
+pub use crate::contract::Expect;
 
 /// A change to a valid request. An absent field leaves the request as it is; `null` for
 /// `content_type` or `body` removes it.

@@ -3,6 +3,8 @@
 
 use serde::Deserialize;
 
+use petstore_vocabulary::contract::{Expect, Level};
+
 /// The answer a store gives to a class of the request space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
@@ -39,8 +41,8 @@ pub struct AllowedAnswers {
     pub class: String,
     #[serde(default)]
     pub allows: Vec<String>,
-    pub expect: String,
-    pub level: String,
+    pub expect: Expect,
+    pub level: Level,
     /// The requests of the class: two classes of the same requests (one required, one
     /// recommended) are one answer of a store.
     pub cases: serde_json::Value,
@@ -79,17 +81,16 @@ pub fn space_classes() -> Vec<(Vec<String>, String, AllowedAnswers)> {
 }
 
 /// Whether `answer` is what a class's `expect` asks.
-pub fn meets(answer: Answer, expect: &str) -> bool {
+pub fn meets(answer: Answer, expect: Expect) -> bool {
     matches!(
         (answer, expect),
-        (_, "answered")
+        (_, Expect::Answered | Expect::AnsweredJson)
             | (
                 Answer::Accepted | Answer::FirstWins | Answer::LastWins,
-                "accepted"
+                Expect::Accepted
             )
-            | (Answer::Refused(400), "refused-400")
-            | (Answer::Refused(401), "refused-401")
-            | (Answer::Refused(_), "refused-4xx")
-            | (_, "answered-json")
+            | (Answer::Refused(400), Expect::Refused400)
+            | (Answer::Refused(401), Expect::Refused401)
+            | (Answer::Refused(_), Expect::Refused4xx)
     )
 }

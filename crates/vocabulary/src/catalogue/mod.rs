@@ -47,23 +47,7 @@ fn embedded(file: &str) -> &'static str {
     }
 }
 
-/// Whether the contract states what a rule checks, or HTTP practice suggests it where the
-/// contract is silent. The default gate fails a run only on `required` rules.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    Required,
-    Recommended,
-}
-
-impl Level {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Required => "required",
-            Level::Recommended => "recommended",
-        }
-    }
-}
+pub use crate::contract::Level;
 
 /// Which failures fail a run: the one definition `run` gates by and `compare` reads back from
 /// the gate a report recorded.

@@ -3,6 +3,7 @@
 //! Schemas are read at run time (so a vendor can read and diff the very files we validate
 //! against); each validator is compiled once per run.
 
+mod asked_answers;
 pub mod credential;
 mod document;
 mod names;
@@ -10,6 +11,7 @@ pub mod openapi;
 mod operations;
 mod schemas;
 
+pub use asked_answers::{Expect, Level};
 pub use document::{
     CONTRACT_DOCUMENT, CONTRACT_SHA256, CONTRACT_TEXT, quotes_contract, sha256_hex,
 };
