@@ -12,9 +12,12 @@ use crate::execution::Priority;
 use crate::generation::request::RequestSpec;
 use crate::outcome::Exchange;
 
-/// Everything a check may use: the run (client, contract, fixtures) and its own rule.
+/// What a check is handed: its rule and seed, the contract and schemas, the one way to send,
+/// and the run's shared services (the store setup, the tallies) through the methods below. The
+/// run itself stays the engine's: a check reaches none of its machinery (the scheduler, the
+/// stops, the event stream, the pet cap).
 pub struct RuleCtx<'r> {
-    pub run: &'r Run,
+    pub(in crate::engine) run: &'r Run,
     pub rule: &'r Rule,
     /// Derived from the run seed and the rule id, so a subset of rules gets the same cases.
     pub seed: u64,
@@ -84,6 +87,76 @@ impl<'r> RuleCtx<'r> {
 
     pub fn contract(&self) -> &Contract {
         &self.run.contract
+    }
+
+    /// The run's store setup: the pets and the store a check needs, and the pets created.
+    pub fn fixtures(&self) -> &'r super::store_setup::Fixtures {
+        &self.run.fixtures
+    }
+
+    /// The category ids the target accepts.
+    pub fn categories(&self) -> &'r crate::generation::Categories {
+        &self.run.categories
+    }
+
+    /// NewPet.json with `$ref` and `allOf` resolved, for generation.
+    pub fn new_pet_schema(&self) -> &'r serde_json::Value {
+        &self.run.new_pet_schema
+    }
+
+    /// The request space the coverage pass walks.
+    pub fn space(&self) -> &'r crate::generation::space::RequestSpace {
+        &self.run.space
+    }
+
+    /// What the coverage pass and the parameter rules found per class.
+    pub fn input_tally(&self) -> &'r super::input_tally::InputTally {
+        &self.run.input_tally
+    }
+
+    /// What the responses of the run showed of the statements that hold on every one.
+    pub fn observations(&self) -> &'r super::oracles::Observations {
+        &self.run.observations
+    }
+
+    /// When generated cases stop, under `--time-budget`.
+    pub fn deadline(&self) -> Option<std::time::Instant> {
+        self.run.deadline
+    }
+
+    /// Requests in flight at once, at most (`--concurrency`).
+    pub fn concurrency(&self) -> usize {
+        self.run.concurrency
+    }
+
+    /// Nothing may be created on the target (`--read-only`).
+    pub fn read_only(&self) -> bool {
+        self.run.read_only
+    }
+
+    /// Whether the store took the plainest NewPet with the run's marker category, asked once.
+    pub fn marker_taken(&self) -> &'r std::sync::OnceLock<bool> {
+        &self.run.marker_taken
+    }
+
+    /// The redactor every text a check keeps passes.
+    pub fn redactor(&self) -> &'r crate::execution::Redactor {
+        self.run.client.redactor()
+    }
+
+    /// The target's base address, as the client sends to it.
+    pub fn base_url(&self) -> &'r str {
+        self.run.client.base_url()
+    }
+
+    /// Whether the run sends header `name` itself (`-H`, a gateway's key header).
+    pub fn sends_extra_header(&self, name: &str) -> bool {
+        self.run.client.sends_extra_header(name)
+    }
+
+    /// Whether a near miss of the key differs from the key as sent.
+    pub fn near_miss_differs(&self, near: crate::contract::credential::NearMiss) -> bool {
+        self.run.client.near_miss_differs(near)
     }
 
     /// Sends a request through the run's client; every response is also inspected for the

@@ -20,11 +20,11 @@ pub(super) fn request_for(ctx: &RuleCtx, operation: Operation) -> Result<Request
     Ok(match operation {
         Operation::ListPets => RequestSpec::get("/pets"),
         Operation::CreatePet => {
-            let pet = json!({"name": ctx.pet_name("auth"), "categoryId": ctx.run.categories.accepted(1), "status": "pending"});
+            let pet = json!({"name": ctx.pet_name("auth"), "categoryId": ctx.categories().accepted(1), "status": "pending"});
             RequestSpec::post("/pets", Body::Json(pet))
         }
         Operation::GetPet => {
-            let pet = ctx.run.fixtures.existing_pet(ctx)?;
+            let pet = ctx.fixtures().existing_pet(ctx)?;
             RequestSpec::get(format!("/pets/{}", expect::pet_id(&pet).unwrap_or(1)))
         }
         Operation::ListStoreOrders => RequestSpec::get("/store/orders"),
@@ -54,7 +54,7 @@ const EVERY_OPERATION: [Operation; 4] = [
 pub fn near_miss_refused(ctx: &RuleCtx, near: &NearMiss) -> Checked {
     let near = *near;
     let name = near.name();
-    if !ctx.run.client.near_miss_differs(near) {
+    if !ctx.near_miss_differs(near) {
         return Err(Verdict::skipped(format!(
             "the key has no {name} near miss that differs from it (empty, or no letter, digit or token68 symbol)"
         )));
@@ -105,7 +105,7 @@ fn invalid_requests(ctx: &RuleCtx, invalid: &Invalid) -> Result<Vec<RequestSpec>
             .map(|id| RequestSpec::get(format!("/pets/{id}")))
             .collect(),
         Operation::CreatePet => {
-            let schema = &ctx.run.new_pet_schema;
+            let schema = ctx.new_pet_schema();
             let valid =
                 json!({"name": ctx.pet_name("precedence"), "categoryId": marker_category(ctx)});
             let mut specs = Vec::new();
@@ -167,7 +167,7 @@ pub fn refused_create_stores_nothing(ctx: &RuleCtx) -> Checked {
         name: Some(ctx.pet_name("refused")),
         category_id: Some(marker_category(ctx)),
     };
-    let watch = ctx.run.fixtures.watch(ctx);
+    let watch = ctx.fixtures().watch(ctx);
     let pet = json!({"name": marker.name, "categoryId": marker.category_id, "status": "pending"});
     let specs: Vec<RequestSpec> = [Credential::Missing, Credential::WrongKey]
         .into_iter()

@@ -28,7 +28,7 @@ fn create_at_once(
         .map(|n| {
             let pet = json!({
                 "name": ctx.pet_name(&format!("concurrent-{round}-{n}")),
-                "categoryId": ctx.run.categories.accepted(n as i64),
+                "categoryId": ctx.categories().accepted(n as i64),
                 "status": status.unwrap_or(PET_STATUSES[n % PET_STATUSES.len()]),
             });
             RequestSpec::post("/pets", Body::Json(pet))
@@ -78,7 +78,7 @@ fn create_and_fetch(ctx: &RuleCtx, clients: u64, round: u64) -> Result<Round, Ve
 /// one before is answered), so the rule costs two round trips, not two per round; under
 /// `--concurrency 1` they go one after another, in one fixed order.
 pub fn distinct_ids(ctx: &RuleCtx, clients: u64, rounds: u64) -> Checked {
-    let results: Vec<Result<Round, Verdict>> = if ctx.run.concurrency == 1 {
+    let results: Vec<Result<Round, Verdict>> = if ctx.concurrency() == 1 {
         (0..rounds)
             .map(|round| create_and_fetch(ctx, clients, round))
             .collect()
@@ -140,9 +140,9 @@ pub fn distinct_ids(ctx: &RuleCtx, clients: u64, rounds: u64) -> Checked {
 /// store pets too), each status's listing shows its pets instead. Nothing is created when no
 /// listing has room.
 pub fn all_listed(ctx: &RuleCtx, clients: u64) -> Checked {
-    let status = listing_room(&ctx.run.fixtures, ctx, clients as usize)?;
+    let status = listing_room(ctx.fixtures(), ctx, clients as usize)?;
     // Its pets take every status: the store's empty states are looked at before.
-    ctx.run.fixtures.first_status_pages(ctx);
+    ctx.fixtures().first_status_pages(ctx);
     let created = create_at_once(ctx, clients, 0, status)?;
     let listed = |status: Option<&str>| {
         let mut spec = RequestSpec::get("/pets").query("limit", "100");

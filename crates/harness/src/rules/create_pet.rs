@@ -39,9 +39,9 @@ fn create_and_echo(ctx: &RuleCtx, sent: &Value) -> Result<Value, Verdict> {
 /// Valid NewPets from the schema, with the run prefix before each name and a category the
 /// target accepts: the boundary values and the strategy.
 fn new_pets(ctx: &RuleCtx) -> Result<(Vec<Value>, BoxedStrategy<Value>), Verdict> {
-    let schema = &ctx.run.new_pet_schema;
+    let schema = ctx.new_pet_schema();
     let prefix = ctx.pet_name("");
-    let categories = ctx.run.categories.clone();
+    let categories = ctx.categories().clone();
     let boundary = generation::boundaries(schema)
         .iter()
         .map(|pet| categories.apply(generation::with_prefix(pet, &prefix)))
@@ -58,7 +58,7 @@ pub fn created_property(ctx: &RuleCtx) -> Checked {
     let (boundary, strategy) = new_pets(ctx)?;
     property::check_all(ctx, boundary, strategy, generation::describe_pet, |pet| {
         // What was answered is read back by create-pet/valid/round-trip, which stores none.
-        create_and_echo(ctx, pet).map(|answered| ctx.run.fixtures.answered.keep(&answered))
+        create_and_echo(ctx, pet).map(|answered| ctx.fixtures().answered.keep(&answered))
     })
 }
 
@@ -67,7 +67,7 @@ pub fn created_property(ctx: &RuleCtx) -> Checked {
 pub fn unique_ids(ctx: &RuleCtx, count: u64) -> Checked {
     let mut ids = BTreeSet::new();
     for n in 0..count {
-        let sent = serde_json::json!({"name": ctx.pet_name(&format!("unique-{n}")), "categoryId": ctx.run.categories.accepted(n as i64)});
+        let sent = serde_json::json!({"name": ctx.pet_name(&format!("unique-{n}")), "categoryId": ctx.categories().accepted(n as i64)});
         let exchange = ctx.send(&RequestSpec::post("/pets", Body::Json(sent)));
         ctx.case_done();
         // Whether the answer is 201 is create-pet/valid/created's business; here, the ids of
@@ -95,7 +95,7 @@ pub fn unique_ids(ctx: &RuleCtx, count: u64) -> Checked {
             ));
         }
     }
-    if let Some(duplicate) = ctx.run.fixtures.created.duplicate() {
+    if let Some(duplicate) = ctx.fixtures().created.duplicate() {
         let (earlier, later) = (&duplicate.earlier, &duplicate.later);
         return Err(Verdict::failed(
             "a new id for every pet created",
@@ -114,11 +114,11 @@ pub fn unique_ids(ctx: &RuleCtx, count: u64) -> Checked {
 /// read back all at once after that rule is done, so that this rule stores none of its own.
 /// Alone (valid/created skipped or in another shard) it creates its own, as a property.
 pub fn round_trip(ctx: &RuleCtx) -> Checked {
-    if ctx.run.deadline.is_some() {
+    if ctx.deadline().is_some() {
         // Under a budget (main phase): after valid/created's first batch, before the end.
         ctx.wait_for_first_passes();
     }
-    let answered = ctx.run.fixtures.answered.all();
+    let answered = ctx.fixtures().answered.all();
     if answered.is_empty() {
         return round_trip_own(ctx);
     }
@@ -185,7 +185,7 @@ fn marked_pet(ctx: &RuleCtx, tag: &str) -> Value {
 }
 
 fn mutation(ctx: &RuleCtx, name: &str) -> Result<mutations::Mutation, Verdict> {
-    mutations::named(&ctx.run.new_pet_schema, name)
+    mutations::named(ctx.new_pet_schema(), name)
         .ok_or_else(|| Verdict::skipped(format!("NewPet.json has no mutation {name:?}")))
 }
 
@@ -193,8 +193,8 @@ fn mutation(ctx: &RuleCtx, name: &str) -> Result<mutations::Mutation, Verdict> {
 pub fn refused(ctx: &RuleCtx, name: &str, expect: Refusal) -> Checked {
     let mutation = mutation(ctx, name)?;
     let valid = marked_pet(ctx, name);
-    let body = mutation.apply(&ctx.run.new_pet_schema, &valid);
-    let watch = ctx.run.fixtures.watch(ctx);
+    let body = mutation.apply(ctx.new_pet_schema(), &valid);
+    let watch = ctx.fixtures().watch(ctx);
     let exchange = ctx.send(&RequestSpec::post("/pets", body));
     ctx.case_done();
     let what = mutation.breaks();
@@ -212,7 +212,7 @@ pub fn refused(ctx: &RuleCtx, name: &str, expect: Refusal) -> Checked {
 
 /// Every schema mutation, of the fixed pet and then of generated pets, is refused.
 pub fn mutations_property(ctx: &RuleCtx) -> Checked {
-    let schema = &ctx.run.new_pet_schema;
+    let schema = ctx.new_pet_schema();
     let all: Vec<mutations::Mutation> = mutations::for_schema(schema)
         .into_iter()
         .filter(mutations::Mutation::breaks_schema)
@@ -249,7 +249,7 @@ pub fn invalid_values_400(ctx: &RuleCtx, mutations: &[String]) -> Checked {
     let mut specs = Vec::new();
     for name in mutations {
         let mutation = mutation(ctx, name)?;
-        let body = mutation.apply(&ctx.run.new_pet_schema, &marked_pet(ctx, name));
+        let body = mutation.apply(ctx.new_pet_schema(), &marked_pet(ctx, name));
         specs.push(RequestSpec::post("/pets", body));
         sent.push(mutation);
     }
@@ -291,7 +291,7 @@ fn send_confused(ctx: &RuleCtx, valid: &Value, confusions: &[Confusion]) -> Chec
 /// Every property of NewPet given every JSON type it is not, another case, or left out: alone
 /// (boundary cases), then combined on generated pets.
 pub fn type_confusion(ctx: &RuleCtx) -> Checked {
-    let schema = &ctx.run.new_pet_schema;
+    let schema = ctx.new_pet_schema();
     let fixed = marked_pet(ctx, "confused");
     let boundary: Vec<(Value, Vec<Confusion>)> = confusion::singles(schema, &fixed)
         .into_iter()
@@ -318,7 +318,7 @@ pub fn type_confusion(ctx: &RuleCtx) -> Checked {
 /// fills up). Each case has a name and a categoryId of its own, so a stored one is recognised
 /// by whichever of the two it left as it was.
 pub fn type_confusion_stores_nothing(ctx: &RuleCtx) -> Checked {
-    let schema = &ctx.run.new_pet_schema;
+    let schema = ctx.new_pet_schema();
     let mut markers = Vec::new();
     let mut sent = Vec::new();
     let mut specs = Vec::new();
@@ -335,7 +335,7 @@ pub fn type_confusion_stores_nothing(ctx: &RuleCtx) -> Checked {
         sent.push((name, category, single));
     }
     // Independent bodies: sent together; what is stored is looked at once, after all.
-    let watch = ctx.run.fixtures.watch(ctx);
+    let watch = ctx.fixtures().watch(ctx);
     for ((name, category, single), exchange) in sent.into_iter().zip(ctx.send_all(&specs)) {
         ctx.case_done();
         // What the answer should be is type-confusion's business; here, only what is stored.

@@ -16,7 +16,7 @@ use crate::outcome::{Checked, Exchange, Verdict};
 
 /// getPet's answers for the run's pet and an unknown id, both sent at once.
 fn get_pet_answers(ctx: &RuleCtx) -> Result<Vec<Exchange>, Verdict> {
-    let pet = ctx.run.fixtures.existing_pet(ctx)?;
+    let pet = ctx.fixtures().existing_pet(ctx)?;
     let existing = expect::pet_id(&pet).unwrap_or_default();
     let unknown = get_pet::unknown_ids(ctx)[0].0;
     let specs = [existing, unknown].map(|id| RequestSpec::get(format!("/pets/{id}")));
@@ -271,7 +271,7 @@ pub fn successor_is_list_pets(ctx: &RuleCtx) -> Checked {
     for exchange in get_pet_answers(ctx)? {
         for target in successor_targets(&exchange) {
             let Some(resolved) =
-                resolves_to_list_pets(target, &exchange.request.url, ctx.run.client.base_url())
+                resolves_to_list_pets(target, &exchange.request.url, ctx.base_url())
             else {
                 continue;
             };
@@ -292,7 +292,7 @@ pub fn successor_is_list_pets(ctx: &RuleCtx) -> Checked {
 pub fn not_deprecated(ctx: &RuleCtx) -> Checked {
     let spec = match ctx.rule.operation {
         Operation::CreatePet => {
-            let pet = json!({"name": ctx.pet_name("not-deprecated"), "categoryId": ctx.run.categories.accepted(1)});
+            let pet = json!({"name": ctx.pet_name("not-deprecated"), "categoryId": ctx.categories().accepted(1)});
             RequestSpec::post("/pets", Body::Json(pet))
         }
         _ => RequestSpec::get("/pets"),

@@ -8,7 +8,7 @@ use crate::outcome::{Checked, Exchange, Verdict};
 
 /// "200 | Pet | The animal exists."
 pub fn existing(ctx: &RuleCtx) -> Checked {
-    let created = ctx.run.fixtures.existing_pet(ctx)?;
+    let created = ctx.fixtures().existing_pet(ctx)?;
     let id = expect::pet_id(&created).unwrap_or_default();
     let exchange = ctx.send(&RequestSpec::get(format!("/pets/{id}")));
     ctx.case_done();
@@ -44,7 +44,7 @@ pub fn same_pet(
 /// [`beside_stored`] adds ids relative to a stored pet's.
 pub fn unknown_ids(ctx: &RuleCtx) -> [(i64, &'static str); 5 + RANDOM_IDS] {
     let offset = (ctx.seed % 1_000_000) as i64;
-    let known = |id: &i64| ctx.run.fixtures.seen(*id);
+    let known = |id: &i64| ctx.fixtures().seen(*id);
     let unseen = |start: i64| (start..).step_by(2).find(|id| !known(id)).unwrap_or(start);
     let random = |n: u64| {
         let drawn = crate::seed::splitmix64(ctx.seed ^ (0x7261_6e64 + n));
@@ -77,7 +77,7 @@ fn beside_stored(ctx: &RuleCtx, id: i64) -> Vec<(i64, &'static str)> {
     ]
     .into_iter()
     .filter_map(|(id, kind)| Some((id?, kind)))
-    .filter(|(id, _)| !ctx.run.fixtures.seen(*id))
+    .filter(|(id, _)| !ctx.fixtures().seen(*id))
     .collect()
 }
 
@@ -87,7 +87,7 @@ fn beside_stored(ctx: &RuleCtx, id: i64) -> Vec<(i64, &'static str)> {
 pub fn unknown(ctx: &RuleCtx) -> Checked {
     let mut ids = unknown_ids(ctx).to_vec();
     // The pet every getPet rule reads; without one (a read-only run), the ids above.
-    if let Ok(pet) = ctx.run.fixtures.existing_pet(ctx)
+    if let Ok(pet) = ctx.fixtures().existing_pet(ctx)
         && let Some(id) = expect::pet_id(&pet)
     {
         ids.extend(beside_stored(ctx, id));

@@ -36,7 +36,7 @@ pub struct Drawn {
 /// property rules draw their cases.
 pub fn walk(ctx: &RuleCtx) -> Checked {
     let operation = ctx.rule.operation;
-    let mut classes = ctx.run.space.classes(operation, ctx.rule.level);
+    let mut classes = ctx.space().classes(operation, ctx.rule.level);
     // Bodies that are not UTF-8 go last (`walk_last`): kept, they may break every read.
     classes.retain(|(_, class)| !class.goes_last());
     if classes.is_empty() {
@@ -59,9 +59,9 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
     if pool.is_empty() {
         return first_of(&coverage, &case, ctx);
     }
-    let schema = &ctx.run.new_pet_schema;
+    let schema = ctx.new_pet_schema();
     let prefix = ctx.pet_name("");
-    let categories = ctx.run.categories.clone();
+    let categories = ctx.categories().clone();
     let pets = crate::generation::strategy(schema).map_err(|e| Verdict::skipped(e.to_string()))?;
     let strategy = (proptest::sample::select(pool), pets).prop_map(move |(drawn, pet)| Drawn {
         pet: Some(categories.apply(crate::generation::with_prefix(&pet, &prefix))),
@@ -74,7 +74,7 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
 /// at once and judged as their classes say, each tallied for the coverage table; with what
 /// the pets of the bodies refused would carry, to look for one stored anyway.
 pub fn walk_last(ctx: &RuleCtx) -> (Checked, Vec<Marker>) {
-    let mut classes = ctx.run.space.classes(Operation::CreatePet, ctx.rule.level);
+    let mut classes = ctx.space().classes(Operation::CreatePet, ctx.rule.level);
     classes.retain(|(_, class)| class.goes_last());
     if classes.is_empty() {
         let none = "the request space has no createPet class whose bodies are not UTF-8";
@@ -181,9 +181,7 @@ impl Walk<'_, '_> {
         if clashes_with_extra_headers(ctx, case) {
             // The run sends that header itself (`-H`, a gateway's X-API-Key): two of them would
             // test the gateway, not the store. Not sent, and the coverage table says why.
-            ctx.run
-                .input_tally
-                .count(key, Outcome::Withheld, String::new);
+            ctx.input_tally().count(key, Outcome::Withheld, String::new);
             return Ok(());
         }
         let mut valid = self.valid.clone();
@@ -194,7 +192,7 @@ impl Walk<'_, '_> {
         let name = ctx.pet_name(&format!("inputs-{index}-{}-{}", class.class, drawn.case));
         let fill = stored::fill(ctx, case, index, &name)?;
         let existing = match fill.existing_id {
-            Some(_) => Some(ctx.run.fixtures.existing_pet(ctx)?),
+            Some(_) => Some(ctx.fixtures().existing_pet(ctx)?),
             None => None,
         };
         let spec = case.apply_filled(&valid, &fill);
@@ -212,7 +210,7 @@ impl Walk<'_, '_> {
         // A response may echo the key: the note is redacted as a verdict is.
         let what = || {
             let note = format!("{described}: {}", exchange.summary());
-            ctx.run.client.redactor().redact_sent(&note)
+            ctx.redactor().redact_sent(&note)
         };
         let accepted = exchange.status().is_some_and(|s| (200..300).contains(&s));
         let judged = judge(ctx, self.operation, class.expect, &exchange).and_then(|()| {
@@ -224,7 +222,7 @@ impl Walk<'_, '_> {
         });
         match judged {
             Ok(()) => {
-                ctx.run.input_tally.count(key, Outcome::Passed, what);
+                ctx.input_tally().count(key, Outcome::Passed, what);
                 Ok(())
             }
             Err(verdict) if verdict.kind() == VerdictKind::Failed && !unanswered(&exchange) => {
@@ -236,13 +234,13 @@ impl Walk<'_, '_> {
                         }
                         _ => format!("{described}: {}", exchange.summary()),
                     };
-                    ctx.run.client.redactor().redact_sent(&note)
+                    ctx.redactor().redact_sent(&note)
                 };
-                ctx.run.input_tally.count(key, Outcome::Failed, note);
+                ctx.input_tally().count(key, Outcome::Failed, note);
                 Err(annotate(verdict, class, &described))
             }
             Err(verdict) => {
-                ctx.run.input_tally.count(key, Outcome::Unanswered, what);
+                ctx.input_tally().count(key, Outcome::Unanswered, what);
                 Err(verdict)
             }
         }
@@ -262,7 +260,7 @@ fn clashes_with_extra_headers(ctx: &RuleCtx, case: &crate::generation::space::Ca
     channel
         .into_iter()
         .chain(case.headers.iter().flatten().map(|(name, _)| name.as_str()))
-        .any(|name| ctx.run.client.sends_extra_header(name))
+        .any(|name| ctx.sends_extra_header(name))
 }
 
 /// The coverage pass alone: every case at once, the first failure in the file's order.

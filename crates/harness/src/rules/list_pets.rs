@@ -44,7 +44,7 @@ fn at_most(ctx: &RuleCtx, spec: &RequestSpec, max: usize) -> Checked {
 /// Without `limit`, the default of 20 applies.
 pub fn default_at_most(ctx: &RuleCtx, max: u64) -> Checked {
     let max = max as usize;
-    ctx.run.fixtures.population(ctx)?;
+    ctx.fixtures().population(ctx)?;
     ctx.case_done();
     at_most(ctx, &RequestSpec::get("/pets"), max)
 }
@@ -65,7 +65,7 @@ fn limits() -> Result<(Vec<i64>, BoxedStrategy<i64>), Verdict> {
 
 /// Any `limit` in 1..=100 is accepted and caps the listing.
 pub fn limit_property(ctx: &RuleCtx) -> Checked {
-    ctx.run.fixtures.population(ctx)?;
+    ctx.fixtures().population(ctx)?;
     let (boundary, strategy) = limits()?;
     property::check_all(
         ctx,
@@ -84,7 +84,7 @@ pub fn limit_accepted(ctx: &RuleCtx, limit: &str) -> Checked {
     let max: usize = limit
         .parse()
         .map_err(|_| Verdict::skipped("limit param is not a number"))?;
-    ctx.run.fixtures.population(ctx)?;
+    ctx.fixtures().population(ctx)?;
     ctx.case_done();
     at_most(ctx, &RequestSpec::get("/pets").query("limit", limit), max)
 }
@@ -92,7 +92,7 @@ pub fn limit_accepted(ctx: &RuleCtx, limit: &str) -> Checked {
 /// With more pets stored than the page size, the page is full.
 pub fn fills_page(ctx: &RuleCtx, expected: u64, limit: Option<&str>) -> Checked {
     let expected = expected as usize;
-    let population = ctx.run.fixtures.population(ctx)?;
+    let population = ctx.fixtures().population(ctx)?;
     let mut spec = RequestSpec::get("/pets");
     if let Some(limit) = limit {
         spec = spec.query("limit", limit);
@@ -127,7 +127,7 @@ pub fn limit_refused(ctx: &RuleCtx, limit: &str) -> Checked {
 
 /// Whatever the answer to an out-of-range `limit`, a 200 never carries more than 100 pets.
 pub fn out_of_range_capped(ctx: &RuleCtx, limits: &[String]) -> Checked {
-    let population = ctx.run.fixtures.population(ctx)?;
+    let population = ctx.fixtures().population(ctx)?;
     let specs: Vec<RequestSpec> = limits
         .iter()
         .map(|limit| RequestSpec::get("/pets").query("limit", limit.as_str()))
@@ -163,7 +163,7 @@ pub fn limit_beside(ctx: &RuleCtx, limit: &str, besides: &[String]) -> Checked {
     let max: usize = limit
         .parse()
         .map_err(|_| Verdict::skipped("limit param is not a number"))?;
-    let population = ctx.run.fixtures.population(ctx)?;
+    let population = ctx.fixtures().population(ctx)?;
     let queries: Vec<String> = besides
         .iter()
         .map(|beside| format!("limit={limit}&{beside}"))
@@ -204,7 +204,7 @@ pub fn limit_beside(ctx: &RuleCtx, limit: &str, besides: &[String]) -> Checked {
 /// holds, so the rule goes on without it, and is inconclusive only when no listing showed a
 /// pet at all.
 pub fn status_property(ctx: &RuleCtx) -> Checked {
-    let population = ctx.run.fixtures.population(ctx).err();
+    let population = ctx.fixtures().population(ctx).err();
     let listed = std::sync::atomic::AtomicUsize::new(0);
     // Statuses from PetStatus.json; the boundary asks each one for a full page.
     let statuses: Vec<String> =
@@ -281,7 +281,7 @@ pub fn empty_is_array(ctx: &RuleCtx) -> Checked {
     let mut counts = Vec::new();
     for (status, exchange) in crate::contract::PET_STATUSES
         .iter()
-        .zip(ctx.run.fixtures.first_status_pages(ctx))
+        .zip(ctx.fixtures().first_status_pages(ctx))
     {
         ctx.case_done();
         if expect::response(&exchange)?.status != 200 {

@@ -112,7 +112,7 @@ pub fn run(ctx: &RuleCtx) -> Checked {
 /// Runs a rule's check, turning a panic in check code into an inconclusive verdict rather
 /// than a crashed run; the verdict comes back redacted.
 pub fn evaluate(ctx: &RuleCtx) -> Verdict {
-    ctx.run.client.redactor().redact_verdict(judge(ctx))
+    ctx.redactor().redact_verdict(judge(ctx))
 }
 
 /// No rule fails without a response that shows it: a failure whose exchange got no answer

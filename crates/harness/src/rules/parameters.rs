@@ -60,7 +60,7 @@ fn describe((name, value): &Case) -> String {
 
 /// Every parameter's boundary values, and a strategy over all of its generated values.
 fn space(ctx: &RuleCtx, model: &OperationModel) -> (Vec<Case>, BoxedStrategy<Case>) {
-    let operators = &ctx.run.space.operators;
+    let operators = &ctx.space().operators;
     let boundary = model
         .parameters
         .iter()
@@ -151,7 +151,7 @@ fn tally(
     );
     let what = || {
         let note = format!("{}: {}", describe(case), exchange.summary());
-        ctx.run.client.redactor().redact_sent(&note)
+        ctx.redactor().redact_sent(&note)
     };
     let outcome = match judged {
         Ok(()) => Outcome::Passed,
@@ -159,7 +159,7 @@ fn tally(
         Err(_) => Outcome::Unanswered,
     };
     let rule = (ctx.rule.id.as_str(), ctx.rule.level, expecting);
-    ctx.run.input_tally.count_by(rule, key, outcome, what);
+    ctx.input_tally().count_by(rule, key, outcome, what);
 }
 
 /// A value the schema does not allow is refused with a 4xx and an Error body.

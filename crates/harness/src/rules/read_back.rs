@@ -27,12 +27,12 @@ fn server_error(exchange: &Exchange, what: &str, expected: &str) -> Option<Verdi
 /// A name with a lone surrogate escape is refused (4xx) or stored; either way no 5xx, then or
 /// in the reads of the stored pet after it.
 pub fn lone_surrogate(ctx: &RuleCtx) -> Checked {
-    if ctx.run.deadline.is_some() {
+    if ctx.deadline().is_some() {
         // Under a budget (main phase): after every rule's first pass, before the budget ends.
         ctx.wait_for_first_passes();
     }
     let prefix = ctx.pet_name("surrogate-");
-    let category = ctx.run.categories.accepted(0);
+    let category = ctx.categories().accepted(0);
     // Written by hand: serde_json cannot hold a lone surrogate in a string.
     let body = format!(r#"{{"name":"{prefix}\ud800","categoryId":{category}}}"#);
     let created = ctx.send(&RequestSpec::post(
@@ -98,8 +98,8 @@ pub fn not_utf_8(ctx: &RuleCtx) -> Checked {
     // Started before the bodies are sent: after them, it tells a pet stored from one refused.
     // Before the wait below: on a crowded store finding where its ids grow takes round trips,
     // which would hold the bodies back until a budget's generators reached --max-pets.
-    let watch = ctx.run.fixtures.watch(ctx);
-    if ctx.run.deadline.is_some() {
+    let watch = ctx.fixtures().watch(ctx);
+    if ctx.deadline().is_some() {
         // Under a budget (main phase): after every rule's first pass, before the budget ends.
         ctx.wait_for_first_passes();
     }

@@ -10,7 +10,7 @@ use crate::outcome::{Checked, Verdict};
 
 /// A few read-only requests whose answers every statement applies to: success, 401, 404, 400.
 fn sweep(ctx: &RuleCtx) {
-    ctx.run.observations.swept.get_or_init(|| send_sweep(ctx));
+    ctx.observations().swept.get_or_init(|| send_sweep(ctx));
 }
 
 fn send_sweep(ctx: &RuleCtx) {
@@ -34,7 +34,7 @@ fn send_sweep(ctx: &RuleCtx) {
 
 fn verdict(ctx: &RuleCtx, statement: Statement, expected: &str) -> Checked {
     sweep(ctx);
-    let tally = ctx.run.observations.tally(statement);
+    let tally = ctx.observations().tally(statement);
     if tally.inspected == 0 {
         return Err(Verdict::skipped(
             "no response this statement applies to was received",

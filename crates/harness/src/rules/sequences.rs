@@ -55,8 +55,8 @@ fn describe(steps: &[Step]) -> String {
 
 fn strategy(ctx: &RuleCtx, max_steps: u64) -> Result<BoxedStrategy<Vec<Step>>, Verdict> {
     let prefix = ctx.pet_name("seq-");
-    let categories = ctx.run.categories.clone();
-    let pets = generation::strategy(&ctx.run.new_pet_schema)
+    let categories = ctx.categories().clone();
+    let pets = generation::strategy(ctx.new_pet_schema())
         .map_err(|e| Verdict::skipped(e.to_string()))?
         .prop_map(move |pet| {
             Step::Create(categories.apply(generation::with_prefix(&pet, &prefix)))

@@ -157,7 +157,7 @@ pub fn name_ladder(ctx: &RuleCtx, lengths: &[u64]) -> Checked {
         .iter()
         .enumerate()
         .map(|(n, name)| {
-            let category = ctx.run.categories.accepted(n as i64);
+            let category = ctx.categories().accepted(n as i64);
             RequestSpec::post(
                 "/pets",
                 Body::Json(json!({"name": name, "categoryId": category})),
@@ -272,7 +272,7 @@ pub fn body_ladder(ctx: &RuleCtx, sizes: &[u64]) -> Checked {
     let rung = |n: usize, size: u64| {
         let pet = json!({
             "name": ctx.pet_name(&format!("body-{size}")),
-            "categoryId": ctx.run.categories.accepted(n as i64),
+            "categoryId": ctx.categories().accepted(n as i64),
         });
         let head = serde_json::to_vec(&pet).unwrap_or_default().into();
         let length = usize::try_from(size).unwrap_or(usize::MAX);

@@ -27,7 +27,7 @@ pub fn unused_id(ctx: &RuleCtx) -> i64 {
 /// Whether the run may send a case: one whose body spells a categoryId of its own is sent
 /// only where the run accepts that category (`--category-ids`).
 pub fn may_send(ctx: &RuleCtx, case: &Case) -> bool {
-    let accepted = &ctx.run.categories.0;
+    let accepted = &ctx.categories().0;
     case.spells_category
         .is_none_or(|id| accepted.is_empty() || accepted.contains(&id))
 }
@@ -39,13 +39,13 @@ pub fn may_send(ctx: &RuleCtx, case: &Case) -> bool {
 /// instead: a store that keeps a list of categories would refuse every probe for its category
 /// alone, whatever the probe's own change. No answer at all keeps the marker.
 fn marker_taken(ctx: &RuleCtx) -> bool {
-    if !ctx.run.categories.0.is_empty() {
+    if !ctx.categories().0.is_empty() {
         return false;
     }
-    if ctx.run.read_only {
+    if ctx.read_only() {
         return true; // nothing is created, so nothing is asked
     }
-    *ctx.run.marker_taken.get_or_init(|| {
+    *ctx.marker_taken().get_or_init(|| {
         let Ok(mut baseline) = super::auth::request_for(ctx, Operation::CreatePet) else {
             return true;
         };
@@ -73,7 +73,7 @@ pub fn fill<'n>(
         .body_template()
         .is_some_and(|t| t.contains("{existing-id}"))
     {
-        let pet = ctx.run.fixtures.existing_pet(ctx)?;
+        let pet = ctx.fixtures().existing_pet(ctx)?;
         Some(expect::pet_id(&pet).ok_or_else(|| {
             Verdict::inconclusive(format!("the existing pet has no integer id: {pet}"))
         })?)
@@ -83,7 +83,7 @@ pub fn fill<'n>(
     // Asked only for a case that spells the marker (a listing's case creates nothing).
     let spells_marker = case.body_template().is_some_and(|t| t.contains("{marker}"));
     let own = !spells_marker || marker_taken(ctx);
-    let category = ctx.run.categories.accepted(1);
+    let category = ctx.categories().accepted(1);
     Ok(Fill {
         name,
         category,
@@ -204,7 +204,7 @@ pub fn read_back(
 /// The request space's createPet classes that expect a refusal, with their input, at both
 /// levels: the bodies a store must not store.
 fn refused_classes<'r>(ctx: &RuleCtx<'r>) -> Vec<(&'r Input, &'r Class)> {
-    let space = &ctx.run.space;
+    let space = ctx.space();
     let mut classes = space.classes(Operation::CreatePet, Level::Required);
     classes.extend(space.classes(Operation::CreatePet, Level::Recommended));
     // Not the bodies that are not UTF-8: sent here, before anything fills the store, a store
@@ -250,7 +250,7 @@ pub fn stores_nothing(ctx: &RuleCtx) -> Checked {
             ));
         }
     }
-    let watch = ctx.run.fixtures.watch(ctx);
+    let watch = ctx.fixtures().watch(ctx);
     let mut markers = Vec::new();
     let mut refused = Vec::new();
     for ((what, marker), exchange) in sent.into_iter().zip(ctx.send_all(&specs)) {
