@@ -331,6 +331,15 @@ impl Lanes {
         }
     }
 
+    /// A throttling answer came back on `lane` (429, or 503 with Retry-After): the target
+    /// asks for fewer requests, so the level is cut and nothing grows it. Counted as an
+    /// answer, it would win back within the cool-down what the cut took (a store throttling
+    /// every request left the level where it had climbed to).
+    pub fn throttled(&self, lane: &Lane) {
+        let _ = lane.take_graced();
+        self.overloaded(Overload::Throttled);
+    }
+
     /// The target showed overload: halve the level (not below one); a stalled connect also caps
     /// it below the connections that were open.
     pub fn overloaded(&self, why: Overload) {

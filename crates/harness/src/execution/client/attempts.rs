@@ -349,9 +349,10 @@ impl Client {
                     return Attempt::Unavailable(Box::new(exchange));
                 }
                 let served = (200..300).contains(&response.status);
-                self.lanes.answered(lane, exchange.elapsed_ms, served);
                 if throttle_wait(&exchange, 0).is_some() {
-                    self.lanes.overloaded(Overload::Throttled);
+                    self.lanes.throttled(lane);
+                } else {
+                    self.lanes.answered(lane, exchange.elapsed_ms, served);
                 }
             }
             None if exchange

@@ -283,3 +283,25 @@ async fn a_request_that_may_not_be_sent_twice_opens_no_connection_past_those_ser
     );
     assert_eq!(lanes.live(), START + 1);
 }
+
+#[tokio::test]
+async fn throttling_answers_cut_the_level_and_never_grow_it_back() {
+    let lanes = lanes(256);
+    let held = checkouts(&lanes, START).await;
+    for checkout in &held {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    let top = lanes.level();
+    assert!(top > START, "{top}");
+    // A store that throttles everything from now on: one cut, then a thousand 429s within the
+    // cool-down win nothing back (counted as answers, they grew the level to where it was).
+    lanes.throttled(held[0].lane());
+    let cut = lanes.level();
+    assert_eq!(cut, top / 2);
+    for _ in 0..1000 {
+        lanes.throttled(held[0].lane());
+    }
+    assert_eq!(lanes.level(), cut);
+    assert!(lanes.tally().concurrency_final < lanes.tally().concurrency_reached);
+    drop(held);
+}
