@@ -131,7 +131,7 @@ pub struct Run {
     pub pet_cap: PetCap,
     /// Where the run stands between its rules: phases, first passes, rules storing many pets,
     /// quiet-store rules not yet answered; every wait of a rule on another is here.
-    pub scheduler: super::scheduler::Scheduler,
+    pub scheduler: Arc<super::scheduler::Scheduler>,
     /// Whether the store took the plainest NewPet with the run's marker category, asked once
     /// before the first request-space case (`rules::stored::fill`): where it did not, the
     /// cases spell an accepted category, so that no probe is refused for its category alone.

@@ -117,6 +117,8 @@ struct State {
     /// Quiet-store rules whose first requests are not answered yet: the reads that run beside
     /// them wait for none to be left, so that the creates have the first places.
     quiet_unanswered: usize,
+    /// Pets the target said it created: the population fixture waits on their number.
+    pets_created: u64,
 }
 
 fn index(phase: Phase) -> usize {
@@ -169,8 +171,8 @@ impl Scheduler {
             *state = State {
                 unjudged,
                 first_passes_left: unjudged[0] + unjudged[1],
-                storing: state.storing,
                 quiet_unanswered: quiet,
+                ..*state
             }
         });
     }
@@ -269,15 +271,39 @@ impl Scheduler {
         );
     }
 
-    /// Waits while rules store many pets, until `enough` holds: looked at on every change and
-    /// every 2 ms, since the pets they store are counted by the store setup, not here, and the
-    /// population fixture goes on the moment they are enough.
+    /// Waits while rules store many pets, until `enough` holds: looked at on every change, a
+    /// pet created among them (the store setup counts them, and the event stream tells this of
+    /// each), so that the population fixture goes on the moment they are enough.
     pub fn wait_while_storing(&self, enough: &dyn Fn() -> bool) {
+        self.wait(|state| state.storing == 0, (enough, LOOK_AGAIN), None);
+    }
+
+    /// Pets the target said it created so far (see [`Scheduler::wait_for_a_pet_after`]).
+    pub fn pets_created(&self) -> u64 {
+        self.state().pets_created
+    }
+
+    /// Waits until a pet is created after the first `seen`, or `until`.
+    pub fn wait_for_a_pet_after(&self, seen: u64, until: Instant) {
         self.wait(
-            |state| state.storing == 0,
-            (enough, Duration::from_millis(2)),
-            None,
+            |state| state.pets_created > seen,
+            (&|| false, LOOK_AGAIN),
+            Some(until),
         );
+    }
+}
+
+/// The scheduler hears of every pet created, after the store setup has counted it: the rules
+/// waiting on the store's population are woken by it, not by a clock.
+impl super::events::Subscriber for Scheduler {
+    fn on(&self, event: &super::events::Event<'_>) {
+        if let super::events::Event::ExchangeRecorded(recorded) = event
+            && recorded.operation == Some(crate::contract::Operation::CreatePet)
+            && !recorded.exchange.cut_by_transport()
+            && matches!(recorded.exchange.status(), Some(200..=299))
+        {
+            self.change(|state| state.pets_created += 1);
+        }
     }
 }
 

@@ -291,6 +291,8 @@ fn populate(
     // files, each where asked for.
     run.events.subscribe(run.observations.clone());
     run.events.subscribe(run.fixtures.clone());
+    // After the store setup: a rule woken by a pet created finds it counted.
+    run.events.subscribe(run.scheduler.clone());
     let side_files = [
         config
             .options

@@ -75,12 +75,16 @@ pub(super) fn populate(
             waited = true;
             let answer = ctx.fastest_answer().min(std::time::Duration::from_secs(1));
             let started = std::time::Instant::now();
+            let mut created = ctx.scheduler().pets_created();
             let (mut seen, mut grew) = (known_now(&known), started);
             while seen < POPULATION_TARGET
                 && grew.elapsed() < answer
                 && started.elapsed() < answer * 2
             {
-                std::thread::sleep(std::time::Duration::from_millis(2));
+                // Woken by the next pet created, or when the wait is over.
+                let until = (grew + answer).min(started + answer * 2);
+                ctx.scheduler().wait_for_a_pet_after(created, until);
+                created = ctx.scheduler().pets_created();
                 let now = known_now(&known);
                 if now > seen {
                     (seen, grew) = (now, std::time::Instant::now());
