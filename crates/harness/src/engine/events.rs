@@ -93,6 +93,19 @@ impl<'a> Recorded<'a> {
         }
     }
 
+    /// The pet the target says this exchange created: a createPet answered 2xx, whole, with a
+    /// JSON body.
+    pub fn created_pet(&self) -> Option<&serde_json::Value> {
+        let exchange = self.exchange;
+        if self.operation != Some(Operation::CreatePet) || exchange.cut_by_transport() {
+            return None;
+        }
+        match exchange.status() {
+            Some(200..=299) => exchange.json(),
+            _ => None,
+        }
+    }
+
     /// The redactor every byte a subscriber writes passes.
     pub fn redactor(&self) -> &crate::execution::Redactor {
         self.client.redactor()

@@ -287,11 +287,6 @@ impl Run {
         exchange
     }
 
-    /// Requests sent (and answered or not) so far.
-    pub fn requests_sent(&self) -> u64 {
-        self.events.exchanges()
-    }
-
     /// The seed of one rule: from the run seed and the rule id only.
     pub fn rule_seed(&self, rule_id: &str) -> u64 {
         crate::seed::rule_seed(self.seed, rule_id)

@@ -164,9 +164,13 @@ impl Scheduler {
         }
     }
 
-    /// The selected rules, by phase (`unjudged`), of which `quiet` are quiet-store rules by
-    /// their own traits: said once, before any rule starts.
-    pub fn select(&self, unjudged: [usize; 3], quiet: usize) {
+    /// The phases of the selected rules, of which `quiet` are quiet-store rules by their own
+    /// traits: said once, before any rule starts.
+    pub fn select(&self, selected: impl IntoIterator<Item = Phase>, quiet: usize) {
+        let mut unjudged = [0; 3];
+        for phase in selected {
+            unjudged[index(phase)] += 1;
+        }
         self.change(|state| {
             *state = State {
                 unjudged,
@@ -298,9 +302,7 @@ impl Scheduler {
 impl super::events::Subscriber for Scheduler {
     fn on(&self, event: &super::events::Event<'_>) {
         if let super::events::Event::ExchangeRecorded(recorded) = event
-            && recorded.operation == Some(crate::contract::Operation::CreatePet)
-            && !recorded.exchange.cut_by_transport()
-            && matches!(recorded.exchange.status(), Some(200..=299))
+            && recorded.created_pet().is_some()
         {
             self.change(|state| state.pets_created += 1);
         }
@@ -315,7 +317,7 @@ mod tests {
     #[test]
     fn a_rule_of_a_later_phase_starts_once_every_earlier_one_is_judged() {
         let scheduler = Arc::new(Scheduler::default());
-        scheduler.select([1, 1, 0], 1);
+        scheduler.select([Phase::QuietStore, Phase::Main], 1);
         let last = {
             let scheduler = Arc::clone(&scheduler);
             std::thread::spawn(move || {
@@ -336,7 +338,10 @@ mod tests {
     #[test]
     fn the_first_passes_end_when_every_rule_said_so_and_storing_counts_down_with_them() {
         let scheduler = Scheduler::default();
-        scheduler.select([1, 2, 4], 0);
+        scheduler.select(
+            [Phase::QuietStore, Phase::Main, Phase::Main, Phase::Last],
+            0,
+        );
         assert_eq!(scheduler.state().first_passes_left, 3);
         scheduler.storing_started();
         scheduler.first_pass_over(true);
@@ -357,7 +362,7 @@ mod tests {
     #[test]
     fn a_stop_ends_a_wait_that_no_change_would() {
         let scheduler = Scheduler::default();
-        scheduler.select([1, 0, 0], 1);
+        scheduler.select([Phase::QuietStore], 1);
         let started = Instant::now();
         scheduler.wait_for_quiet_answers(Duration::from_secs(60), &|| {
             started.elapsed() > Duration::from_millis(30)

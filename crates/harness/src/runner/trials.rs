@@ -115,7 +115,6 @@ pub(super) fn run_trials(
     run.events.subscribe(Arc::clone(&collector));
     let mut trials = Vec::new();
     let mut queue = Vec::new();
-    let mut remaining = [0usize; 3];
     let mut quiet_unanswered = 0;
     for (index, rule, phase) in in_order(catalogue, run) {
         // Another shard's rule is not this run's: not selected, as a filter leaves it.
@@ -134,18 +133,14 @@ pub(super) fn run_trials(
                     reading,
                 },
             ));
-            remaining[match phase {
-                Phase::QuietStore => 0,
-                Phase::Main => 1,
-                Phase::Last => 2,
-            }] += 1;
             if scheduler::phase(&rule.check) == Phase::QuietStore {
                 quiet_unanswered += 1;
             }
         }
         trials.push(trial);
     }
-    run.scheduler.select(remaining, quiet_unanswered);
+    run.scheduler
+        .select(queue.iter().map(|(phase, _)| *phase), quiet_unanswered);
     // A `--skip` that matches no rule is a typo, not a choice: it would skip nothing, silently.
     let skips_nothing: Vec<&str> = config
         .options
@@ -170,10 +165,7 @@ pub(super) fn run_trials(
         )));
     }
     // A shard may be dealt nothing of a small selection; the selection is what must match.
-    if remaining.iter().sum::<usize>() == 0
-        && !args.list
-        && shard.is_none_or(|s| s.selected.is_empty())
-    {
+    if queue.is_empty() && !args.list && shard.is_none_or(|s| s.selected.is_empty()) {
         return Err(RunError::Config(format!(
             "no rule matches the filter {:?} (skip {:?}); `petstore-conformance run --list` lists the rule ids",
             args.filter.as_deref().unwrap_or(""),
