@@ -265,7 +265,7 @@ fn query_merged(uri: &Uri, body: Vec<u8>) -> Vec<u8> {
 
 pub(super) async fn create_pet(
     State(shared): State<AppState>,
-    headers: HeaderMap,
+    mut headers: HeaderMap,
     uri: Uri,
     body: axum::body::Body,
 ) -> Response {
@@ -277,6 +277,15 @@ pub(super) async fn create_pet(
             "the body could not be read to its end",
         );
     };
+    if shared.has(Fault::FormBodyAccepted)
+        && let Some(fields) = lenient::form_as_json(&headers, &body)
+    {
+        body = fields;
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+    }
     if shared.has(Fault::QueryMergedIntoBody) {
         body = query_merged(&uri, body);
     }

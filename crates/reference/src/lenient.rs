@@ -142,6 +142,29 @@ fn documents(rest: &[u8]) -> bool {
     values.next().is_some_and(|first| first.is_ok()) && values.all(|value| value.is_ok())
 }
 
+/// The media types of an HTML form: a body in either is no JSON text.
+pub(super) const FORMS: [&str; 2] = ["application/x-www-form-urlencoded", "multipart/form-data"];
+
+/// A URL-encoded form's fields as the JSON object a store that binds any input source into
+/// its model reads (digits as a number, as Spring's and Laravel's binders convert them);
+/// `None` for any other body.
+pub(super) fn form_as_json(headers: &HeaderMap, body: &[u8]) -> Option<Vec<u8>> {
+    let media = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    let essence = media.split(';').next().unwrap_or("").trim();
+    if !essence.eq_ignore_ascii_case(FORMS[0]) {
+        return None;
+    }
+    let fields: Map<String, Value> = form_urlencoded::parse(body)
+        .map(|(name, value)| {
+            let value = value
+                .parse::<i64>()
+                .map_or_else(|_| Value::String(value.to_string()), Value::from);
+            (name.into_owned(), value)
+        })
+        .collect();
+    serde_json::to_vec(&fields).ok()
+}
+
 /// The document of a body with data after it that is not another document (a prefix parser).
 pub(super) fn before_trailing_data(body: &[u8]) -> Option<Value> {
     let (value, rest) = first_value(body)?;

@@ -14,6 +14,12 @@ fn media_class(content_type: Option<&str>, body: &[u8]) -> Option<(&'static str,
         });
     };
     let essence = value.split(';').next().unwrap_or("");
+    if lenient::FORMS
+        .iter()
+        .any(|form| essence.trim().eq_ignore_ascii_case(form))
+    {
+        return Some(("body", "form-body"));
+    }
     if !essence.trim().eq_ignore_ascii_case("application/json") {
         return None;
     }

@@ -140,6 +140,7 @@ pub enum Fault {
     EscapedEnumRefused,
     NameTrimmed,
     InvalidBytesPoisonReads,
+    FormBodyAccepted,
 }
 
 /// The faults whose one mistake shows as more than one finding (`report::findings`), each with
