@@ -349,7 +349,10 @@ pub const ONLY_CLASS: [(&str, &[&str]); 27] = [
         "status-spellings-coerced",
         &["other-spellings", "padding", "enum-index"],
     ),
-    ("query-merged-into-body", &["field-in-query"]),
+    (
+        "query-merged-into-body",
+        &["moved-to-query", "moved-to-query"],
+    ),
     ("form-body-accepted", &["form-body"]),
     ("trailing-data-ignored", &["trailing-data"]),
     ("second-document-read", &["second-document"]),

@@ -20,9 +20,9 @@ pub struct Operator {
     /// The spellings are bytes (`\xHH` is the byte 0xHH), not JSON text.
     #[serde(default)]
     pub bytes: bool,
-    /// The member travels in another channel: `header` (a request header of its name).
+    /// The member travels in another channel than the body (see [`Channel`]).
     #[serde(default)]
-    pub channel: Option<String>,
+    pub channel: Option<Channel>,
     /// Only to members NewPet requires.
     #[serde(default)]
     pub required_only: bool,
@@ -45,6 +45,17 @@ impl Operator {
                 .unwrap_or(&self.applies)
                 .contains(&kind)
     }
+}
+
+/// A channel a body member may travel in instead of the JSON body, as frameworks that merge
+/// every input source into one bag read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Channel {
+    /// A request header of the member's name.
+    Header,
+    /// A query parameter of the member's name.
+    Query,
 }
 
 /// What a position of the body holds, from its schema.

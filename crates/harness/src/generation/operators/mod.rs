@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-pub use super::operator::{Kind, Operator, escape_all};
+pub use super::operator::{Channel, Kind, Operator, escape_all};
 use super::space::{Case, Class, Expect, Fill, Input, RequestSpace, SpaceError, unescape_bytes};
 use crate::catalogue::Level;
 use crate::contract::Operation;
@@ -84,11 +84,6 @@ impl Operators {
         for (n, operator) in operators.operators.iter().enumerate() {
             if !names.insert(&operator.operator) {
                 return Err(invalid(format!("operators[{n}]: named twice")));
-            }
-            if operator.channel.as_deref().is_some_and(|c| c != "header") {
-                return Err(invalid(format!(
-                    "operators[{n}].channel: `header` is the one channel"
-                )));
             }
             if operator.channel.is_none()
                 && operator.spellings.is_empty()
@@ -328,23 +323,28 @@ fn generate(
     validator: &jsonschema::Validator,
 ) -> Result<Vec<Class>, String> {
     let mut cases: Vec<(Derived, Case)> = Vec::new();
-    if operator.channel.is_some() {
-        let mut headers = std::collections::BTreeMap::new();
+    if let Some(channel) = operator.channel {
         let value = match position.kind {
             Kind::Integer => "1".to_string(),
             _ => "pc-moved".to_string(),
         };
-        headers.insert(position.member.clone(), value);
         let template = body(positions, &position.member, None);
         let derived = derive(&sample(&template).unwrap_or_default(), validator);
-        cases.push((
-            derived,
-            Case {
-                body: Some(Some(template)),
-                headers: Some(headers),
-                ..Case::default()
+        let case = Case {
+            body: Some(Some(template)),
+            ..Case::default()
+        };
+        let case = match channel {
+            Channel::Header => Case {
+                headers: Some([(position.member.clone(), value)].into()),
+                ..case
             },
-        ));
+            Channel::Query => Case {
+                query: Some(format!("{}={value}", position.member)),
+                ..case
+            },
+        };
+        cases.push((derived, case));
     }
     for spelling in &operator.spellings {
         let mut value = spelling

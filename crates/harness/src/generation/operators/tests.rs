@@ -103,6 +103,19 @@ fn every_position_gets_every_operator_it_takes() {
         .find(|c| c.class == "moved-to-header")
         .unwrap();
     assert_eq!(moved.expect, Expect::Refused4xx);
+    let queried = name
+        .classes
+        .iter()
+        .find(|c| c.class == "moved-to-query")
+        .unwrap();
+    assert_eq!(queried.expect, Expect::Refused4xx);
+    assert_eq!(queried.cases[0].query.as_deref(), Some("name=pc-moved"));
+    assert!(
+        !queried.cases[0]
+            .body_template()
+            .unwrap()
+            .contains("\"name\"")
+    );
 }
 
 #[test]
