@@ -30,9 +30,10 @@ pub(super) async fn client_headers(
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    if (shared.has(Fault::WildcardAccept406) && accept.trim() == "*/*")
-        || (shared.has(Fault::WeightedAccept406) && accept.contains(";q="))
-    {
+    if shared.hooks().any(|hook| match hook {
+        Hook::AcceptRefused(form) => form.describes(accept),
+        _ => false,
+    }) {
         return error(
             &shared,
             StatusCode::NOT_ACCEPTABLE,

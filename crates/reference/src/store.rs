@@ -58,6 +58,14 @@ impl Shared {
         self.config.faults.contains(&fault)
     }
 
+    /// The hooks of the faults this store runs with (see [`crate::faults::Hook`]).
+    pub(super) fn hooks(&self) -> impl Iterator<Item = &'static crate::faults::Hook> + '_ {
+        self.config
+            .faults
+            .iter()
+            .filter_map(|fault| fault.info().hook.as_ref())
+    }
+
     /// The store's answer to a class of the request space; `None` under a fault, which bends
     /// the reference's own logic (whose answers are among those each class allows).
     pub(super) fn class_answer(&self, input: &str, class: &str) -> Option<Answer> {

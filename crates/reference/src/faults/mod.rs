@@ -2,6 +2,9 @@
 //! rule can be seen to fail. `serve-reference --list-faults` prints this table; `faults.json`
 //! holds each one's name, area, description and the rules it breaks.
 
+mod hooks;
+pub use hooks::Hook;
+
 /// A deliberate deviation from the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Deserialize)]
 pub enum Fault {
@@ -227,6 +230,10 @@ pub struct FaultEntry<'a> {
     /// Why a rule is among them, where that is not plain.
     #[serde(default)]
     pub note: Option<String>,
+    /// The kind of mistake and its value, where the fault is one of a family the handlers ask
+    /// as one ([`Hook`]); none where its own code makes it.
+    #[serde(default)]
+    pub hook: Option<Hook>,
 }
 
 #[derive(serde::Deserialize)]
@@ -284,7 +291,16 @@ mod tests {
     fn every_fault_is_named_once() {
         let mut names = std::collections::BTreeSet::new();
         let mut variants = std::collections::BTreeSet::new();
+        let mut hooks: Vec<&Hook> = Vec::new();
         for info in FAULTS.iter() {
+            if let Some(hook) = &info.hook {
+                assert!(
+                    !hooks.contains(&hook),
+                    "{}: another fault's hook",
+                    info.name
+                );
+                hooks.push(hook);
+            }
             assert!(names.insert(info.name), "{} named twice", info.name);
             assert!(variants.insert(info.fault), "{:?} listed twice", info.fault);
             assert_eq!(Fault::parse(info.name), Some(info.fault));
