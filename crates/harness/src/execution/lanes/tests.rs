@@ -305,3 +305,34 @@ async fn throttling_answers_cut_the_level_and_never_grow_it_back() {
     assert!(lanes.tally().concurrency_final < lanes.tally().concurrency_reached);
     drop(held);
 }
+
+/// A lane closed to make room for a request that may not be sent twice hands its proof to the
+/// lane that replaces it: the target freed the place it gave the one for the other. A round of
+/// creates, each on a connection of its own (kept connections not yet seen to answer), then
+/// keeps the lanes proven, and slow start doubles the level on its answers; counted as closed,
+/// the proven fell to none, and the level grew on the last answers only (to 14, not 16).
+#[tokio::test]
+async fn a_lane_closed_for_room_hands_its_proof_to_its_replacement() {
+    let lanes = lanes(16 * START);
+    let first = checkouts(&lanes, START).await;
+    for checkout in &first {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    drop(first);
+    let level = lanes.level();
+    assert!(level > START, "the first round grew it: {level}");
+    let creates: Vec<Checkout<'_>> = futures_util::future::join_all(
+        (0..START).map(|_| lanes.checkout_reusing(Priority::Chain, Reuse::Unrepeatable(None))),
+    )
+    .await
+    .into_iter()
+    .map(Result::unwrap)
+    .collect();
+    assert_eq!(lanes.live(), START, "each closed an idle lane for its own");
+    assert_eq!(lanes.proven.load(Ordering::Relaxed), START);
+    for checkout in &creates {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    assert_eq!(lanes.level(), 2 * START, "slow start on every answer");
+    assert_eq!(lanes.proven.load(Ordering::Relaxed), START);
+}
