@@ -42,39 +42,37 @@ pub(super) fn deprecation_headers(shared: &Shared, response: &mut Response, host
         return;
     }
     let chosen = &shared.choices.headers;
-    if shared.has(Fault::DeprecationLegacyTrue) {
-        insert_deprecation(response, "true");
-    } else if shared.has(Fault::DeprecationAfterSunset) {
-        insert_deprecation(response, "@1956528000"); // 1 January 2032
-    } else if shared.has(Fault::DeprecationInMilliseconds) {
-        insert_deprecation(response, &format!("@{}", DEPRECATED_SINCE_UNIX * 1000));
-    } else if !shared.has(Fault::NoDeprecationHeader) {
-        insert_deprecation(response, &format!("@{}", chosen.deprecated_since));
+    let sent = |pick: fn(&'static Hook) -> Option<&'static Option<String>>| shared.hook(pick);
+    match sent(|hook| match hook {
+        Hook::DeprecationSent(value) => Some(value),
+        _ => None,
+    }) {
+        Some(Some(value)) => insert_deprecation(response, value),
+        Some(None) => {}
+        None => insert_deprecation(response, &format!("@{}", chosen.deprecated_since)),
     }
     if signals == Signals::DeprecationOnly {
         return;
     }
     let headers = response.headers_mut();
-    if shared.has(Fault::SunsetWrongDate) {
-        headers.insert(
-            "sunset",
-            HeaderValue::from_static("Wed, 05 Dec 2029 00:00:00 GMT"),
-        );
-    } else if !shared.has(Fault::NoSunsetHeader)
-        && let Ok(value) = HeaderValue::from_str(&chosen.sunset)
-    {
+    let sunset = match sent(|hook| match hook {
+        Hook::SunsetSent(value) => Some(value),
+        _ => None,
+    }) {
+        Some(faulty) => faulty.clone(),
+        None => Some(chosen.sunset.clone()),
+    };
+    if let Some(value) = sunset.and_then(|v| HeaderValue::from_str(&v).ok()) {
         headers.insert("sunset", value);
     }
-    if shared.has(Fault::SuccessorLinkRelativeWrong) {
-        // Resolves against /v1/pets/{petId} to /v1/pets/pets.
-        headers.insert(
-            header::LINK,
-            HeaderValue::from_static("<pets>; rel=\"successor-version\""),
-        );
-    } else if !shared.has(Fault::NoSuccessorLink)
-        && signals == Signals::All
-        && let Ok(value) = HeaderValue::from_str(&chosen.link_value(host))
-    {
+    let link = match sent(|hook| match hook {
+        Hook::SuccessorLinkSent(value) => Some(value),
+        _ => None,
+    }) {
+        Some(faulty) => faulty.clone(),
+        None => (signals == Signals::All).then(|| chosen.link_value(host)),
+    };
+    if let Some(value) = link.and_then(|v| HeaderValue::from_str(&v).ok()) {
         headers.insert(header::LINK, value);
     }
 }

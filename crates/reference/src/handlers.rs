@@ -60,7 +60,10 @@ pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Respo
         return answer(&shared, StatusCode::OK, &Value::Null);
     }
     let mut response = answer(&shared, StatusCode::OK, &pets);
-    if shared.has(Fault::DeprecationOnListPets) {
+    if shared
+        .hooks()
+        .any(|hook| *hook == Hook::DeprecatedAlso(Route::ListPets))
+    {
         insert_deprecation(&mut response, &format!("@{DEPRECATED_SINCE_UNIX}"));
     }
     response
@@ -69,15 +72,13 @@ pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Respo
 /// The page size and status filter a listing's query asks for, as this store reads them; or
 /// the answer it gives instead (a refusal, or an empty page for an unknown status).
 fn listing_query(shared: &Shared, uri: &Uri) -> Result<(usize, Option<String>), Box<Response>> {
-    let mut limit: usize = if shared.has(Fault::DefaultLimitTen) {
-        10
-    } else {
-        20
-    };
+    let mut limit: usize = shared
+        .hook(|hook| match hook {
+            Hook::DefaultPage(size) => Some(size.unwrap_or(usize::MAX)),
+            _ => None,
+        })
+        .unwrap_or(20);
     let mut explicit_limit = false;
-    if shared.has(Fault::DefaultLimitIgnored) {
-        limit = usize::MAX;
-    }
     let mut status_filter: Option<String> = None;
     for (name, value) in contract_parameters(shared, uri)? {
         match name {
@@ -131,14 +132,13 @@ fn listing_query(shared: &Shared, uri: &Uri) -> Result<(usize, Option<String>), 
             _ => {}
         }
     }
-    if explicit_limit {
-        if shared.has(Fault::LimitIgnored) {
-            limit = 20;
-        } else if shared.has(Fault::LimitOffByOne) {
-            limit = limit.saturating_add(1);
-        } else if shared.has(Fault::LimitMaximumReturns99) && limit == 100 {
-            limit = 99;
-        }
+    if explicit_limit
+        && let Some(mistake) = shared.hook(|hook| match hook {
+            Hook::PageAsked(mistake) => Some(*mistake),
+            _ => None,
+        })
+    {
+        limit = mistake.page(limit);
     }
     Ok((limit, status_filter))
 }
@@ -374,7 +374,10 @@ pub(super) async fn create_pet(
         }
         Err((status, message)) => error(&shared, status, "invalid-pet", &message),
     };
-    if shared.has(Fault::DeprecationOnCreatePet) {
+    if shared
+        .hooks()
+        .any(|hook| *hook == Hook::DeprecatedAlso(Route::CreatePet))
+    {
         insert_deprecation(&mut response, &format!("@{DEPRECATED_SINCE_UNIX}"));
     }
     response

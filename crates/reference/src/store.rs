@@ -66,6 +66,14 @@ impl Shared {
             .filter_map(|fault| fault.info().hook.as_ref())
     }
 
+    /// The first hook of this store's faults that `pick` takes, as it reads it.
+    pub(super) fn hook<T>(
+        &self,
+        pick: impl Fn(&'static crate::faults::Hook) -> Option<T>,
+    ) -> Option<T> {
+        self.hooks().find_map(pick)
+    }
+
     /// The store's answer to a class of the request space; `None` under a fault, which bends
     /// the reference's own logic (whose answers are among those each class allows).
     pub(super) fn class_answer(&self, input: &str, class: &str) -> Option<Answer> {

@@ -17,6 +17,42 @@ pub enum Hook {
     KeyNotChecked(Route),
     /// An Accept header of this form, though it takes JSON, is answered 406.
     AcceptRefused(AcceptForm),
+    /// A page asked for without `limit` holds at most this many pets (`null`: every pet).
+    DefaultPage(Option<usize>),
+    /// A page asked for with `limit` holds another number of pets than asked.
+    PageAsked(PageMistake),
+    /// getPet's Deprecation header is sent with this value, verbatim (`null`: not at all).
+    DeprecationSent(Option<String>),
+    /// getPet's Sunset header is sent with this value, verbatim (`null`: not at all).
+    SunsetSent(Option<String>),
+    /// getPet's successor-version link is this Link value, verbatim (`null`: none).
+    SuccessorLinkSent(Option<String>),
+    /// Another operation than getPet says it is deprecated.
+    DeprecatedAlso(Route),
+}
+
+/// How a store miscounts a page asked for with `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PageMistake {
+    /// The default page whatever `limit` says (20).
+    Ignored,
+    /// One pet more than asked.
+    OneMore,
+    /// 99 pets where 100 were asked.
+    HundredShortOne,
+}
+
+impl PageMistake {
+    /// The page size this store gives for `limit`.
+    pub fn page(self, limit: usize) -> usize {
+        match self {
+            PageMistake::Ignored => 20,
+            PageMistake::OneMore => limit.saturating_add(1),
+            PageMistake::HundredShortOne if limit == 100 => 99,
+            PageMistake::HundredShortOne => limit,
+        }
+    }
 }
 
 /// An operation of the contract (and the store orders' listing), by its method and path.

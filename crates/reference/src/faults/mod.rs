@@ -3,7 +3,7 @@
 //! holds each one's name, area, description and the rules it breaks.
 
 mod hooks;
-pub use hooks::Hook;
+pub use hooks::{Hook, Route};
 
 /// A deliberate deviation from the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Deserialize)]
@@ -285,6 +285,18 @@ impl Fault {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Deprecation value in milliseconds is the contract's date, in milliseconds: a date
+    /// moved in the contract moves this fault's value with it, or this fails.
+    #[test]
+    fn the_deprecation_in_milliseconds_is_the_contracts_date() {
+        let value = Fault::DeprecationInMilliseconds.info().hook.clone();
+        let since = petstore_vocabulary::contract::DEPRECATED_SINCE_UNIX;
+        assert_eq!(
+            value,
+            Some(Hook::DeprecationSent(Some(format!("@{}", since * 1000))))
+        );
+    }
 
     /// `faults.json` reads whole: each fault once, by its name and by its variant.
     #[test]
