@@ -110,15 +110,66 @@ pub fn syntax(ctx: &RuleCtx) -> Checked {
 
 pub fn sunset_present(ctx: &RuleCtx) -> Checked {
     for exchange in get_pet_answers(ctx)? {
-        if exchange.header("sunset").is_none() {
+        let Some(value) = exchange.header("sunset") else {
             return Err(Verdict::failed(
                 "a Sunset header (RFC 8594) naming the removal date",
                 format!("no Sunset header on {}", exchange.summary()),
                 &exchange,
             ));
+        };
+        if !matches!(sunset_of(value), Sunset::HttpDate(_)) {
+            return Err(Verdict::failed(
+                "a Sunset header (RFC 8594) naming the removal date as an HTTP-date",
+                format!("Sunset: {value} (not an HTTP-date, RFC 8594 section 3)"),
+                &exchange,
+            ));
         }
     }
     Ok(())
+}
+
+/// What a Sunset value names: an instant as RFC 8594 spells it (an HTTP-date, any of RFC
+/// 9110's three forms), a day as ISO 8601 spells it (`2030-12-05`, a time after it or not),
+/// which stores send by mistake, or nothing either reads.
+enum Sunset {
+    HttpDate(std::time::SystemTime),
+    /// The Unix day (days since 1970-01-01) of the date.
+    IsoDay(i64),
+    Unreadable,
+}
+
+fn sunset_of(value: &str) -> Sunset {
+    let value = value.trim();
+    if let Ok(when) = httpdate::parse_http_date(value) {
+        return Sunset::HttpDate(when);
+    }
+    let date = value.get(..10).unwrap_or_default();
+    let rest = value.get(10..).unwrap_or_default();
+    let parts: Vec<&str> = date.split('-').collect();
+    let number = |text: &str, digits: usize| {
+        (text.len() == digits && text.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| text.parse::<i64>().ok())
+            .flatten()
+    };
+    match parts[..] {
+        [year, month, day] if rest.is_empty() || rest.starts_with(['T', 't', ' ']) => {
+            match (number(year, 4), number(month, 2), number(day, 2)) {
+                (Some(y), Some(m @ 1..=12), Some(d @ 1..=31)) => Sunset::IsoDay(unix_day(y, m, d)),
+                _ => Sunset::Unreadable,
+            }
+        }
+        _ => Sunset::Unreadable,
+    }
+}
+
+/// Days from 1970-01-01 to the civil date `year-month-day` (proleptic Gregorian).
+fn unix_day(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let of_era = year - era * 400;
+    let of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let of_era_day = of_era * 365 + of_era / 4 - of_era / 100 + of_year;
+    era * 146_097 + of_era_day - 719_468
 }
 
 fn unix_seconds(time: std::time::SystemTime) -> i64 {
@@ -128,19 +179,27 @@ fn unix_seconds(time: std::time::SystemTime) -> i64 {
     }
 }
 
-/// The Sunset header, where there is one, parses as an HTTP-date (any of the three forms of
-/// RFC 9110) on 5 December 2030 in some time zone (the contract names none).
+/// The Sunset header, where there is one, names 5 December 2030: as an HTTP-date (any of the
+/// three forms of RFC 9110) in some time zone (the contract names none), or as an ISO 8601
+/// day. The contract fixes the day, RFC 8594 the form: a Sunset in another form is
+/// deprecation/get-pet/sunset-header's finding, and one that names no date either way states
+/// none that could contradict the contract's.
 pub fn sunset_date(ctx: &RuleCtx) -> Checked {
     for exchange in get_pet_answers(ctx)? {
         let Some(value) = exchange.header("sunset") else {
             continue;
         };
-        let Ok(when) = httpdate::parse_http_date(value.trim()) else {
-            return Err(Verdict::failed(
-                "Sunset: an HTTP-date on 5 December 2030",
-                format!("Sunset: {value} (not an HTTP-date)"),
-                &exchange,
-            ));
+        let when = match sunset_of(value) {
+            Sunset::HttpDate(when) => when,
+            Sunset::IsoDay(day) if day == SUNSET_UNIX as i64 / 86_400 => continue,
+            Sunset::IsoDay(_) => {
+                return Err(Verdict::failed(
+                    "Sunset on 5 December 2030 (the stated removal date)",
+                    format!("Sunset: {value} (another day)"),
+                    &exchange,
+                ));
+            }
+            Sunset::Unreadable => continue,
         };
         if !REMOVAL_DAY.contains(&unix_seconds(when)) {
             return Err(Verdict::failed(
@@ -313,6 +372,33 @@ pub fn not_deprecated(ctx: &RuleCtx) -> Checked {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sunset_values_name_an_instant_a_day_or_nothing() {
+        let removal = SUNSET_UNIX as i64 / 86_400;
+        assert!(matches!(
+            sunset_of("Thu, 05 Dec 2030 00:00:00 GMT"),
+            Sunset::HttpDate(_)
+        ));
+        assert!(matches!(sunset_of("2030-12-05"), Sunset::IsoDay(d) if d == removal));
+        assert!(matches!(sunset_of("2030-12-05T23:59:59Z"), Sunset::IsoDay(d) if d == removal));
+        assert!(matches!(sunset_of("2030-12-06"), Sunset::IsoDay(d) if d == removal + 1));
+        assert!(matches!(sunset_of("1970-01-01"), Sunset::IsoDay(0)));
+        assert!(matches!(sunset_of("2000-03-01"), Sunset::IsoDay(11_017)));
+        for unreadable in [
+            "",
+            "soon",
+            "2030-13-05",
+            "2030-12-05x",
+            "20301205",
+            "1922659200",
+        ] {
+            assert!(
+                matches!(sunset_of(unreadable), Sunset::Unreadable),
+                "{unreadable}"
+            );
+        }
+    }
 
     #[test]
     fn deprecation_values() {

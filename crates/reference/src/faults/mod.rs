@@ -144,6 +144,7 @@ pub enum Fault {
     NameTrimmed,
     InvalidBytesPoisonReads,
     FormBodyAccepted,
+    SunsetIso8601,
 }
 
 /// The faults whose one mistake shows as more than one finding (`report::findings`), each with
