@@ -6,7 +6,8 @@
 //! bracketed name, a raw `+`, a value that does not decode to text) is answered as the store
 //! chose for its class: ignored alone (the other parameters still read), or the request
 //! refused. A parameter named twice is read value by value: the last readable one wins, and
-//! any value the store refuses refuses the request.
+//! any value the store refuses refuses the request. The page size and status filter a listing
+//! asks for are read here too ([`listing_query`]).
 
 use super::*;
 
@@ -142,6 +143,167 @@ pub(super) fn query_answer(shared: &Shared, uri: &Uri) -> Option<Response> {
         return Some(answer(shared, StatusCode::OK, &pets));
     }
     None
+}
+
+/// The page size and status filter a listing's query asks for, as this store reads them; or
+/// the answer it gives instead (a refusal, or an empty page for an unknown status).
+pub(super) fn listing_query(
+    shared: &Shared,
+    uri: &Uri,
+) -> Result<(usize, Option<String>), Box<Response>> {
+    let mut limit: usize = shared
+        .hook(|hook| match hook {
+            Hook::DefaultPage(size) => Some(size.unwrap_or(usize::MAX)),
+            _ => None,
+        })
+        .unwrap_or(20);
+    let mut explicit_limit = false;
+    let mut status_filter: Option<String> = None;
+    for (name, value) in contract_parameters(shared, uri)? {
+        match name {
+            "limit"
+                if shared.has(Fault::LimitHuge500)
+                    && value.len() > 18
+                    && value.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                return Err(Box::new(error(
+                    shared,
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "number too large",
+                )));
+            }
+            "limit" => match parse_limit(shared, &value) {
+                Ok(Some(parsed)) => {
+                    limit = parsed;
+                    explicit_limit = true;
+                }
+                Ok(None) => {}
+                Err((status, message)) => {
+                    // The store's own status for a class it refuses, else 400.
+                    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+                    return Err(Box::new(error(shared, status, "invalid-limit", &message)));
+                }
+            },
+            "status" => {
+                let value = if shared.has(Fault::StatusCaseInsensitive) {
+                    value.to_ascii_lowercase()
+                } else {
+                    value
+                };
+                if !PET_STATUSES.contains(&value.as_str()) {
+                    if shared.has(Fault::StatusFilterUnknownAccepted)
+                        || shared.choices.unknown_status_empty
+                    {
+                        return Err(Box::new(answer(shared, StatusCode::OK, &json!([]))));
+                    }
+                    return Err(Box::new(error(
+                        shared,
+                        StatusCode::BAD_REQUEST,
+                        "invalid-status",
+                        "status must be one of available, pending, sold",
+                    )));
+                }
+                if !shared.has(Fault::StatusFilterIgnored) {
+                    status_filter = Some(value);
+                }
+            }
+            _ => {}
+        }
+    }
+    if explicit_limit
+        && let Some(mistake) = shared.hook(|hook| match hook {
+            Hook::PageAsked(mistake) => Some(*mistake),
+            _ => None,
+        })
+    {
+        limit = mistake.page(limit);
+    }
+    Ok((limit, status_filter))
+}
+
+/// The request-space class of a `limit` value (cases/request-space.json, `query limit`), if it
+/// is one the space names.
+fn limit_class(value: &str) -> Option<&'static str> {
+    let lower = value.to_ascii_lowercase();
+    let unsigned = lower.trim_start_matches(['-', '+']);
+    if ["infinity", "nan", "inf"].contains(&unsigned) {
+        return Some("non-finite-tokens");
+    }
+    if unsigned.starts_with("0x")
+        || unsigned.starts_with("0b")
+        || unsigned.starts_with("0o")
+        || value.contains('_')
+    {
+        return Some("other-radix");
+    }
+    let digits = value.strip_prefix('-').unwrap_or(value);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return value.parse::<i64>().is_err().then_some("beyond-int64");
+    }
+    if value.parse::<f64>().is_ok_and(f64::is_infinite) {
+        return Some("beyond-double");
+    }
+    let integral = petstore_vocabulary::json::read(value.trim().as_bytes())
+        .ok()
+        .and_then(|read| petstore_vocabulary::json::integer(&read.value))
+        .is_some();
+    integral.then_some("integer-spellings")
+}
+
+/// `limit` as the store reads it: `Ok(None)`: leave the default; `Err`: the status of the
+/// refusal (400, or the one the store chose for the value's class) and its message.
+pub(super) fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>, (u16, String)> {
+    let refused = || {
+        (
+            400,
+            format!("limit must be an integer from 1 to 100, not {value:?}"),
+        )
+    };
+    if shared.has(Fault::LimitNonFiniteUnchecked)
+        && value.parse::<f64>().is_ok_and(|n| !n.is_finite())
+    {
+        return Ok(Some(usize::MAX));
+    }
+    if shared.has(Fault::LimitBoundsUnchecked) {
+        return Ok(match value.parse::<i128>() {
+            Ok(n) if n < 0 => Some(usize::MAX),
+            Ok(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+            Err(_) => None,
+        });
+    }
+    let class = limit_class(value);
+    let read = match class.and_then(|class| shared.class_answer("query limit", class)) {
+        Some(answer) => match answer {
+            Answer::Refused(status) => return Err((status, refused().1)),
+            // A spelling of an integer taken as that integer; anything else read as the
+            // store's policy for a value out of range (at most 100 pets whatever it is).
+            Answer::Accepted | Answer::FirstWins | Answer::LastWins => {
+                petstore_vocabulary::json::read(value.trim().as_bytes())
+                    .ok()
+                    .and_then(|read| petstore_vocabulary::json::integer(&read.value))
+                    .map_or(Err(()), |n| i64::try_from(n).map_err(|_| ()))
+            }
+        },
+        None => value.parse::<i64>().map_err(|_| ()),
+    };
+    // A class the store answered is read by its policy for values out of range; any other
+    // value that is no integer from 1 to 100 is refused unless the store clamps or ignores.
+    let answered = class.is_some() && shared.config.faults.is_empty();
+    match read {
+        Ok(1) if shared.has(Fault::LimitMinimumRefused) => Err(refused()),
+        Ok(n) if (1..=100).contains(&n) => Ok(Some(n as usize)),
+        Ok(n) => match shared.choices.limit {
+            LimitPolicy::Refused if !answered => Err(refused()),
+            LimitPolicy::Ignored => Ok(None),
+            _ => Ok(Some(n.clamp(1, 100) as usize)),
+        },
+        Err(()) => match shared.choices.limit {
+            LimitPolicy::Refused if !answered => Err(refused()),
+            LimitPolicy::Clamped if value.trim_start().starts_with('-') => Ok(Some(1)),
+            _ => Ok(None),
+        },
+    }
 }
 
 #[cfg(test)]
