@@ -382,7 +382,7 @@ impl Lanes {
     /// connections it has shown it serves at once stay as many. Counted as closed, they fell
     /// while a run whose first requests may not be sent twice churned its connections (each
     /// such request opens one until kept connections are seen to answer), and the level,
-    /// held within twice the proven lanes, took six round trips to double once at 50 ms.
+    /// held within twice the proven lanes, took five round trips to pass 13 at 50 ms.
     fn close_for_room(&self, lane: Lane) -> bool {
         let proven = lane.proven.load(Ordering::Relaxed);
         self.live.fetch_sub(1, Ordering::Relaxed);
