@@ -216,15 +216,19 @@ pub fn sunset_date(ctx: &RuleCtx) -> Checked {
 }
 
 /// RFC 9745 section 3: the Sunset date is not earlier than the Deprecation date, each read
-/// as seconds (a Deprecation in milliseconds is after any Sunset).
+/// as seconds (a Deprecation in milliseconds is after any Sunset; a Sunset that names an ISO
+/// 8601 day, from that day's start).
 pub fn sunset_after_deprecation(ctx: &RuleCtx) -> Checked {
     let mut compared = false;
     for exchange in get_pet_answers(ctx)? {
         let deprecation = deprecation_date(&exchange);
         let sunset = exchange
             .header("sunset")
-            .and_then(|value| httpdate::parse_http_date(value.trim()).ok())
-            .map(unix_seconds);
+            .and_then(|value| match sunset_of(value) {
+                Sunset::HttpDate(when) => Some(unix_seconds(when)),
+                Sunset::IsoDay(day) => Some(day * 86_400),
+                Sunset::Unreadable => None,
+            });
         let (Some(deprecation), Some(sunset)) = (deprecation, sunset) else {
             continue;
         };
