@@ -26,6 +26,9 @@ pub struct RuleCtx<'r> {
     round_trips: AtomicU32,
     /// Whether this rule has said its first pass is over (it says so once).
     first_pass_over: std::sync::atomic::AtomicBool,
+    /// Whether this rule's first requests were answered, or it ended (told the scheduler
+    /// once, see [`super::scheduler::Scheduler::quiet_answered`]).
+    answered: std::sync::atomic::AtomicBool,
     /// Fixtures this rule is building now, for every rule that waits on them.
     building: AtomicU32,
 }
@@ -68,6 +71,7 @@ impl<'r> RuleCtx<'r> {
             cases_run: AtomicU32::new(0),
             round_trips: AtomicU32::new(0),
             first_pass_over: std::sync::atomic::AtomicBool::new(false),
+            answered: std::sync::atomic::AtomicBool::new(false),
             building: AtomicU32::new(0),
         }
     }
@@ -159,23 +163,31 @@ impl<'r> RuleCtx<'r> {
     /// statements that hold on every response (see [`super::oracles`]).
     pub fn send(&self, spec: &RequestSpec) -> Exchange {
         self.round_trip();
-        self.run.send(&self.rule.id, spec, self.priority())
+        let exchange = self.run.send(&self.rule.id, spec, self.priority());
+        self.answered_once();
+        exchange
     }
 
     /// Sends every request at once (each as soon as the run's concurrency allows), each through
     /// the recorder.
     pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
         self.round_trip();
-        self.run
-            .send_all(&self.rule.id, specs, false, self.priority())
+        let exchanges = self
+            .run
+            .send_all(&self.rule.id, specs, false, self.priority());
+        self.answered_once();
+        exchanges
     }
 
     /// Sends every request at the same moment, for a race: the requests wait until they can all
     /// go together (within the concurrency level).
     pub fn send_at_once(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
         self.round_trip();
-        self.run
-            .send_all(&self.rule.id, specs, true, Priority::Chain)
+        let exchanges = self
+            .run
+            .send_all(&self.rule.id, specs, true, Priority::Chain);
+        self.answered_once();
+        exchanges
     }
 
     /// Where this rule's requests stand in line for a place in flight: a fixture being built,
@@ -190,6 +202,28 @@ impl<'r> RuleCtx<'r> {
         } else {
             Priority::Plain
         }
+    }
+
+    /// This rule's first requests were answered, or it ended: a quiet-store rule tells the
+    /// scheduler once.
+    pub fn answered_once(&self) {
+        if !self.answered.swap(true, Ordering::Relaxed)
+            && phase(&self.rule.check) == Phase::QuietStore
+        {
+            self.run.scheduler.quiet_answered();
+        }
+    }
+
+    /// A rule that only reads, run beside the quiet-store rules: waits until their first
+    /// requests (the creates whose storing they look for) are answered, so that the reads
+    /// take the places the creates leave, beside the listings that follow them; at most a
+    /// few seconds.
+    pub fn wait_for_quiet_creates(&self) {
+        self.run
+            .scheduler
+            .wait_for_quiet_answers(std::time::Duration::from_secs(5), &|| {
+                self.run.stops.interrupted()
+            });
     }
 
     /// One more request waited on: on the rule's own chain, or on its lane's.

@@ -66,9 +66,7 @@ pub fn on_long_chain(check: &Check) -> bool {
 /// round trip run last, after every other rule's reads, but under a budget the last phase may start after the
 /// budget has stopped all sending, so it runs in the main phase once every rule has had its
 /// first pass (see `read_back`). A main-phase rule that only reads runs beside the quiet-store
-/// rules (see [`reads_only`]), from the start: their creates go first in flight (they are on
-/// a chain), and the reads take the places the creates cannot, which shows the target's
-/// connections to the level and so lets the creates open more.
+/// rules, in the places their few requests leave free (see [`reads_only`]).
 pub fn phase_for(rule: &Rule, budget: bool) -> Phase {
     let traits = rule.check.traits();
     match traits.phase {
@@ -116,6 +114,9 @@ struct State {
     /// Rules storing many pets on their first pass now: the population fixture makes its page
     /// of theirs rather than of pets of its own.
     storing: usize,
+    /// Quiet-store rules whose first requests are not answered yet: the reads that run beside
+    /// them wait for none to be left, so that the creates have the first places.
+    quiet_unanswered: usize,
     /// Pets the target said it created: the population fixture waits on their number.
     pets_created: u64,
 }
@@ -163,8 +164,9 @@ impl Scheduler {
         }
     }
 
-    /// The phases of the selected rules: said once, before any rule starts.
-    pub fn select(&self, selected: impl IntoIterator<Item = Phase>) {
+    /// The phases of the selected rules, of which `quiet` are quiet-store rules by their own
+    /// traits: said once, before any rule starts.
+    pub fn select(&self, selected: impl IntoIterator<Item = Phase>, quiet: usize) {
         let mut unjudged = [0; 3];
         for phase in selected {
             unjudged[index(phase)] += 1;
@@ -173,6 +175,7 @@ impl Scheduler {
             *state = State {
                 unjudged,
                 first_passes_left: unjudged[0] + unjudged[1],
+                quiet_unanswered: quiet,
                 ..*state
             }
         });
@@ -239,6 +242,20 @@ impl Scheduler {
         });
     }
 
+    /// A quiet-store rule's first requests were answered (or it ended).
+    pub fn quiet_answered(&self) {
+        self.change(|state| state.quiet_unanswered = state.quiet_unanswered.saturating_sub(1));
+    }
+
+    /// Waits until every quiet-store rule's first requests are answered, at most `within`.
+    pub fn wait_for_quiet_answers(&self, within: Duration, stopped: &dyn Fn() -> bool) {
+        self.wait(
+            |state| state.quiet_unanswered == 0,
+            (stopped, LOOK_AGAIN),
+            Some(Instant::now() + within),
+        );
+    }
+
     /// Waits until every rule before the last phase has had its first pass, or `deadline`.
     pub fn wait_for_first_passes(&self, deadline: Option<Instant>, stopped: &dyn Fn() -> bool) {
         self.wait(
@@ -300,7 +317,7 @@ mod tests {
     #[test]
     fn a_rule_of_a_later_phase_starts_once_every_earlier_one_is_judged() {
         let scheduler = Arc::new(Scheduler::default());
-        scheduler.select([Phase::QuietStore, Phase::Main]);
+        scheduler.select([Phase::QuietStore, Phase::Main], 1);
         let last = {
             let scheduler = Arc::clone(&scheduler);
             std::thread::spawn(move || {
@@ -321,7 +338,10 @@ mod tests {
     #[test]
     fn the_first_passes_end_when_every_rule_said_so_and_storing_counts_down_with_them() {
         let scheduler = Scheduler::default();
-        scheduler.select([Phase::QuietStore, Phase::Main, Phase::Main, Phase::Last]);
+        scheduler.select(
+            [Phase::QuietStore, Phase::Main, Phase::Main, Phase::Last],
+            0,
+        );
         assert_eq!(scheduler.state().first_passes_left, 3);
         scheduler.storing_started();
         scheduler.first_pass_over(true);
@@ -342,11 +362,13 @@ mod tests {
     #[test]
     fn a_stop_ends_a_wait_that_no_change_would() {
         let scheduler = Scheduler::default();
-        scheduler.select([Phase::QuietStore]);
+        scheduler.select([Phase::QuietStore], 1);
         let started = Instant::now();
-        scheduler.wait_for_first_passes(None, &|| started.elapsed() > Duration::from_millis(30));
+        scheduler.wait_for_quiet_answers(Duration::from_secs(60), &|| {
+            started.elapsed() > Duration::from_millis(30)
+        });
         assert!(started.elapsed() < Duration::from_secs(5));
-        scheduler.first_pass_over(false);
-        scheduler.wait_for_first_passes(None, &|| false);
+        scheduler.quiet_answered();
+        scheduler.wait_for_quiet_answers(Duration::from_secs(60), &|| false);
     }
 }

@@ -90,6 +90,7 @@ impl Reading {
 struct Queued {
     index: usize,
     rule: Rule,
+    phase: Phase,
     reading: Reading,
 }
 
@@ -114,6 +115,7 @@ pub(super) fn run_trials(
     run.events.subscribe(Arc::clone(&collector));
     let mut trials = Vec::new();
     let mut queue = Vec::new();
+    let mut quiet_unanswered = 0;
     for (index, rule, phase) in in_order(catalogue, run) {
         // Another shard's rule is not this run's: not selected, as a filter leaves it.
         if shard.is_some_and(|shard| !super::shards::takes(shard, &rule.id)) {
@@ -127,13 +129,18 @@ pub(super) fn run_trials(
                 Queued {
                     index,
                     rule: rule.clone(),
+                    phase,
                     reading,
                 },
             ));
+            if scheduler::phase(&rule.check) == Phase::QuietStore {
+                quiet_unanswered += 1;
+            }
         }
         trials.push(trial);
     }
-    run.scheduler.select(queue.iter().map(|(phase, _)| *phase));
+    run.scheduler
+        .select(queue.iter().map(|(phase, _)| *phase), quiet_unanswered);
     // A `--skip` that matches no rule is a typo, not a choice: it would skip nothing, silently.
     let skips_nothing: Vec<&str> = config
         .options
@@ -222,7 +229,7 @@ fn trial(collected: &Arc<Collected>, index: usize, rule: &Rule, reading: Reading
 fn judge_queue(run: &Run, queue: &[(Phase, Queued)], threads: usize) {
     run.scheduler.judge_all(queue, threads, &|queued: &Queued| {
         let judgement = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            judge_rule(run, &queued.rule)
+            judge_rule(run, &queued.rule, queued.phase)
         }))
         .unwrap_or_else(|_| Judgement {
             verdict: Verdict::inconclusive("the harness panicked while judging this rule"),
@@ -245,8 +252,11 @@ fn judge_queue(run: &Run, queue: &[(Phase, Queued)], threads: usize) {
 
 /// One rule judged: skipped when the run was interrupted or the rule writes under
 /// `--read-only`; an interrupt or the run's bound that cut it short says so.
-fn judge_rule(run: &Run, rule: &Rule) -> Judgement {
+fn judge_rule(run: &Run, rule: &Rule, phase: Phase) -> Judgement {
     let ctx = RuleCtx::new(run, rule);
+    if beside_quiet(rule, phase) {
+        ctx.wait_for_quiet_creates();
+    }
     let started = Instant::now();
     let verdict = if run.stops.interrupted() {
         Verdict::skipped("interrupted: not run")
@@ -272,6 +282,7 @@ fn judge_rule(run: &Run, rule: &Rule) -> Judgement {
         }
     };
     ctx.end_first_pass();
+    ctx.answered_once();
     Judgement {
         cases_run: ctx.cases_run(),
         round_trips: ctx.round_trips(),
