@@ -314,6 +314,7 @@ impl Client {
                 exchange
             }
             Sent::Stalled => {
+                self.lanes.not_served(lane);
                 self.lanes.overloaded(Overload::StalledConnect);
                 self.halt.unanswered(&format!(
                     "{} {}: no answer on a fresh connection",
@@ -329,6 +330,7 @@ impl Client {
                 self.resets.fetch_add(1, Relaxed);
                 self.halt.unanswered(&exchange.summary());
                 if fresh && self.answers.load(Relaxed) > 0 {
+                    self.lanes.not_served(lane);
                     self.lanes.overloaded(Overload::Refused);
                 } else if !fresh {
                     // A kept connection the target closed as this request went out on it.
@@ -360,6 +362,7 @@ impl Client {
                 .as_ref()
                 .is_some_and(|error| error.connect_failed()) =>
             {
+                self.lanes.not_served(lane);
                 self.lanes.overloaded(Overload::ConnectFailed);
                 // Once the target has answered, a refused, reset or stalled connect is overload
                 // (a full backlog, a connection cap resetting what is past it); the request

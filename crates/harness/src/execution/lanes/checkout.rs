@@ -389,6 +389,15 @@ impl Lanes {
         proven
     }
 
+    /// A fresh lane's connection was not served (it stalled, was refused, or closed before any
+    /// answer): a proof it took over from the lane it replaced was not the target's, and the
+    /// cut that follows counts only the lanes the target did serve.
+    pub fn not_served(&self, lane: &Lane) {
+        if lane.proven.swap(false, Ordering::Relaxed) {
+            self.proven.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
     /// Closes a lane (and its connection).
     pub(super) fn close(&self, lane: Lane) {
         self.live.fetch_sub(1, Ordering::Relaxed);

@@ -336,3 +336,33 @@ async fn a_lane_closed_for_room_hands_its_proof_to_its_replacement() {
     assert_eq!(lanes.level(), 2 * START, "slow start on every answer");
     assert_eq!(lanes.proven.load(Ordering::Relaxed), START);
 }
+
+/// A proof taken over from a lane closed for room is given up when the fresh connection is not
+/// served (refused, reset or stalled before any answer): the cut that follows is then to the
+/// lanes the target did serve, none here, not to the proofs handed on.
+#[tokio::test]
+async fn a_fresh_lane_not_served_gives_up_the_proof_it_took_over() {
+    let lanes = lanes(16 * START);
+    let first = checkouts(&lanes, START).await;
+    for checkout in &first {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    drop(first);
+    let creates: Vec<Checkout<'_>> = futures_util::future::join_all(
+        (0..START).map(|_| lanes.checkout_reusing(Priority::Chain, Reuse::Unrepeatable(None))),
+    )
+    .await
+    .into_iter()
+    .map(Result::unwrap)
+    .collect();
+    assert_eq!(lanes.proven.load(Ordering::Relaxed), START);
+    for checkout in &creates {
+        lanes.not_served(checkout.lane());
+        lanes.not_served(checkout.lane()); // once only
+    }
+    assert_eq!(lanes.proven.load(Ordering::Relaxed), 0);
+    lanes.overloaded(Overload::Refused);
+    assert_eq!(lanes.level(), 1, "capped at the lanes served: none, so one");
+    drop(creates);
+    assert_eq!(lanes.proven.load(Ordering::Relaxed), 0, "never below zero");
+}
