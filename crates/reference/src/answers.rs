@@ -42,39 +42,55 @@ pub(super) fn deprecation_headers(shared: &Shared, response: &mut Response, host
         return;
     }
     let chosen = &shared.choices.headers;
-    let sent = |pick: fn(&'static Hook) -> Option<&'static Option<String>>| shared.hook(pick);
-    match sent(|hook| match hook {
-        Hook::DeprecationSent(value) => Some(value),
-        _ => None,
-    }) {
-        Some(Some(value)) => insert_deprecation(response, value),
-        Some(None) => {}
-        None => insert_deprecation(response, &format!("@{}", chosen.deprecated_since)),
+    let deprecation = sent(
+        shared,
+        |hook| match hook {
+            Hook::DeprecationSent(value) => Some(value),
+            _ => None,
+        },
+        || Some(format!("@{}", chosen.deprecated_since)),
+    );
+    if let Some(value) = deprecation {
+        insert_deprecation(response, &value);
     }
     if signals == Signals::DeprecationOnly {
         return;
     }
+    let sunset = sent(
+        shared,
+        |hook| match hook {
+            Hook::SunsetSent(value) => Some(value),
+            _ => None,
+        },
+        || Some(chosen.sunset.clone()),
+    );
+    let link = sent(
+        shared,
+        |hook| match hook {
+            Hook::SuccessorLinkSent(value) => Some(value),
+            _ => None,
+        },
+        || (signals == Signals::All).then(|| chosen.link_value(host)),
+    );
     let headers = response.headers_mut();
-    let sunset = match sent(|hook| match hook {
-        Hook::SunsetSent(value) => Some(value),
-        _ => None,
-    }) {
-        Some(faulty) => faulty.clone(),
-        None => Some(chosen.sunset.clone()),
-    };
-    if let Some(value) = sunset.and_then(|v| HeaderValue::from_str(&v).ok()) {
-        headers.insert("sunset", value);
+    for (name, value) in [
+        (header::HeaderName::from_static("sunset"), sunset),
+        (header::LINK, link),
+    ] {
+        if let Some(value) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {
+            headers.insert(name, value);
+        }
     }
-    let link = match sent(|hook| match hook {
-        Hook::SuccessorLinkSent(value) => Some(value),
-        _ => None,
-    }) {
-        Some(faulty) => faulty.clone(),
-        None => (signals == Signals::All).then(|| chosen.link_value(host)),
-    };
-    if let Some(value) = link.and_then(|v| HeaderValue::from_str(&v).ok()) {
-        headers.insert(header::LINK, value);
-    }
+}
+
+/// A deprecation header's value: the one a fault of the store sends (`pick` finds its hook;
+/// `None` in it: no header), else the store's own (`own`).
+fn sent(
+    shared: &Shared,
+    pick: impl Fn(&'static Hook) -> Option<&'static Option<String>>,
+    own: impl FnOnce() -> Option<String>,
+) -> Option<String> {
+    shared.hook(pick).map_or_else(own, Clone::clone)
 }
 
 pub(super) fn insert_deprecation(response: &mut Response, value: &str) {

@@ -306,6 +306,24 @@ async fn throttling_answers_cut_the_level_and_never_grow_it_back() {
     drop(held);
 }
 
+/// A round of [`START`] requests answered and given back idle, then as many creates, each on a
+/// lane of its own (kept connections not yet seen to answer), each closing an idle one for it.
+async fn creates_after_a_served_round(lanes: &Lanes) -> Vec<Checkout<'_>> {
+    let first = checkouts(lanes, START).await;
+    for checkout in &first {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    drop(first);
+    assert!(lanes.level() > START, "the first round grew it");
+    futures_util::future::join_all(
+        (0..START).map(|_| lanes.checkout_reusing(Priority::Chain, Reuse::Unrepeatable(None))),
+    )
+    .await
+    .into_iter()
+    .map(Result::unwrap)
+    .collect()
+}
+
 /// A lane closed to make room for a request that may not be sent twice hands its proof to the
 /// lane that replaces it: the target freed the place it gave the one for the other. A round of
 /// creates, each on a connection of its own (kept connections not yet seen to answer), then
@@ -314,20 +332,7 @@ async fn throttling_answers_cut_the_level_and_never_grow_it_back() {
 #[tokio::test]
 async fn a_lane_closed_for_room_hands_its_proof_to_its_replacement() {
     let lanes = lanes(16 * START);
-    let first = checkouts(&lanes, START).await;
-    for checkout in &first {
-        lanes.answered(checkout.lane(), 50, true);
-    }
-    drop(first);
-    let level = lanes.level();
-    assert!(level > START, "the first round grew it: {level}");
-    let creates: Vec<Checkout<'_>> = futures_util::future::join_all(
-        (0..START).map(|_| lanes.checkout_reusing(Priority::Chain, Reuse::Unrepeatable(None))),
-    )
-    .await
-    .into_iter()
-    .map(Result::unwrap)
-    .collect();
+    let creates = creates_after_a_served_round(&lanes).await;
     assert_eq!(lanes.live(), START, "each closed an idle lane for its own");
     assert_eq!(lanes.proven.load(Ordering::Relaxed), START);
     for checkout in &creates {
@@ -343,18 +348,7 @@ async fn a_lane_closed_for_room_hands_its_proof_to_its_replacement() {
 #[tokio::test]
 async fn a_fresh_lane_not_served_gives_up_the_proof_it_took_over() {
     let lanes = lanes(16 * START);
-    let first = checkouts(&lanes, START).await;
-    for checkout in &first {
-        lanes.answered(checkout.lane(), 50, true);
-    }
-    drop(first);
-    let creates: Vec<Checkout<'_>> = futures_util::future::join_all(
-        (0..START).map(|_| lanes.checkout_reusing(Priority::Chain, Reuse::Unrepeatable(None))),
-    )
-    .await
-    .into_iter()
-    .map(Result::unwrap)
-    .collect();
+    let creates = creates_after_a_served_round(&lanes).await;
     assert_eq!(lanes.proven.load(Ordering::Relaxed), START);
     for checkout in &creates {
         lanes.not_served(checkout.lane());
