@@ -88,7 +88,7 @@ pub fn seeds_cover_surrogates() -> Result<(), Failed> {
 
 /// Among the seeds CI runs, stores whose answers HTTP allows and a careless client misreads:
 /// gzip in two members, brotli and zstd to requests that asked no coding, a successor link
-/// percent-encoded or among quoted titles, 120 header fields.
+/// percent-encoded or among quoted titles, 120 header fields, a Sunset as an ISO 8601 day.
 pub fn seeds_cover_readings() -> Result<(), Failed> {
     use petstore_conformance::reference::{Choices, LinkForm, Signals, Unasked};
     let drawn: Vec<Choices> = (0..CI_SEEDS)
@@ -101,7 +101,7 @@ pub fn seeds_cover_readings() -> Result<(), Failed> {
     let link =
         |form: LinkForm| move |c: &Choices| c.signals == Signals::All && c.headers.link == form;
     type Drew = Box<dyn Fn(&Choices) -> bool>;
-    let wanted: [(&str, Drew); 6] = [
+    let wanted: [(&str, Drew); 7] = [
         (
             "gzip in two members",
             Box::new(|c| c.headers.gzip && c.headers.gzip_members == 2),
@@ -122,6 +122,12 @@ pub fn seeds_cover_readings() -> Result<(), Failed> {
         (
             "120 header fields",
             Box::new(|c| c.headers.filler_fields == 120),
+        ),
+        (
+            "a Sunset as an ISO 8601 day",
+            Box::new(|c| {
+                c.headers.sunset_iso && matches!(c.signals, Signals::All | Signals::WithoutLink)
+            }),
         ),
     ];
     for (what, drew) in wanted {

@@ -374,6 +374,9 @@ impl Choices {
             Signals::DeprecationOnly => add("signals-deprecation-only"),
             Signals::None => add("signals-none"),
         }
+        if self.headers.sunset_iso && matches!(self.signals, Signals::All | Signals::WithoutLink) {
+            add("sunset-iso-8601");
+        }
         for (operations, input, class) in space_classes() {
             let answer = self.answer(&input, &class.class);
             // The rules outside the walk that send values of the class's kind, and recommend

@@ -133,9 +133,30 @@ pub fn sunset_present(ctx: &RuleCtx) -> Checked {
 /// which stores send by mistake, or nothing either reads.
 enum Sunset {
     HttpDate(std::time::SystemTime),
-    /// The Unix day (days since 1970-01-01) of the date.
-    IsoDay(i64),
+    /// The Unix day (days since 1970-01-01) of the date as written, and the instant (Unix
+    /// seconds) where a time and a zone follow it (`T05:00:00-05:00`, `T00:00:00Z`).
+    Iso {
+        day: i64,
+        instant: Option<i64>,
+    },
     Unreadable,
+}
+
+impl Sunset {
+    /// The latest instant the value may name, Unix seconds: a day without a time and a zone
+    /// may be that day in any zone, so up to its last second in UTC-12 (a comparison with it
+    /// fails only where every reading of the day does).
+    fn latest(&self) -> Option<i64> {
+        match *self {
+            Sunset::HttpDate(when) => Some(unix_seconds(when)),
+            Sunset::Iso {
+                instant: Some(instant),
+                ..
+            } => Some(instant),
+            Sunset::Iso { day, instant: None } => Some(day * 86_400 + 36 * 3_600 - 1),
+            Sunset::Unreadable => None,
+        }
+    }
 }
 
 fn sunset_of(value: &str) -> Sunset {
@@ -154,12 +175,57 @@ fn sunset_of(value: &str) -> Sunset {
     match parts[..] {
         [year, month, day] if rest.is_empty() || rest.starts_with(['T', 't', ' ']) => {
             match (number(year, 4), number(month, 2), number(day, 2)) {
-                (Some(y), Some(m @ 1..=12), Some(d @ 1..=31)) => Sunset::IsoDay(unix_day(y, m, d)),
+                (Some(y), Some(m @ 1..=12), Some(d @ 1..=31)) => {
+                    let day = unix_day(y, m, d);
+                    Sunset::Iso {
+                        day,
+                        instant: iso_time(rest).map(|secs| day * 86_400 + secs),
+                    }
+                }
                 _ => Sunset::Unreadable,
             }
         }
         _ => Sunset::Unreadable,
     }
+}
+
+/// Seconds from the date's midnight in UTC to the instant an ISO 8601 time and zone after it
+/// name (`T05:00:00-05:00` is 10 hours, `T00:00:00Z` none; a fraction of a second is dropped),
+/// if `rest` is exactly that.
+fn iso_time(rest: &str) -> Option<i64> {
+    let rest = rest.strip_prefix(['T', 't', ' '])?;
+    let two = |text: &str| {
+        (text.len() == 2 && text.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| text.parse::<i64>().ok())
+            .flatten()
+    };
+    let (h, m, s) = (
+        two(rest.get(0..2)?)?,
+        two(rest.get(3..5)?)?,
+        two(rest.get(6..8)?)?,
+    );
+    if rest.get(2..3)? != ":" || rest.get(5..6)? != ":" || h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    let mut zone = rest.get(8..)?;
+    if let Some(fraction) = zone.strip_prefix('.') {
+        zone = fraction.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    let east = match zone {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match zone.get(..1)? {
+                "+" => 1,
+                "-" => -1,
+                _ => return None,
+            };
+            if zone.len() != 6 || zone.get(3..4)? != ":" {
+                return None;
+            }
+            sign * (two(zone.get(1..3)?)? * 3_600 + two(zone.get(4..6)?)? * 60)
+        }
+    };
+    Some(h * 3_600 + m * 60 + s - east)
 }
 
 /// Days from 1970-01-01 to the civil date `year-month-day` (proleptic Gregorian).
@@ -191,8 +257,8 @@ pub fn sunset_date(ctx: &RuleCtx) -> Checked {
         };
         let when = match sunset_of(value) {
             Sunset::HttpDate(when) => when,
-            Sunset::IsoDay(day) if day == SUNSET_UNIX as i64 / 86_400 => continue,
-            Sunset::IsoDay(_) => {
+            Sunset::Iso { day, .. } if day == SUNSET_UNIX as i64 / 86_400 => continue,
+            Sunset::Iso { .. } => {
                 return Err(Verdict::failed(
                     "Sunset on 5 December 2030 (the stated removal date)",
                     format!("Sunset: {value} (another day)"),
@@ -217,18 +283,14 @@ pub fn sunset_date(ctx: &RuleCtx) -> Checked {
 
 /// RFC 9745 section 3: the Sunset date is not earlier than the Deprecation date, each read
 /// as seconds (a Deprecation in milliseconds is after any Sunset; a Sunset that names an ISO
-/// 8601 day, from that day's start).
+/// 8601 day, at the instant its time and zone name, or else at the day's latest reading).
 pub fn sunset_after_deprecation(ctx: &RuleCtx) -> Checked {
     let mut compared = false;
     for exchange in get_pet_answers(ctx)? {
         let deprecation = deprecation_date(&exchange);
         let sunset = exchange
             .header("sunset")
-            .and_then(|value| match sunset_of(value) {
-                Sunset::HttpDate(when) => Some(unix_seconds(when)),
-                Sunset::IsoDay(day) => Some(day * 86_400),
-                Sunset::Unreadable => None,
-            });
+            .and_then(|value| sunset_of(value).latest());
         let (Some(deprecation), Some(sunset)) = (deprecation, sunset) else {
             continue;
         };
@@ -384,11 +446,43 @@ mod tests {
             sunset_of("Thu, 05 Dec 2030 00:00:00 GMT"),
             Sunset::HttpDate(_)
         ));
-        assert!(matches!(sunset_of("2030-12-05"), Sunset::IsoDay(d) if d == removal));
-        assert!(matches!(sunset_of("2030-12-05T23:59:59Z"), Sunset::IsoDay(d) if d == removal));
-        assert!(matches!(sunset_of("2030-12-06"), Sunset::IsoDay(d) if d == removal + 1));
-        assert!(matches!(sunset_of("1970-01-01"), Sunset::IsoDay(0)));
-        assert!(matches!(sunset_of("2000-03-01"), Sunset::IsoDay(11_017)));
+        let day = |value: &str| match sunset_of(value) {
+            Sunset::Iso { day, .. } => Some(day),
+            _ => None,
+        };
+        assert_eq!(day("2030-12-05"), Some(removal));
+        assert_eq!(day("2030-12-05T23:59:59Z"), Some(removal));
+        assert_eq!(day("2030-12-06"), Some(removal + 1));
+        assert_eq!(day("1970-01-01"), Some(0));
+        assert_eq!(day("2000-03-01"), Some(11_017));
+        // The instant, where a time and a zone name one; else the day's latest reading.
+        let latest = |value: &str| sunset_of(value).latest();
+        let midnight = removal * 86_400;
+        assert_eq!(latest("2030-12-05T00:00:00Z"), Some(midnight));
+        assert_eq!(
+            latest("2030-12-05T00:00:00-05:00"),
+            Some(midnight + 5 * 3_600)
+        );
+        assert_eq!(
+            latest("2030-12-05T00:00:00.250+14:00"),
+            Some(midnight - 14 * 3_600)
+        );
+        assert_eq!(
+            latest("2030-12-05T23:59:59-12:00"),
+            Some(midnight + 36 * 3_600 - 1)
+        );
+        for day_only in [
+            "2030-12-05",
+            "2030-12-05T00:00",
+            "2030-12-05T00:00:00",
+            "2030-12-05T00:00:00+5",
+        ] {
+            assert_eq!(
+                latest(day_only),
+                Some(midnight + 36 * 3_600 - 1),
+                "{day_only}"
+            );
+        }
         for unreadable in [
             "",
             "soon",

@@ -52,12 +52,27 @@ pub struct HeaderChoices {
     pub deprecated_since: i64,
     /// The Sunset header's value.
     pub sunset: String,
+    /// Whether `sunset` is an ISO 8601 day, not an HTTP-date (a recommendation parted from).
+    pub sunset_iso: bool,
     pub link: LinkForm,
 }
 
-/// Seconds from 00:00 UTC on 5 December 2030 to the removal as a store may name it: that
-/// midnight in UTC, UTC+14, UTC+1, UTC-5, noon UTC, the day's last second in UTC-12.
-const SUNSET_OFFSETS: [i64; 6] = [0, -14 * 3600, -3600, 5 * 3600, 12 * 3600, 36 * 3600 - 1];
+/// Seconds from 00:00 UTC on 5 December 2030 to the removal as a store may name it, with the
+/// zone it names it in (seconds east of UTC): that midnight in UTC, UTC+14, UTC+1, UTC-5, noon
+/// UTC, the day's last second in UTC-12.
+const SUNSET_OFFSETS: [(i64, i64); 6] = [
+    (0, 0),
+    (-14 * 3600, 14 * 3600),
+    (-3600, 3600),
+    (5 * 3600, -5 * 3600),
+    (12 * 3600, 0),
+    (36 * 3600 - 1, -12 * 3600),
+];
+
+/// How many forms a Sunset is drawn in: RFC 9110's three HTTP-date forms, and the ISO 8601
+/// day a store may write by mistake (RFC 8594 asks for an HTTP-date; the contract names only
+/// the day), with the time and zone or without.
+const SUNSET_FORMS: usize = 5;
 
 impl HeaderChoices {
     pub fn reference() -> HeaderChoices {
@@ -68,6 +83,7 @@ impl HeaderChoices {
             filler_fields: 0,
             deprecated_since: DEPRECATED_SINCE_UNIX as i64,
             sunset: http_date(SUNSET_UNIX as i64, 0),
+            sunset_iso: false,
             link: LinkForm::AbsolutePath,
         }
     }
@@ -78,8 +94,9 @@ impl HeaderChoices {
             state = petstore_vocabulary::seed::splitmix64(state);
             (state % n as u64) as usize
         };
-        let sunset = SUNSET_UNIX as i64 + SUNSET_OFFSETS[next(SUNSET_OFFSETS.len())];
-        let form = next(3);
+        let (offset, zone) = SUNSET_OFFSETS[next(SUNSET_OFFSETS.len())];
+        let sunset = SUNSET_UNIX as i64 + offset;
+        let form = next(SUNSET_FORMS);
         // Never after the Sunset (RFC 9745 section 3 recommends so).
         let deprecated_since = [DEPRECATED_SINCE_UNIX as i64, 0, sunset - 86_400, sunset][next(4)];
         let link = [
@@ -97,7 +114,12 @@ impl HeaderChoices {
             unasked: [Unasked::Identity, Unasked::Brotli, Unasked::Zstd][next(3)],
             filler_fields: [0, 120][next(2)],
             deprecated_since,
-            sunset: http_date(sunset, form),
+            sunset: match form {
+                3 => iso_day(sunset, zone, true),
+                4 => iso_day(sunset, zone, false),
+                _ => http_date(sunset, form),
+            },
+            sunset_iso: form >= 3,
             link,
         }
     }
@@ -171,13 +193,42 @@ fn http_date(secs: i64, form: usize) -> String {
     }
 }
 
+/// `secs` as the ISO 8601 day it falls on in the zone `east` seconds east of UTC, with the
+/// time and the zone (`2030-12-05T00:00:00-05:00`, `Z` for UTC) where `timed`.
+fn iso_day(secs: i64, east: i64, timed: bool) -> String {
+    let local = std::time::UNIX_EPOCH + std::time::Duration::from_secs((secs + east).max(0) as u64);
+    let imf = httpdate::fmt_http_date(local); // "Thu, 05 Dec 2030 00:00:00 GMT"
+    let parts: Vec<&str> = imf.split([' ', ',']).filter(|p| !p.is_empty()).collect();
+    let [_, day, month, year, time, _] = parts[..] else {
+        return imf;
+    };
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = months.iter().position(|m| *m == month).unwrap_or(0) + 1;
+    let date = format!("{year}-{month:02}-{day}");
+    if !timed {
+        return date;
+    }
+    let zone = match east {
+        0 => "Z".to_string(),
+        _ => format!(
+            "{}{:02}:{:02}",
+            if east < 0 { '-' } else { '+' },
+            east.abs() / 3600,
+            east.abs() % 3600 / 60
+        ),
+    };
+    format!("{date}T{time}{zone}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_form_is_an_http_date_of_the_same_instant() {
-        for offset in SUNSET_OFFSETS {
+        for (offset, _) in SUNSET_OFFSETS {
             let secs = SUNSET_UNIX as i64 + offset;
             for form in 0..3 {
                 let text = http_date(secs, form);
@@ -197,6 +248,9 @@ mod tests {
     fn a_drawn_deprecation_is_never_after_its_sunset() {
         for seed in 0..200 {
             let choices = HeaderChoices::draw(seed);
+            if choices.sunset_iso {
+                continue; // the ISO day's own test reads it
+            }
             let sunset = httpdate::parse_http_date(&choices.sunset).unwrap();
             let sunset = sunset
                 .duration_since(std::time::UNIX_EPOCH)
@@ -204,5 +258,25 @@ mod tests {
                 .as_secs();
             assert!(choices.deprecated_since <= sunset as i64, "{choices:?}");
         }
+    }
+
+    /// Each removal instant, as an ISO 8601 day in its own zone, names 5 December 2030, and
+    /// with its time and zone the same instant.
+    #[test]
+    fn every_iso_day_is_the_removal_day_in_its_zone() {
+        let expected = [
+            "2030-12-05T00:00:00Z",
+            "2030-12-05T00:00:00+14:00",
+            "2030-12-05T00:00:00+01:00",
+            "2030-12-05T00:00:00-05:00",
+            "2030-12-05T12:00:00Z",
+            "2030-12-05T23:59:59-12:00",
+        ];
+        for ((offset, zone), expected) in SUNSET_OFFSETS.into_iter().zip(expected) {
+            let secs = SUNSET_UNIX as i64 + offset;
+            assert_eq!(iso_day(secs, zone, true), expected);
+            assert_eq!(iso_day(secs, zone, false), "2030-12-05");
+        }
+        assert!((0..200).any(|seed| HeaderChoices::draw(seed).sunset_iso));
     }
 }
