@@ -310,22 +310,6 @@ fn escaped_status(body: &[u8]) -> bool {
         .is_some_and(|value| value.contains('\\'))
 }
 
-/// A status as an enum coercion reads it: trimmed, or by its index (a number or its digits).
-fn coerced_status(spelt: &Value) -> Option<&'static str> {
-    let index = match spelt {
-        Value::String(s) if PET_STATUSES.contains(&s.trim()) => {
-            return PET_STATUSES
-                .iter()
-                .copied()
-                .find(|status| *status == s.trim());
-        }
-        Value::String(s) => s.parse::<usize>().ok()?,
-        Value::Number(n) => usize::try_from(n.as_u64()?).ok()?,
-        _ => return None,
-    };
-    PET_STATUSES.get(index).copied()
-}
-
 /// The status, as this store reads it (`None`: none kept).
 fn read_status(
     shared: &Shared,
@@ -334,19 +318,14 @@ fn read_status(
     Ok(match fields.get("status") {
         None => None,
         Some(Value::String(s)) if PET_STATUSES.contains(&s.as_str()) => Some(s.clone()),
-        Some(Value::String(s)) if shared.has(Fault::CreateUnknownStatusAccepted) => Some(s.clone()),
-        Some(Value::String(s))
-            if shared.has(Fault::StatusCaseInsensitiveCreate)
-                && PET_STATUSES.contains(&s.to_ascii_lowercase().as_str()) =>
-        {
-            Some(s.to_ascii_lowercase())
-        }
-        Some(Value::Null) if shared.has(Fault::CreateStatusNullStored) => None,
+        // A store that takes a status PetStatus does not hold keeps what it reads of it.
         Some(spelt)
-            if shared.has(Fault::StatusSpellingsCoerced)
-                && let Some(status) = coerced_status(spelt) =>
+            if let Some(kept) = shared.hook(|hook| match hook {
+                Hook::StatusTaken(reading) => reading.keeps(spelt),
+                _ => None,
+            }) =>
         {
-            Some(status.to_string())
+            kept
         }
         Some(Value::Null) if shared.has(Fault::StatusNull500) => {
             return Err((
@@ -371,7 +350,6 @@ fn read_status(
             refused(shared, "body field status", "null", message)?;
             return Err(invalid(shared, message));
         }
-        Some(Value::String(s)) if s.is_empty() && shared.has(Fault::EmptyStatusStored) => None,
         Some(Value::String(s)) if s.is_empty() => {
             let message = "status must be one of available, pending, sold, not empty";
             refused(shared, "body field status", "empty-string", message)?;
@@ -491,26 +469,20 @@ fn store(
 const KNOWN_CATEGORIES: std::ops::RangeInclusive<i64> = 1..=10;
 
 pub(super) fn category_id(shared: &Shared, value: &Value) -> Option<i64> {
-    match value {
-        Value::Number(n) => {
-            if let Some(id) = n.as_i64() {
-                return Some(id);
-            }
-            let float = n.as_f64()?;
-            if shared.has(Fault::CreateCategoryIdSaturates) && float.fract() == 0.0 {
-                return Some(float as i64);
-            }
-            if shared.has(Fault::CreateCategoryIdTruncated) && float.abs() < 9.0e18 {
-                return Some(float.trunc() as i64);
-            }
-            // JSON Schema counts 3.0 as an integer; accept it where it fits exactly.
-            let fits = float.fract() == 0.0 && (-9.2e18..9.2e18).contains(&float);
-            fits.then_some(float as i64)
-        }
-        Value::String(text) if shared.has(Fault::CreateCategoryIdCoerced) => text.parse().ok(),
-        Value::Bool(flag) if shared.has(Fault::CategoryIdBoolCoerced) => Some(i64::from(*flag)),
-        _ => None,
+    if let Some(id) = value.as_i64() {
+        return Some(id);
     }
+    // A store that takes a categoryId that is no integer reads it its own way.
+    if let Some(id) = shared.hook(|hook| match hook {
+        Hook::CategoryTaken(reading) => reading.reads(value),
+        _ => None,
+    }) {
+        return Some(id);
+    }
+    // JSON Schema counts 3.0 as an integer; accept it where it fits exactly.
+    let float = value.as_f64()?;
+    let fits = float.fract() == 0.0 && (-9.2e18..9.2e18).contains(&float);
+    fits.then_some(float as i64)
 }
 
 /// The request-space class of a categoryId value (`body field categoryId`), if it is one the

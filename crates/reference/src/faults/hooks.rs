@@ -4,6 +4,8 @@
 //! its name in [`super::Fault`]); only a new kind of mistake needs code.
 
 use axum::http::{HeaderMap, Method, header};
+use petstore_vocabulary::contract::PET_STATUSES;
+use serde_json::Value;
 
 /// One kind of mistake, with the value that makes it one fault.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -29,6 +31,92 @@ pub enum Hook {
     SuccessorLinkSent(Option<String>),
     /// Another operation than getPet says it is deprecated.
     DeprecatedAlso(Route),
+    /// A createPet status that is none of PetStatus's values is taken, read this way.
+    StatusTaken(StatusReading),
+    /// A createPet categoryId that is no integer is taken, read this way.
+    CategoryTaken(CategoryReading),
+}
+
+/// How a store takes a status that is none of PetStatus's values: what it keeps of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StatusReading {
+    /// Any string, kept as sent (a plain string column).
+    AnyString,
+    /// A value in another letter case, kept in lower case.
+    AnyCase,
+    /// `null`, kept as no status.
+    NullAsNone,
+    /// `""`, kept as no status (a choice field that allows blank).
+    EmptyAsNone,
+    /// A value padded with spaces, trimmed; an index (a number or its digits), the value at
+    /// that place of the list (an enum coercion).
+    Coerced,
+}
+
+impl StatusReading {
+    /// What a store that reads this way keeps of `spelt` (`Some(None)`: no status), or `None`
+    /// where it refuses it as the contract does.
+    pub fn keeps(self, spelt: &Value) -> Option<Option<String>> {
+        match (self, spelt) {
+            (StatusReading::AnyString, Value::String(s)) => Some(Some(s.clone())),
+            (StatusReading::AnyCase, Value::String(s)) => {
+                let lower = s.to_ascii_lowercase();
+                PET_STATUSES
+                    .contains(&lower.as_str())
+                    .then_some(Some(lower))
+            }
+            (StatusReading::NullAsNone, Value::Null) => Some(None),
+            (StatusReading::EmptyAsNone, Value::String(s)) if s.is_empty() => Some(None),
+            (StatusReading::Coerced, spelt) => {
+                let index = match spelt {
+                    Value::String(s) if PET_STATUSES.contains(&s.trim()) => {
+                        return Some(Some(s.trim().to_string()));
+                    }
+                    Value::String(s) => s.parse::<usize>().ok()?,
+                    Value::Number(n) => usize::try_from(n.as_u64()?).ok()?,
+                    _ => return None,
+                };
+                PET_STATUSES
+                    .get(index)
+                    .map(|status| Some(status.to_string()))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// How a store takes a categoryId that is no integer JSON Schema counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CategoryReading {
+    /// A whole number past int64, saturated to its bound (a float cast).
+    Saturates,
+    /// A fraction, its integer part (truncated), where it fits.
+    Truncated,
+    /// A string of digits, parsed.
+    FromString,
+    /// `true` and `false`, as 1 and 0.
+    FromBool,
+}
+
+impl CategoryReading {
+    /// The id a store that reads this way takes `value` for, if any.
+    pub fn reads(self, value: &Value) -> Option<i64> {
+        match (self, value) {
+            (CategoryReading::Saturates, Value::Number(n)) => {
+                let float = n.as_f64()?;
+                (float.fract() == 0.0).then_some(float as i64)
+            }
+            (CategoryReading::Truncated, Value::Number(n)) => {
+                let float = n.as_f64()?;
+                (float.abs() < 9.0e18).then_some(float.trunc() as i64)
+            }
+            (CategoryReading::FromString, Value::String(text)) => text.parse().ok(),
+            (CategoryReading::FromBool, Value::Bool(flag)) => Some(i64::from(*flag)),
+            _ => None,
+        }
+    }
 }
 
 /// How a store miscounts a page asked for with `limit`.
@@ -197,5 +285,57 @@ mod tests {
         assert!(KeyPlace::Cookie("api_key".into()).carries(&headers, &query, "k"));
         assert!(KeyPlace::Query("api_key".into()).carries(&headers, &query, "k"));
         assert!(!KeyPlace::Query("key".into()).carries(&headers, &query, "k"));
+    }
+
+    /// Each way of taking a status keeps what its store keeps, and refuses the rest as the
+    /// contract does.
+    #[test]
+    fn each_status_reading_keeps_only_its_own() {
+        use serde_json::json;
+        let kept = |reading: StatusReading, spelt: Value| reading.keeps(&spelt);
+        assert_eq!(
+            kept(StatusReading::AnyString, json!("lost")),
+            Some(Some("lost".into()))
+        );
+        assert_eq!(kept(StatusReading::AnyString, json!(null)), None);
+        assert_eq!(
+            kept(StatusReading::AnyCase, json!("SOLD")),
+            Some(Some("sold".into()))
+        );
+        assert_eq!(kept(StatusReading::AnyCase, json!("lost")), None);
+        assert_eq!(kept(StatusReading::NullAsNone, json!(null)), Some(None));
+        assert_eq!(kept(StatusReading::NullAsNone, json!("")), None);
+        assert_eq!(kept(StatusReading::EmptyAsNone, json!("")), Some(None));
+        assert_eq!(kept(StatusReading::EmptyAsNone, json!(" ")), None);
+        assert_eq!(
+            kept(StatusReading::Coerced, json!(" sold")),
+            Some(Some("sold".into()))
+        );
+        assert_eq!(
+            kept(StatusReading::Coerced, json!(1)),
+            Some(Some("pending".into()))
+        );
+        assert_eq!(
+            kept(StatusReading::Coerced, json!("0")),
+            Some(Some("available".into()))
+        );
+        assert_eq!(kept(StatusReading::Coerced, json!(3)), None);
+    }
+
+    #[test]
+    fn each_category_reading_takes_only_its_own() {
+        use serde_json::json;
+        let read = |reading: CategoryReading, value: Value| reading.reads(&value);
+        assert_eq!(
+            read(CategoryReading::Saturates, json!(1e300)),
+            Some(i64::MAX)
+        );
+        assert_eq!(read(CategoryReading::Saturates, json!(1.5)), None);
+        assert_eq!(read(CategoryReading::Truncated, json!(1.5)), Some(1));
+        assert_eq!(read(CategoryReading::Truncated, json!(1e300)), None);
+        assert_eq!(read(CategoryReading::FromString, json!("12")), Some(12));
+        assert_eq!(read(CategoryReading::FromString, json!(12.5)), None);
+        assert_eq!(read(CategoryReading::FromBool, json!(true)), Some(1));
+        assert_eq!(read(CategoryReading::FromBool, json!("true")), None);
     }
 }
