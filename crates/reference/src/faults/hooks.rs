@@ -31,10 +31,85 @@ pub enum Hook {
     SuccessorLinkSent(Option<String>),
     /// Another operation than getPet says it is deprecated.
     DeprecatedAlso(Route),
+    /// This operation looks at the request before the key: a refusal for what else is wrong
+    /// (an invalid query or body, an unknown pet) wins over 401.
+    CheckedBeforeKey(Route),
+    /// An Authorization value that is not `Bearer <key>` is taken for the key, read this way.
+    KeyReadFrom(KeyReading),
+    /// The Authorization scheme is matched this way, not as RFC 9110 matches it (in any case).
+    SchemeMatched(SchemeMatch),
     /// A createPet status that is none of PetStatus's values is taken, read this way.
     StatusTaken(StatusReading),
     /// A createPet categoryId that is no integer is taken, read this way.
     CategoryTaken(CategoryReading),
+}
+
+/// How a lax guard finds the key in an Authorization value that is not `Bearer <key>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeyReading {
+    /// The value split on spaces, the second word taken (`Bearer <key> junk`).
+    SecondWord,
+    /// The value searched for `Bearer `, the word after it taken (`Basic x, Bearer <key>`).
+    SchemeSearched,
+    /// A Basic credential whose user name or password is the key.
+    BasicHalves,
+    /// The key straight after the scheme, no space between (`Bearer<key>`).
+    NoSeparator,
+}
+
+impl KeyReading {
+    /// Whether a guard that reads this way takes `value` for `key`.
+    pub fn takes(self, value: &str, key: &str) -> bool {
+        match self {
+            KeyReading::SecondWord => {
+                let mut words = value.split(' ');
+                words.next() == Some("Bearer") && words.next() == Some(key)
+            }
+            KeyReading::SchemeSearched => value.find("Bearer ").is_some_and(|at| {
+                value[at + "Bearer ".len()..].split([',', ' ']).next() == Some(key)
+            }),
+            KeyReading::BasicHalves => {
+                basic_halves(value).is_some_and(|(user, password)| user == key || password == key)
+            }
+            KeyReading::NoSeparator => value.strip_prefix("Bearer") == Some(key),
+        }
+    }
+}
+
+/// The user name and password of a Basic credential, decoded.
+fn basic_halves(value: &str) -> Option<(String, String)> {
+    use base64::Engine;
+    let (scheme, encoded) = value.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (user, password) = text.split_once(':')?;
+    Some((user.to_string(), password.to_string()))
+}
+
+/// How a guard matches the Authorization scheme where it parts from RFC 9110 section 11.1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchemeMatch {
+    /// Any scheme, or none, before the key.
+    Any,
+    /// `Bearer` in exactly that case.
+    CaseSensitive,
+}
+
+impl SchemeMatch {
+    /// Whether a guard that matches this way takes `scheme`.
+    pub fn takes(self, scheme: &str) -> bool {
+        match self {
+            SchemeMatch::Any => true,
+            SchemeMatch::CaseSensitive => scheme == "Bearer",
+        }
+    }
 }
 
 /// How a store takes a status that is none of PetStatus's values: what it keeps of it.
@@ -337,5 +412,40 @@ mod tests {
         assert_eq!(read(CategoryReading::FromString, json!(12.5)), None);
         assert_eq!(read(CategoryReading::FromBool, json!(true)), Some(1));
         assert_eq!(read(CategoryReading::FromBool, json!("true")), None);
+    }
+
+    /// Each lax reading of the Authorization value takes its own spelling of the key and not
+    /// the others' (a search for `Bearer ` also finds the key before a trailing word).
+    #[test]
+    fn each_key_reading_takes_only_its_own() {
+        use base64::Engine;
+        let key = "k3y";
+        let basic = format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode("user:k3y")
+        );
+        let spellings = [
+            (KeyReading::SecondWord, "Bearer k3y junk".to_string()),
+            (
+                KeyReading::SchemeSearched,
+                "Basic x, Bearer k3y".to_string(),
+            ),
+            (KeyReading::BasicHalves, basic),
+            (KeyReading::NoSeparator, "Bearerk3y".to_string()),
+        ];
+        for (reading, _) in &spellings {
+            for (own, value) in &spellings {
+                let also = (*reading, *own) == (KeyReading::SchemeSearched, KeyReading::SecondWord);
+                assert_eq!(
+                    reading.takes(value, key),
+                    reading == own || also,
+                    "{reading:?} {value}"
+                );
+            }
+            assert!(!reading.takes("Bearer other", key), "{reading:?}");
+        }
+        assert!(SchemeMatch::Any.takes("Token"));
+        assert!(SchemeMatch::CaseSensitive.takes("Bearer"));
+        assert!(!SchemeMatch::CaseSensitive.takes("bearer"));
     }
 }
