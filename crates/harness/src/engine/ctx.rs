@@ -216,8 +216,9 @@ impl<'r> RuleCtx<'r> {
 
     /// A rule that only reads, run beside the quiet-store rules: waits until their first
     /// requests (the creates whose storing they look for) are answered, so that the reads
-    /// take the places the creates leave, beside the listings that follow them; at most a
-    /// few seconds.
+    /// take the places the creates leave, beside the listings that follow them, or until the
+    /// target has answered enough requests in a row to show it is up (the reads then show its
+    /// connections to the level, which lets the creates open more); at most a few seconds.
     pub fn wait_for_quiet_creates(&self) {
         self.run
             .scheduler

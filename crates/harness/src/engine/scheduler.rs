@@ -98,11 +98,20 @@ fn reads_only(rule: &Rule) -> bool {
 /// run's halt, the pets the store setup counts.
 const LOOK_AGAIN: Duration = Duration::from_millis(20);
 
+/// Answers in a row, none lost between, after which the reads beside the quiet-store rules
+/// need not wait for those rules' creates: twice the connections a run starts with, so more
+/// than the preflight and the first wave of creates. A target that stops answering before (as
+/// one that answers its first request and resets every connection after) keeps them waiting,
+/// so they do not go out to it all at once.
+pub const ANSWERING_SHOWN: usize = 2 * crate::execution::lanes::START;
+
 /// Where the run stands between its rules.
 #[derive(Default)]
 pub struct Scheduler {
     state: Mutex<State>,
     changed: Condvar,
+    /// Exchanges answered since the last one that got no answer (see [`ANSWERING_SHOWN`]).
+    answered_in_a_row: std::sync::atomic::AtomicUsize,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +126,10 @@ struct State {
     /// Quiet-store rules whose first requests are not answered yet: the reads that run beside
     /// them wait for none to be left, so that the creates have the first places.
     quiet_unanswered: usize,
+    /// The target answered [`ANSWERING_SHOWN`] requests in a row: the reads beside the
+    /// quiet-store rules go without waiting (their answers show the target's connections to
+    /// the level, which lets the creates open more).
+    answering_shown: bool,
     /// Pets the target said it created: the population fixture waits on their number.
     pets_created: u64,
 }
@@ -247,10 +260,29 @@ impl Scheduler {
         self.change(|state| state.quiet_unanswered = state.quiet_unanswered.saturating_sub(1));
     }
 
-    /// Waits until every quiet-store rule's first requests are answered, at most `within`.
+    /// An exchange was recorded: answered, or lost (an answer cut short counts as lost).
+    fn heard(&self, state: crate::outcome::ExchangeState<'_>) {
+        use crate::outcome::ExchangeState;
+        use std::sync::atomic::Ordering;
+        match state {
+            ExchangeState::Answered(_) => {
+                let in_a_row = self.answered_in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
+                if in_a_row == ANSWERING_SHOWN {
+                    self.change(|state| state.answering_shown = true);
+                }
+            }
+            ExchangeState::Unanswered(_) | ExchangeState::Cut(..) => {
+                self.answered_in_a_row.store(0, Ordering::Relaxed);
+            }
+            ExchangeState::NotSent(_) => {}
+        }
+    }
+
+    /// Waits until every quiet-store rule's first requests are answered, or the target has
+    /// shown it answers ([`ANSWERING_SHOWN`]), at most `within`.
     pub fn wait_for_quiet_answers(&self, within: Duration, stopped: &dyn Fn() -> bool) {
         self.wait(
-            |state| state.quiet_unanswered == 0,
+            |state| state.quiet_unanswered == 0 || state.answering_shown,
             (stopped, LOOK_AGAIN),
             Some(Instant::now() + within),
         );
@@ -299,11 +331,15 @@ impl Scheduler {
 
 /// The scheduler hears of every pet created, after the store setup has counted it: the rules
 /// waiting on the store's population are woken by it, not by a clock.
+/// It hears of every answer too: a target seen answering lets the reads beside the
+/// quiet-store rules go (see [`ANSWERING_SHOWN`]).
 impl super::events::Subscriber for Scheduler {
     fn on(&self, event: &super::events::Event<'_>) {
-        if let super::events::Event::ExchangeRecorded(recorded) = event
-            && recorded.created_pet().is_some()
-        {
+        let super::events::Event::ExchangeRecorded(recorded) = event else {
+            return;
+        };
+        self.heard(recorded.exchange.state());
+        if recorded.created_pet().is_some() {
             self.change(|state| state.pets_created += 1);
         }
     }
@@ -370,5 +406,51 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(5));
         scheduler.quiet_answered();
         scheduler.wait_for_quiet_answers(Duration::from_secs(60), &|| false);
+    }
+
+    /// The reads beside the quiet-store rules wait for those rules' first answers, unless the
+    /// target answered [`ANSWERING_SHOWN`] requests in a row; one lost starts the count again.
+    #[test]
+    fn answers_in_a_row_end_the_wait_for_the_quiet_creates() {
+        use crate::outcome::{ExchangeState, RecordedResponse, TransportError, TransportKind};
+        let response = RecordedResponse {
+            version: "HTTP/1.1".into(),
+            status: 200,
+            headers: Vec::new(),
+            body: "[]".into(),
+            body_truncated: false,
+            body_omitted: 0,
+            json: None,
+            json_error: None,
+            duplicate_names: Vec::new(),
+        };
+        let lost = TransportError {
+            kind: TransportKind::RequestFailed,
+            body_cut: false,
+            detail: String::new(),
+        };
+        let scheduler = Scheduler::default();
+        scheduler.select([Phase::QuietStore, Phase::Main], 1);
+        let waited = |scheduler: &Scheduler| {
+            let started = Instant::now();
+            scheduler.wait_for_quiet_answers(Duration::from_millis(200), &|| false);
+            started.elapsed()
+        };
+        for _ in 1..ANSWERING_SHOWN {
+            scheduler.heard(ExchangeState::Answered(&response));
+        }
+        scheduler.heard(ExchangeState::Unanswered(Some(&lost)));
+        scheduler.heard(ExchangeState::Answered(&response));
+        assert!(
+            waited(&scheduler) >= Duration::from_millis(200),
+            "one lost: it waits"
+        );
+        for _ in 1..ANSWERING_SHOWN {
+            scheduler.heard(ExchangeState::Answered(&response));
+        }
+        assert!(
+            waited(&scheduler) < Duration::from_millis(100),
+            "answered in a row: it goes"
+        );
     }
 }
