@@ -124,6 +124,32 @@ fn a_content_length_shorter_than_the_body_is_judged_as_declared_and_the_run_goes
 }
 
 #[test]
+fn a_target_that_goes_down_mid_run_is_blamed_for_no_silence() {
+    // The reference behind a front that forwards the first 60 requests, then closes every
+    // connection unanswered: a server gone down mid-run. Requests in flight then were answered
+    // by none, though others were answered while they waited: no evidence against an
+    // operation. The run ends undetermined, every rule it failed failed on a whole answer.
+    let (_server, upstream) = serve_reference(KEY, &[]);
+    let upstream = servers::authority(&upstream);
+    let url = servers::raw(move |request, n, client| {
+        if n > 60 {
+            return false;
+        }
+        let Some(answer) = servers::forward(&upstream, request) else {
+            return false;
+        };
+        client.write_all(answer.head.as_bytes()).is_ok() && client.write_all(&answer.body).is_ok()
+    });
+    let dir = temp_dir("bounded", "goes-down");
+    let (output, _) = run(&["--base-url", &url, "--timeout", "1"], &dir);
+    let report = report(&dir);
+    let failed = common::failed_rules(&report);
+    assert!(failed.is_empty(), "failed on silence: {failed:#?}");
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn a_target_throttling_everything_is_undetermined_within_seconds_of_the_wait() {
     // The reference behind a gateway that lets 20 requests through, then throttles every one
     // (429, Retry-After: 1): the run ends undetermined within seconds of its throttle wait,

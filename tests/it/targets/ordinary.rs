@@ -188,8 +188,12 @@ fn a_request_the_store_never_answers_fails_its_rule_with_the_tries() {
     assert_eq!(rule["verdict"], "failed", "{rule}");
     let observed = rule["failure"]["observed"].as_str().unwrap();
     assert!(
-        observed.contains("no answer to GET") && observed.contains("in 3 tries"),
+        observed.contains("no answer to GET") && observed.contains("in 4 tries"),
         "{observed}"
     );
-    assert!(observed.contains("meanwhile"), "{observed}");
+    // The store seen answering between the last two tries, both sent alone.
+    assert!(
+        observed.contains("meanwhile GET") && observed.contains("sent alone before the last try"),
+        "{observed}"
+    );
 }

@@ -28,12 +28,12 @@ pub fn response(exchange: &Exchange) -> Result<&RecordedResponse, Verdict> {
     }
 }
 
-/// The verdict of a request no try of which got an answer while the store answered others: the
-/// operation does not answer it as the contract says it does.
+/// The verdict of a request no try of which got an answer while the store answered a read sent
+/// alone between its last two tries: the operation does not answer it as the contract says.
 fn never_answered(exchange: &Exchange, retries: &crate::outcome::Retries) -> Verdict {
     let tries = retries.unanswered.len() + 1;
     let mut observed = format!(
-        "no answer to {} {} in {tries} tries (the later ones on fresh connections, the last sent alone): ",
+        "no answer to {} {} in {tries} tries (the later ones on fresh connections, the last two sent alone): ",
         exchange.request.method, exchange.request.url
     );
     for why in &retries.unanswered {

@@ -46,6 +46,15 @@ pub(super) fn repeatable(spec: &RequestSpec) -> bool {
     matches!(spec.method, "GET" | "HEAD")
 }
 
+/// Why a try got no answer, in words.
+fn why_unanswered(exchange: &Exchange) -> String {
+    exchange
+        .transport_error
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default()
+}
+
 /// How a try takes its lane.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Turn {
@@ -86,7 +95,10 @@ impl Client {
         // Why each try so far got no answer.
         let mut unanswered: Vec<String> = Vec::new();
         let mut unavailable = 0;
-        let answers_before = self.answers.load(Relaxed);
+        // What the store answered to a read sent alone after the tries: the request then goes
+        // alone once more, and only if that try gets no answer either does the exchange stand
+        // as evidence (the store seen answering just before it).
+        let mut store_answered: Option<String> = None;
         loop {
             let turn = if unavailable > UNAVAILABLE_BESIDE || unanswered.len() >= MAX_CLOSED_RESENDS
             {
@@ -119,13 +131,7 @@ impl Client {
                         && unanswered.len() < MAX_CLOSED_RESENDS
                         && self.answers.load(Relaxed) > 0
                     {
-                        unanswered.push(
-                            exchange
-                                .transport_error
-                                .as_ref()
-                                .map(ToString::to_string)
-                                .unwrap_or_default(),
-                        );
+                        unanswered.push(why_unanswered(&exchange));
                         self.lanes.resending();
                         if lane.is_some() && hand_off() {
                             return None;
@@ -135,14 +141,18 @@ impl Client {
                     }
                     let mut exchange = *exchange;
                     if !unanswered.is_empty() {
-                        let store_answered = if repeatable {
-                            self.store_answers(answers_before).await
-                        } else {
-                            None
-                        };
+                        // Once the store answered between, the try after it stands.
+                        let confirmed = store_answered.take();
+                        if confirmed.is_none() && repeatable {
+                            store_answered = self.store_answers().await;
+                            if store_answered.is_some() {
+                                unanswered.push(why_unanswered(&exchange));
+                                continue;
+                            }
+                        }
                         exchange.retries = Some(Box::new(Retries {
                             unanswered,
-                            store_answered,
+                            store_answered: confirmed,
                         }));
                     }
                     return Some(exchange);
@@ -261,16 +271,13 @@ impl Client {
             .await;
     }
 
-    /// After a request got no answer on any try: whether the store answers others. Yes when
-    /// another request was answered since the first try; else the plainest read the contract
-    /// offers is sent alone, on a fresh connection, and what it got says so. `None`: no sign.
-    async fn store_answers(&self, answers_before: u64) -> Option<String> {
-        let others = self.answers.load(Relaxed).saturating_sub(answers_before);
-        if others > 0 {
-            return Some(format!(
-                "{others} other requests answered since the first try"
-            ));
-        }
+    /// After a request got no answer on any try: whether the store answers others. The
+    /// plainest read the contract offers is sent alone, on a fresh connection, after the last
+    /// try, and what it got says so. An answer to another request sent while the tries went
+    /// says nothing: the store may have stopped since (a server that went down mid-run gave
+    /// every request it had not answered yet no answer, which no operation is to blame for).
+    /// `None`: no sign.
+    async fn store_answers(&self) -> Option<String> {
         let probe = RequestSpec::liveness();
         match self
             .try_on(&probe, None, Priority::Plain, Turn::Alone, MAX_RESENDS)
@@ -280,7 +287,7 @@ impl Client {
                 if exchange.response.is_some() =>
             {
                 Some(format!(
-                    "{} {} sent alone after the last try answered {}",
+                    "{} {}, sent alone before the last try, answered {}",
                     exchange.request.method,
                     exchange.request.url,
                     exchange.status().unwrap_or_default()
