@@ -99,6 +99,7 @@ impl Client {
         // alone once more, and only if that try gets no answer either does the exchange stand
         // as evidence (the store seen answering just before it).
         let mut store_answered: Option<String> = None;
+        let answers_before = self.answers.load(Relaxed);
         loop {
             let turn = if unavailable > UNAVAILABLE_BESIDE || unanswered.len() >= MAX_CLOSED_RESENDS
             {
@@ -144,7 +145,7 @@ impl Client {
                         // Once the store answered between, the try after it stands.
                         let confirmed = store_answered.take();
                         if confirmed.is_none() && repeatable {
-                            store_answered = self.store_answers().await;
+                            store_answered = self.store_answers(answers_before).await;
                             if store_answered.is_some() {
                                 unanswered.push(why_unanswered(&exchange));
                                 continue;
@@ -271,13 +272,17 @@ impl Client {
             .await;
     }
 
-    /// After a request got no answer on any try: whether the store answers others. The
-    /// plainest read the contract offers is sent alone, on a fresh connection, after the last
-    /// try, and what it got says so. An answer to another request sent while the tries went
-    /// says nothing: the store may have stopped since (a server that went down mid-run gave
-    /// every request it had not answered yet no answer, which no operation is to blame for).
-    /// `None`: no sign.
-    async fn store_answers(&self) -> Option<String> {
+    /// After a request got no answer on any try: whether the store answers others. Where
+    /// nothing was answered since its first try (`answers_before`), the store may be down: no
+    /// sign, and nothing more sent to it. Else the plainest read the contract offers is sent
+    /// alone, on a fresh connection, after the last try, and what it got says so. An answer to
+    /// another request sent while the tries went is no sign by itself: the store may have
+    /// stopped since (a server that went down mid-run gave every request it had not answered
+    /// yet no answer, which no operation is to blame for). `None`: no sign.
+    async fn store_answers(&self, answers_before: u64) -> Option<String> {
+        if self.answers.load(Relaxed) == answers_before {
+            return None;
+        }
         let probe = RequestSpec::liveness();
         match self
             .try_on(&probe, None, Priority::Plain, Turn::Alone, MAX_RESENDS)
