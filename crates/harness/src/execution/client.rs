@@ -53,6 +53,10 @@ pub struct Client {
     /// Answers so far. A stall or a failed connect while other requests are answered is the
     /// run's own overload; while nothing is answered, the target is down, not overloaded.
     answers: AtomicU64,
+    /// Tries that got no answer since the last answer (see `attempts::QUIET_TRIES`).
+    unanswered_in_a_row: AtomicU64,
+    /// Of them, the tries sent alone after a pause (see `attempts::QUIET_ALONE`).
+    alone_unanswered: AtomicU64,
     /// Response bodies' parses: bounded by bytes (see `bodies`).
     bodies: super::bodies::Bodies,
     /// Connections closed or reset before any answer.
@@ -144,6 +148,8 @@ impl Client {
             settings,
             slowest_ms: AtomicU64::new(0),
             answers: AtomicU64::new(0),
+            unanswered_in_a_row: AtomicU64::new(0),
+            alone_unanswered: AtomicU64::new(0),
             resets: AtomicU64::new(0),
             pauses: AtomicU64::new(0),
             paused_until: std::sync::Mutex::new(None),

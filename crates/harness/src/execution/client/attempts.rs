@@ -40,10 +40,54 @@ const UNAVAILABLE_BESIDE: u32 = 2;
 /// again; it doubles at each try.
 const RESEND_PAUSE: Duration = Duration::from_millis(200);
 
+/// Tries with no answer in a row, across every request, after which each try goes alone,
+/// after a pause that doubles ([`RESEND_PAUSE`] up to 8 times it), and is not sent again,
+/// until one is answered: a target gone down or restarting gets a few tries, not every request
+/// the rules had queued (which otherwise went out as fast as its connections were refused or
+/// reset, hundreds in a few seconds), and the run's stop for a silent target counts its
+/// failures as soon. Twice the connections a run starts with: a target that answers, however
+/// loaded, answers one of so many.
+const QUIET_TRIES: u64 = 2 * crate::execution::lanes::START as u64;
+
+/// Tries sent alone past [`QUIET_TRIES`], each after its pause (7.8 s of pauses in all, more
+/// than the run's own pauses for a silent target), with no answer either, after which the run
+/// stops sending: the target stopped answering.
+const QUIET_ALONE: u64 = 7;
+
 /// Whether sending `spec` twice has the effect of sending it once (RFC 9110 section 9.2.2):
 /// the contract's reads are GETs; createPet is a POST.
 pub(super) fn repeatable(spec: &RequestSpec) -> bool {
     matches!(spec.method, "GET" | "HEAD")
+}
+
+impl Client {
+    /// A try got no answer: counted towards [`QUIET_TRIES`], and towards the run's bound on
+    /// a target's silence.
+    fn try_unanswered(&self, last: &str) {
+        self.unanswered_in_a_row.fetch_add(1, Relaxed);
+        self.halt.unanswered(last);
+    }
+
+    /// A try sent alone after its pause got no answer either: at [`QUIET_ALONE`] of them the
+    /// run stops sending.
+    fn alone_unanswered(&self, spec: &RequestSpec) {
+        let alone = self.alone_unanswered.fetch_add(1, Relaxed) + 1;
+        if alone >= QUIET_ALONE {
+            let paused: u32 = (0..QUIET_ALONE).map(|n| 1 << n.min(3)).sum();
+            let _ = self.halt.reason.set(format!(
+                "not sent: the target stopped answering after {} consecutive transport failures, the last {alone} sent alone after pauses of {:.1} s in all (last: {} {})",
+                self.unanswered_in_a_row.load(Relaxed),
+                (RESEND_PAUSE * paused).as_secs_f64(),
+                spec.method,
+                spec.path
+            ));
+        }
+    }
+
+    /// The target answered none of the last [`QUIET_TRIES`] tries.
+    fn quiet(&self) -> bool {
+        self.unanswered_in_a_row.load(Relaxed) >= QUIET_TRIES
+    }
 }
 
 /// Why a try got no answer, in words.
@@ -131,6 +175,7 @@ impl Client {
                     if repeatable
                         && unanswered.len() < MAX_CLOSED_RESENDS
                         && self.answers.load(Relaxed) > 0
+                        && !self.quiet()
                     {
                         unanswered.push(why_unanswered(&exchange));
                         self.lanes.resending();
@@ -227,20 +272,46 @@ impl Client {
             self.pace().await?;
             return Ok(self.attempt(lane, spec, resends).await);
         }
-        let reuse = match turn {
-            Turn::Any => self.lanes.reuse_for(repeatable(spec)),
-            Turn::Fresh | Turn::Alone => Reuse::Never,
-        };
-        let checkout = match turn {
-            Turn::Alone => self.until_halt(self.lanes.checkout_alone()).await,
-            _ => {
-                self.until_halt(self.lanes.checkout_reusing(priority, reuse))
-                    .await
+        let mut turn = if self.quiet() { Turn::Alone } else { turn };
+        let mut checkout = loop {
+            let reuse = match turn {
+                Turn::Any => self.lanes.reuse_for(repeatable(spec)),
+                Turn::Fresh | Turn::Alone => Reuse::Never,
+            };
+            let checkout = match turn {
+                Turn::Alone => self.until_halt(self.lanes.checkout_alone()).await,
+                _ => {
+                    self.until_halt(self.lanes.checkout_reusing(priority, reuse))
+                        .await
+                }
+            }?;
+            // The target went quiet while this try waited for its place: it goes alone.
+            if turn != Turn::Alone && self.quiet() {
+                drop(checkout);
+                turn = Turn::Alone;
+                continue;
             }
+            break checkout;
         };
-        let mut checkout = checkout?;
+        // Alone (nothing else in flight) while the target answers nothing: the pause first,
+        // and the try counted among the last ones (see [`QUIET_ALONE`]).
+        let paused = turn == Turn::Alone && self.quiet();
+        if paused {
+            let alone = self.alone_unanswered.load(Relaxed);
+            let pause = RESEND_PAUSE * 2u32.pow(alone.min(3) as u32);
+            self.until_halt(async {
+                tokio::time::sleep(pause).await;
+                Ok(())
+            })
+            .await?;
+        }
         self.pace().await?;
         let attempt = self.attempt(checkout.lane(), spec, resends).await;
+        let answered =
+            matches!(&attempt, Attempt::Done(e) | Attempt::Unavailable(e) if e.response.is_some());
+        if paused && !answered {
+            self.alone_unanswered(spec);
+        }
         if matches!(attempt, Attempt::Overloaded | Attempt::Closed(..)) {
             checkout.discard(); // its connection stalled, failed or closed
         }
@@ -328,7 +399,7 @@ impl Client {
             Sent::Stalled => {
                 self.lanes.not_served(lane);
                 self.lanes.overloaded(Overload::StalledConnect);
-                self.halt.unanswered(&format!(
+                self.try_unanswered(&format!(
                     "{} {}: no answer on a fresh connection",
                     spec.method, spec.path
                 ));
@@ -340,7 +411,7 @@ impl Client {
                 fresh,
             } => {
                 self.resets.fetch_add(1, Relaxed);
-                self.halt.unanswered(&exchange.summary());
+                self.try_unanswered(&exchange.summary());
                 if fresh && self.answers.load(Relaxed) > 0 {
                     self.lanes.not_served(lane);
                     self.lanes.overloaded(Overload::Refused);
@@ -352,11 +423,13 @@ impl Client {
             }
         };
         if exchange.response.is_none() {
-            self.halt.unanswered(&exchange.summary());
+            self.try_unanswered(&exchange.summary());
         }
         match &exchange.response {
             Some(response) => {
                 self.answers.fetch_add(1, Relaxed);
+                self.unanswered_in_a_row.store(0, Relaxed);
+                self.alone_unanswered.store(0, Relaxed);
                 self.halt.heard();
                 if response.status == 503 && exchange.header("retry-after").is_none() {
                     self.lanes.overloaded(Overload::Unavailable);
@@ -379,7 +452,7 @@ impl Client {
                 // Once the target has answered, a refused, reset or stalled connect is overload
                 // (a full backlog, a connection cap resetting what is past it); the request
                 // never left, whatever its method.
-                if may_resend && self.answers.load(Relaxed) > 0 {
+                if may_resend && self.answers.load(Relaxed) > 0 && !self.quiet() {
                     return Attempt::Overloaded;
                 }
             }
