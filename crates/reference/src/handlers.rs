@@ -20,13 +20,17 @@ pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Respo
     if let Some(cap) = shared.choices.page_cap {
         limit = limit.min(cap);
     }
+    let filtered_first = match filter_reading(&shared) {
+        Some(FilterReading::FirstOnly(first)) => first,
+        _ => usize::MAX,
+    };
     let store = shared.store();
     let pets: Vec<Value> = store
         .pets
         .iter()
         .enumerate()
         .filter(|(position, pet)| match &status_filter {
-            _ if *position >= 50 && shared.has(Fault::StatusFilterFirst50) => true,
+            _ if *position >= filtered_first => true,
             Some(wanted) => pet.status.as_deref() == Some(wanted.as_str()),
             None => true,
         })

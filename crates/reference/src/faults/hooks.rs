@@ -38,6 +38,8 @@ pub enum Hook {
     KeyReadFrom(KeyReading),
     /// The Authorization scheme is matched this way, not as RFC 9110 matches it (in any case).
     SchemeMatched(SchemeMatch),
+    /// listPets' `status` filter is read this way, not as the contract says.
+    StatusFilterRead(FilterReading),
     /// A createPet status that is none of PetStatus's values is taken, read this way.
     StatusTaken(StatusReading),
     /// A createPet categoryId that is no integer is taken, read this way.
@@ -110,6 +112,20 @@ impl SchemeMatch {
             SchemeMatch::CaseSensitive => scheme == "Bearer",
         }
     }
+}
+
+/// How a store misreads listPets' `status` filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FilterReading {
+    /// In any letter case (`status=AVAILABLE` lists the available pets).
+    CaseInsensitive,
+    /// A value that is no PetStatus answers 200 with an empty list.
+    UnknownAnsweredEmpty,
+    /// Not at all: every pet is listed.
+    Ignored,
+    /// Only over the first so many pets stored; later ones pass unfiltered.
+    FirstOnly(usize),
 }
 
 /// How a store takes a status that is none of PetStatus's values: what it keeps of it.
