@@ -44,7 +44,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 pub use conforming::{Choices, LinkForm, PREDICTIONS, Signals, Surrogates, Unasked, meets};
-pub use faults::{FAULTS, Fault, FaultInfo, FilterReading, Hook, Route, SEVERAL_CAUSES};
+pub use faults::{
+    FAULTS, Fault, FaultInfo, FilterReading, Hook, LimitReading, Route, SEVERAL_CAUSES,
+};
 pub use variants::{VARIANTS, Variant, VariantInfo};
 pub use wire::{
     Dimension, FieldSpacing, Framing, HeaderCase, HeaderOrder, Interim, Persistence, Reason,

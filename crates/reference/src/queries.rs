@@ -162,7 +162,7 @@ pub(super) fn listing_query(
     for (name, value) in contract_parameters(shared, uri)? {
         match name {
             "limit"
-                if shared.has(Fault::LimitHuge500)
+                if limit_reading(shared) == Some(LimitReading::HugeCrashes)
                     && value.len() > 18
                     && value.bytes().all(|b| b.is_ascii_digit()) =>
             {
@@ -223,6 +223,14 @@ pub(super) fn listing_query(
     Ok((limit, status_filter))
 }
 
+/// How this store misreads listPets' `limit`, if it does (a fault's hook).
+fn limit_reading(shared: &Shared) -> Option<LimitReading> {
+    shared.hook(|hook| match hook {
+        Hook::LimitRead(reading) => Some(*reading),
+        _ => None,
+    })
+}
+
 /// How this store misreads listPets' `status` filter, if it does (a fault's hook).
 pub(super) fn filter_reading(shared: &Shared) -> Option<FilterReading> {
     shared.hook(|hook| match hook {
@@ -269,12 +277,13 @@ pub(super) fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>,
             format!("limit must be an integer from 1 to 100, not {value:?}"),
         )
     };
-    if shared.has(Fault::LimitNonFiniteUnchecked)
+    let reading = limit_reading(shared);
+    if reading == Some(LimitReading::NonFiniteUnbounded)
         && value.parse::<f64>().is_ok_and(|n| !n.is_finite())
     {
         return Ok(Some(usize::MAX));
     }
-    if shared.has(Fault::LimitBoundsUnchecked) {
+    if reading == Some(LimitReading::BoundsUnchecked) {
         return Ok(match value.parse::<i128>() {
             Ok(n) if n < 0 => Some(usize::MAX),
             Ok(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
@@ -300,7 +309,7 @@ pub(super) fn parse_limit(shared: &Shared, value: &str) -> Result<Option<usize>,
     // value that is no integer from 1 to 100 is refused unless the store clamps or ignores.
     let answered = class.is_some() && shared.config.faults.is_empty();
     match read {
-        Ok(1) if shared.has(Fault::LimitMinimumRefused) => Err(refused()),
+        Ok(1) if reading == Some(LimitReading::MinimumRefused) => Err(refused()),
         Ok(n) if (1..=100).contains(&n) => Ok(Some(n as usize)),
         Ok(n) => match shared.choices.limit {
             LimitPolicy::Refused if !answered => Err(refused()),

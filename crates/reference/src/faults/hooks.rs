@@ -38,6 +38,8 @@ pub enum Hook {
     KeyReadFrom(KeyReading),
     /// The Authorization scheme is matched this way, not as RFC 9110 matches it (in any case).
     SchemeMatched(SchemeMatch),
+    /// listPets' `limit` is read this way, not as the contract says.
+    LimitRead(LimitReading),
     /// listPets' `status` filter is read this way, not as the contract says.
     StatusFilterRead(FilterReading),
     /// A createPet status that is none of PetStatus's values is taken, read this way.
@@ -112,6 +114,20 @@ impl SchemeMatch {
             SchemeMatch::CaseSensitive => scheme == "Bearer",
         }
     }
+}
+
+/// How a store misreads listPets' `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LimitReading {
+    /// Infinity or NaN taken as no bound at all.
+    NonFiniteUnbounded,
+    /// Any integer taken, past 100 or below 1 (a negative one as no bound).
+    BoundsUnchecked,
+    /// 1, the minimum, refused.
+    MinimumRefused,
+    /// A number of more than 18 digits answered 500 (an integer parse that overflows).
+    HugeCrashes,
 }
 
 /// How a store misreads listPets' `status` filter.

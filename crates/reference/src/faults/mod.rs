@@ -3,7 +3,7 @@
 //! holds each one's name, area, description and the rules it breaks.
 
 mod hooks;
-pub use hooks::{FilterReading, Hook, Route};
+pub use hooks::{FilterReading, Hook, LimitReading, Route};
 
 /// A deliberate deviation from the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Deserialize)]
