@@ -165,12 +165,11 @@ impl HeaderChoices {
 /// `secs` as an HTTP-date in form 0 (IMF-fixdate), 1 (RFC 850) or 2 (asctime), RFC 9110
 /// section 5.6.7.
 fn http_date(secs: i64, form: usize) -> String {
-    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs.max(0) as u64);
-    let imf = httpdate::fmt_http_date(when); // "Thu, 05 Dec 2030 00:00:00 GMT"
-    let parts: Vec<&str> = imf.split([' ', ',']).filter(|p| !p.is_empty()).collect();
-    let [weekday, day, month, year, time, _] = parts[..] else {
+    let (imf, parts) = imf_fixdate(secs);
+    let Some([weekday, day, month, year, time]) = parts else {
         return imf;
     };
+    let (weekday, day, month, year, time) = (&*weekday, &*day, &*month, &*year, &*time);
     let long = [
         "Monday",
         "Tuesday",
@@ -193,13 +192,28 @@ fn http_date(secs: i64, form: usize) -> String {
     }
 }
 
+/// `secs` as IMF-fixdate (`Thu, 05 Dec 2030 00:00:00 GMT`), and its parts: weekday, day,
+/// month, year and time.
+fn imf_fixdate(secs: i64) -> (String, Option<[String; 5]>) {
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs.max(0) as u64);
+    let imf = httpdate::fmt_http_date(when);
+    let parts: Vec<String> = imf
+        .split([' ', ','])
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect();
+    let parts = match <[String; 6]>::try_from(parts) {
+        Ok([weekday, day, month, year, time, _]) => Some([weekday, day, month, year, time]),
+        Err(_) => None,
+    };
+    (imf, parts)
+}
+
 /// `secs` as the ISO 8601 day it falls on in the zone `east` seconds east of UTC, with the
 /// time and the zone (`2030-12-05T00:00:00-05:00`, `Z` for UTC) where `timed`.
 fn iso_day(secs: i64, east: i64, timed: bool) -> String {
-    let local = std::time::UNIX_EPOCH + std::time::Duration::from_secs((secs + east).max(0) as u64);
-    let imf = httpdate::fmt_http_date(local); // "Thu, 05 Dec 2030 00:00:00 GMT"
-    let parts: Vec<&str> = imf.split([' ', ',']).filter(|p| !p.is_empty()).collect();
-    let [_, day, month, year, time, _] = parts[..] else {
+    let (imf, parts) = imf_fixdate(secs + east);
+    let Some([_, day, month, year, time]) = parts else {
         return imf;
     };
     let months = [
