@@ -160,6 +160,24 @@ pub fn verdicts(report: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The rules neither passed nor left out by the run's options (`--read-only`, no
+/// `--fill-store`), each with its verdict and its failure or reason: on a conforming target,
+/// none.
+pub fn not_passed(report: &Value) -> Vec<String> {
+    rules(report)
+        .iter()
+        .filter(|rule| rule["verdict"] != "passed")
+        .filter(|rule| !petstore_conformance::report::left_out_by_option(rule["reason"].as_str()))
+        .map(|rule| {
+            let why = match &rule["failure"] {
+                Value::Null => &rule["reason"],
+                failure => failure,
+            };
+            format!("{} [{}]: {why}", rule["id"], rule["verdict"])
+        })
+        .collect()
+}
+
 pub fn failed_rules(report: &Value) -> Vec<String> {
     rules(report)
         .iter()

@@ -25,6 +25,21 @@ pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Respo
         _ => usize::MAX,
     };
     let store = shared.store();
+    if shared
+        .hook(|hook| match hook {
+            Hook::ListingFailsPast(rows) => Some(*rows),
+            _ => None,
+        })
+        .is_some_and(|rows| store.pets.len() > rows)
+    {
+        drop(store);
+        return error(
+            &shared,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "too many SQL variables",
+        );
+    }
     let pets: Vec<Value> = store
         .pets
         .iter()

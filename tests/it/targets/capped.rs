@@ -83,13 +83,7 @@ fn run(base_url: &str, name: &str, extra: &[&str]) -> (i32, Value) {
     (output.status.code().unwrap_or(-1), report)
 }
 
-fn not_passed(report: &Value) -> Vec<String> {
-    verdicts(report)
-        .into_iter()
-        .filter(|(_, verdict)| verdict != "passed")
-        .map(|(id, verdict)| format!("{id}: {verdict}"))
-        .collect()
-}
+use common::not_passed;
 
 /// Capped at 16 and at 100 open connections, the conforming reference conforms, twice alike.
 #[test]

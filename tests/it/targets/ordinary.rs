@@ -19,7 +19,6 @@ use serde_json::Value;
 use crate::common;
 
 use common::servers::{self, Listen, Message};
-use common::verdicts;
 
 const KEY: &str = "ordinary-test-key";
 
@@ -61,10 +60,7 @@ fn conforms_behind(name: &str, front: impl Fn() -> Listen, forward: ForwardFn) {
             .requests(move |request, n, client| forward(&upstream_authority, request, n, client))
             .base_url();
         let (code, report) = run(&base_url, name, seed);
-        let undecided: Vec<(String, String)> = verdicts(&report)
-            .into_iter()
-            .filter(|(_, verdict)| verdict != "passed")
-            .collect();
+        let undecided = common::not_passed(&report);
         assert!(
             code == 0 && undecided.is_empty(),
             "{name}, seed {seed}: exit {code}, not passed: {undecided:?}\nconnections: {}",

@@ -134,6 +134,11 @@ impl<'r> RuleCtx<'r> {
         self.run.read_only
     }
 
+    /// Pets the run makes before the crowded-store rule lists (`--fill-store`).
+    pub fn fill_store(&self) -> Option<u64> {
+        self.run.fill_store
+    }
+
     /// Whether the store took the plainest NewPet with the run's marker category, asked once.
     pub fn marker_taken(&self) -> &'r std::sync::OnceLock<bool> {
         &self.run.marker_taken
@@ -249,7 +254,7 @@ impl<'r> RuleCtx<'r> {
     /// This rule's first pass is over: it finished, or, under a time budget, judged its first
     /// batch of cases. Counted once.
     pub fn end_first_pass(&self) {
-        if phase_for(self.rule, self.run.deadline.is_some()) != Phase::Last
+        if phase_for(self.rule, self.run.deadline.is_some()) < Phase::Last
             && !self.first_pass_over.swap(true, Ordering::Relaxed)
         {
             self.run.scheduler.first_pass_over(stores_many(self.rule));

@@ -127,6 +127,8 @@ pub struct Run {
     pub events: EventStream,
     /// Nothing may be created on the target.
     pub read_only: bool,
+    /// Pets the run makes before the crowded-store rule lists (`--fill-store`).
+    pub fill_store: Option<u64>,
     /// Under a time budget, the pets the run may create (`--max-pets`).
     pub pet_cap: PetCap,
     /// Where the run stands between its rules: phases, first passes, rules storing many pets,

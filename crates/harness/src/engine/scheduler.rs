@@ -31,7 +31,7 @@ pub fn stores_every_case(rule: &Rule) -> bool {
     match rule.check.traits().stores {
         Stores::EveryCase => true,
         Stores::EveryCaseOfCreatePet => rule.operation == crate::contract::Operation::CreatePet,
-        Stores::Few | Stores::Many => false,
+        Stores::Few | Stores::Many | Stores::Fill => false,
     }
 }
 
@@ -117,7 +117,7 @@ pub struct Scheduler {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct State {
     /// Selected rules of each phase not judged yet.
-    unjudged: [usize; 3],
+    unjudged: [usize; 4],
     /// Rules (before the last phase) still on their first pass.
     first_passes_left: usize,
     /// Rules storing many pets on their first pass now: the population fixture makes its page
@@ -139,6 +139,7 @@ fn index(phase: Phase) -> usize {
         Phase::QuietStore => 0,
         Phase::Main => 1,
         Phase::Last => 2,
+        Phase::Oracles => 3,
     }
 }
 
@@ -180,7 +181,7 @@ impl Scheduler {
     /// The phases of the selected rules, of which `quiet` are quiet-store rules by their own
     /// traits: said once, before any rule starts.
     pub fn select(&self, selected: impl IntoIterator<Item = Phase>, quiet: usize) {
-        let mut unjudged = [0; 3];
+        let mut unjudged = [0; 4];
         for phase in selected {
             unjudged[index(phase)] += 1;
         }

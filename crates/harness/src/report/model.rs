@@ -165,6 +165,16 @@ impl Conformance {
 /// Why a rule that creates pets did not run under `--read-only` (the user left it out).
 pub const READ_ONLY_SKIP: &str = "read-only profile: this rule creates pets";
 
+/// Why the crowded-store rule did not run without `--fill-store` (the user asks for it: it
+/// leaves a shared store a thousand pets or more it cannot delete).
+pub const FILL_STORE_SKIP: &str = "not asked for: this rule fills the store past common row limits only under --fill-store PETS (a shared store keeps every pet: the contract has no delete)";
+
+/// Whether a rule skipped with `reason` was left out by the run's options (`--read-only`, no
+/// `--fill-store`): the user's choice, not a rule that reached no verdict.
+pub fn left_out_by_option(reason: Option<&str>) -> bool {
+    matches!(reason, Some(READ_ONLY_SKIP | FILL_STORE_SKIP))
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Totals {
     pub rules: usize,

@@ -1,6 +1,6 @@
 //! The counts of a report's rules, and the one line every format says them in.
 
-use super::model::{Conformance, READ_ONLY_SKIP, RuleReport, Totals, rules};
+use super::model::{Conformance, RuleReport, Totals, left_out_by_option, rules};
 use crate::catalogue::{Gate, Level};
 use crate::outcome::VerdictKind;
 
@@ -60,8 +60,7 @@ impl Totals {
                 }
                 VerdictKind::Skipped => {
                     totals.skipped += 1;
-                    required_undecided |=
-                        required && rule.reason.as_deref() != Some(READ_ONLY_SKIP);
+                    required_undecided |= required && !left_out_by_option(rule.reason.as_deref());
                 }
                 VerdictKind::NotDecidable => {
                     totals.not_decidable += 1;

@@ -9,6 +9,7 @@
 mod auth;
 mod concurrency;
 mod create_pet;
+mod crowded;
 mod deprecation;
 mod get_pet;
 pub mod inputs;
@@ -65,6 +66,7 @@ pub fn run(ctx: &RuleCtx) -> Checked {
         Check::ListLimitRefused { limit } => list_pets::limit_refused(ctx, limit),
         Check::ListOutOfRangeCapped { limits } => list_pets::out_of_range_capped(ctx, limits),
         Check::ListLimitBeside { limit, besides } => list_pets::limit_beside(ctx, limit, besides),
+        Check::ListCrowded { past } => crowded::crowded(ctx, past),
         Check::ListStatusProperty {} => list_pets::status_property(ctx),
         Check::ListStatusRefused { status } => list_pets::status_refused(ctx, status),
         Check::CreateProperty {} => create_pet::created_property(ctx),

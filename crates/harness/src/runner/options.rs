@@ -149,6 +149,12 @@ run_options! {
         /// every one decided (a required rule not decidable on this store is undetermined).
         #[arg(long, env = "PETSTORE_GATE", value_enum, default_value = "required")]
         [Repeated] gate: Gate,
+        /// Fill the store past common row limits before list-pets/crowded/pets-array: the run
+        /// creates pets (named with its prefix) until it has made PETS, listing at 1,000,
+        /// 1,001 and 32,768 on the way; a shared store keeps them (the contract has no delete),
+        /// so the rule is skipped without it. Under --time-budget, --max-pets bounds it too.
+        #[arg(long, env = "PETSTORE_FILL_STORE", value_name = "PETS", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        [Repeated] fill_store: Option<u64>,
         /// Run only the rules that create nothing on the target (for production).
         #[arg(long, env = "PETSTORE_READ_ONLY", value_parser = clap::builder::BoolishValueParser::new())]
         [Repeated] read_only: bool,

@@ -41,7 +41,7 @@ pub fn record(
         // They judge every response of the run: each shard judges its own.
         every_shard: selected
             .iter()
-            .filter(|rule| scheduler::phase(&rule.check) == Phase::Last)
+            .filter(|rule| scheduler::phase(&rule.check) == Phase::Oracles)
             .map(|rule| rule.id.clone())
             .collect(),
         invocation,

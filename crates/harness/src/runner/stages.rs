@@ -278,6 +278,7 @@ fn populate(
         observations: Arc::default(),
         events: Default::default(),
         read_only: config.options.read_only,
+        fill_store: config.options.fill_store,
         pet_cap: crate::engine::run::PetCap::new(
             config.time_budget().map(|_| config.options.max_pets),
         ),

@@ -12,13 +12,14 @@ pub use super::error::RunError;
 use super::known::KnownFailures;
 use super::progress::Progress;
 use super::settings::{DEFAULT_TEST_THREADS, RunConfig};
+use crate::catalogue::traits::Stores;
 use crate::catalogue::{Catalogue, Rule};
 use crate::engine::ctx::RuleCtx;
 use crate::engine::events::{Event, Judged, Judgement, Subscriber};
 use crate::engine::run::Run;
 use crate::engine::scheduler::{self, Phase};
 use crate::outcome::Verdict;
-use crate::report::READ_ONLY_SKIP;
+use crate::report::{FILL_STORE_SKIP, READ_ONLY_SKIP};
 use crate::rules;
 
 /// What the trials hand back: one slot per catalogue rule, `None` when not selected.
@@ -262,6 +263,8 @@ fn judge_rule(run: &Run, rule: &Rule, phase: Phase) -> Judgement {
         Verdict::skipped("interrupted: not run")
     } else if run.read_only && rule.writes {
         Verdict::skipped(READ_ONLY_SKIP)
+    } else if run.fill_store.is_none() && rule.check.traits().stores == Stores::Fill {
+        Verdict::skipped(FILL_STORE_SKIP)
     } else {
         match rules::evaluate(&ctx) {
             // Evidence gathered before the interrupt still stands; anything else the

@@ -46,6 +46,10 @@ pub enum Hook {
     StatusTaken(StatusReading),
     /// A createPet categoryId that is no integer is taken, read this way.
     CategoryTaken(CategoryReading),
+    /// listPets answers 500 once the store holds more than this many pets: its query binds a
+    /// parameter per stored row (a category fetched for every pet, the page cut after), past
+    /// what its database takes.
+    ListingFailsPast(usize),
 }
 
 /// How a lax guard finds the key in an Authorization value that is not `Bearer <key>`.

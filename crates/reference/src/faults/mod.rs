@@ -28,6 +28,8 @@ pub enum Fault {
     LimitMinimumRefused,
     LimitBoundsUnchecked,
     LimitMaximumReturns99,
+    ListingFailsPast999Rows,
+    ListingFailsPast1000Rows,
     StatusFilterIgnored,
     StatusFilterUnknownAccepted,
     CreateReturns200,

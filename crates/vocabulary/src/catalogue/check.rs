@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, de};
 
-use super::traits::{LAST, MAIN, QUIET, Reads, Stores, Traits};
+use super::traits::{LAST, MAIN, ORACLES, QUIET, Reads, Stores, Traits};
 
 use crate::contract::credential::{Credential, NearMiss};
 use serde_json::Value;
@@ -151,6 +151,13 @@ checks! {
         #[serde(deserialize_with = "texts")]
         besides: Vec<String>,
     } => MAIN.long_chain(),
+    /// On a store filled past each of `past` pets (row limits of common databases and
+    /// drivers), listPets still answers 200 with a Pets array of at most `limit` pets. It
+    /// fills the store only under `--fill-store`, after every other rule's listings.
+    ListCrowded {
+        #[serde(deserialize_with = "counts")]
+        past: Vec<u64>,
+    } => LAST.early().main_under_budget().stores(Stores::Fill),
     /// Every PetStatus filters the listing to pets of that status.
     ListStatusProperty {} => MAIN.early().long_chain(),
     /// `status` (not a PetStatus) is refused with 400.
@@ -253,12 +260,12 @@ checks! {
     NotDeprecated {} => MAIN.reads(Reads::Only),
 
     // Every response of the run (`responses.json`).
-    ResponsesJsonContentType {} => LAST,
-    ResponsesErrorBody {} => LAST,
-    ResponsesNoServerError {} => LAST,
-    ResponsesSuccessSchema {} => LAST,
-    ResponsesDeprecationGetPetOnly {} => LAST,
-    ResponsesOutsideNoServerError {} => LAST,
+    ResponsesJsonContentType {} => ORACLES,
+    ResponsesErrorBody {} => ORACLES,
+    ResponsesNoServerError {} => ORACLES,
+    ResponsesSuccessSchema {} => ORACLES,
+    ResponsesDeprecationGetPetOnly {} => ORACLES,
+    ResponsesOutsideNoServerError {} => ORACLES,
 
     // The request space (`inputs.json`, `request-space.json`).
     /// Every case of every class of the rule's operation at the rule's level is answered as

@@ -8,8 +8,12 @@ pub enum Phase {
     /// Needs to see the whole store in one listing page: runs before anything fills it.
     QuietStore,
     Main,
-    /// Looks at every response of the run: runs after everything else.
+    /// Changes the store in ways the other rules would see (a pet whose reads fail, a store
+    /// filled past a row limit): runs after every other rule's reads.
     Last,
+    /// Looks at every response of the run: runs after everything else, the last phase's
+    /// answers included.
+    Oracles,
 }
 
 /// What a check stores as it runs.
@@ -23,6 +27,9 @@ pub enum Stores {
     EveryCase,
     /// A pet per generated case where its operation is createPet (the request space's walk).
     EveryCaseOfCreatePet,
+    /// As many as the store must hold to pass a row limit: only when the run is told to fill
+    /// the store (a shared store keeps them all).
+    Fill,
 }
 
 /// Whether a check only reads (a fixed few requests, no pet of the run needed), so that it
@@ -68,6 +75,8 @@ pub const QUIET: Traits = at(Phase::QuietStore);
 pub const MAIN: Traits = at(Phase::Main);
 /// Runs in the last phase.
 pub const LAST: Traits = at(Phase::Last);
+/// Runs after every other rule: a response oracle.
+pub const ORACLES: Traits = at(Phase::Oracles);
 
 impl Traits {
     /// Starts before the others of its phase.
