@@ -261,6 +261,14 @@ impl<'r> RuleCtx<'r> {
         }
     }
 
+    /// An oracle, after its own reads: waits until every rule of the last phase is judged,
+    /// so that its tally holds their answers too.
+    pub fn wait_for_last_phase(&self) {
+        self.run
+            .scheduler
+            .wait_for_last_phase(&|| self.run.stops.interrupted());
+    }
+
     /// Under a time budget, before generating past its first batch: waits until every rule
     /// has had its first pass (fixtures built, fixed rules judged), so that the budget's long
     /// tail of generated cases does not crowd them out of the in-flight places. A rule of

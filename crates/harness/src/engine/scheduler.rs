@@ -195,6 +195,16 @@ impl Scheduler {
         });
     }
 
+    /// Waits until every rule of the last phase is judged: an oracle, started beside them
+    /// (see [`judge_all`](Scheduler::judge_all)), reads its tally after.
+    pub fn wait_for_last_phase(&self, stopped: &dyn Fn() -> bool) {
+        self.wait(
+            |state| state.unjudged[index(Phase::Last)] == 0,
+            (stopped, LOOK_AGAIN),
+            None,
+        );
+    }
+
     /// Waits until every selected rule of an earlier phase than `phase` is judged. Rules are
     /// started in phase order, so a waiting rule only ever waits on rules already started.
     pub fn wait_for_earlier_phases(&self, phase: Phase) {
@@ -208,7 +218,10 @@ impl Scheduler {
 
     /// Judges every item of `queue` on `threads` threads of the scheduler's own, in the
     /// queue's order (phase by phase: an item starts once every selected rule of an earlier
-    /// phase is judged), and returns when all are.
+    /// phase is judged, but an oracle starts with the last phase: its few reads go out beside
+    /// that phase's, and it waits for that phase before it reads its tally), and returns when
+    /// all are. Every rule of the last phase is started before an oracle, so none waits on a
+    /// rule that no thread has taken.
     pub fn judge_all<T: Sync>(
         &self,
         queue: &[(Phase, T)],
@@ -224,7 +237,10 @@ impl Scheduler {
                         let Some((phase, item)) = queue.get(at) else {
                             break;
                         };
-                        self.wait_for_earlier_phases(*phase);
+                        self.wait_for_earlier_phases(match phase {
+                            Phase::Oracles => Phase::Last,
+                            phase => *phase,
+                        });
                         judge(item);
                         self.judged(*phase);
                     }
@@ -370,6 +386,31 @@ mod tests {
         scheduler.judged(Phase::Main);
         let started = last.join().unwrap();
         assert!(started >= main_judged && started > quiet_judged);
+    }
+
+    /// An oracle starts beside the last phase (its reads go out with theirs), and reads its
+    /// tally only once that phase is judged.
+    #[test]
+    fn an_oracle_starts_with_the_last_phase_and_waits_for_it() {
+        let scheduler = Scheduler::default();
+        scheduler.select([Phase::Last, Phase::Oracles], 0);
+        let times = Mutex::new(Vec::new());
+        let queue = [(Phase::Last, "last"), (Phase::Oracles, "oracle")];
+        scheduler.judge_all(&queue, 2, &|item: &&str| {
+            let mark = |what: &'static str| times.lock().unwrap().push((what, Instant::now()));
+            if *item == "last" {
+                std::thread::sleep(Duration::from_millis(80));
+                mark("last judged");
+            } else {
+                mark("oracle started");
+                scheduler.wait_for_last_phase(&|| false);
+                mark("oracle reads");
+            }
+        });
+        let times = times.into_inner().unwrap();
+        let at = |what| times.iter().find(|(w, _)| *w == what).unwrap().1;
+        assert!(at("oracle started") < at("last judged"), "{times:?}");
+        assert!(at("oracle reads") >= at("last judged"), "{times:?}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The response oracles as rules: each reads the tally of its statement over every response
 //! of the run (`engine::oracles`), once every other rule has finished, after a small read-only
-//! sweep of its own so that it has evidence even when run alone. A rule's own verdict and an
+//! sweep of its own (sent beside the last phase) so that it has evidence even when run alone. A rule's own verdict and an
 //! oracle's are both reported.
 
 use crate::engine::ctx::RuleCtx;
@@ -34,6 +34,8 @@ fn send_sweep(ctx: &RuleCtx) {
 
 fn verdict(ctx: &RuleCtx, statement: Statement, expected: &str) -> Checked {
     sweep(ctx);
+    // Started beside the last phase (its reads with theirs): judged after it.
+    ctx.wait_for_last_phase();
     let tally = ctx.observations().tally(statement);
     if tally.inspected == 0 {
         return Err(Verdict::skipped(
