@@ -41,7 +41,12 @@ pub(super) async fn client_headers(
             "only application/json is served",
         );
     }
-    if shared.has(Fault::CrossOriginRefused) && from_another_host(&headers, header::ORIGIN) {
+    let refuses = |site: SiteHeader| {
+        shared
+            .hooks()
+            .any(|hook| *hook == Hook::ForeignSiteRefused(site))
+    };
+    if refuses(SiteHeader::Origin) && from_another_host(&headers, header::ORIGIN) {
         let mut refused = (StatusCode::FORBIDDEN, "Invalid CORS request").into_response();
         refused
             .headers_mut()
@@ -49,7 +54,7 @@ pub(super) async fn client_headers(
         return refused;
     }
     let response = next.run(request).await;
-    if shared.has(Fault::CrossSiteRefererRefused) && from_another_host(&headers, header::REFERER) {
+    if refuses(SiteHeader::Referer) && from_another_host(&headers, header::REFERER) {
         // After the operation acted: the pet a create refuses is stored all the same.
         let mut refused = (StatusCode::FORBIDDEN, "Forbidden").into_response();
         refused

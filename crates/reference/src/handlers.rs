@@ -138,7 +138,12 @@ pub(super) async fn create_pet(
             "the body could not be read to its end",
         );
     };
-    if shared.has(Fault::FormBodyAccepted)
+    let merges = |channel: Channel| {
+        shared
+            .hooks()
+            .any(|hook| *hook == Hook::MembersAlsoFrom(channel))
+    };
+    if merges(Channel::Form)
         && let Some(fields) = lenient::form_as_json(&headers, &body)
     {
         body = fields;
@@ -147,10 +152,10 @@ pub(super) async fn create_pet(
             HeaderValue::from_static("application/json"),
         );
     }
-    if shared.has(Fault::QueryMergedIntoBody) {
+    if merges(Channel::Query) {
         body = query_merged(&uri, body);
     }
-    if shared.has(Fault::HeaderMergedIntoBody) {
+    if merges(Channel::Header) {
         body = super::new_pet::headers_merged(&headers, body);
     }
     if shared.has(Fault::BodyLimitHtml) && length > DJANGO_LIMIT {
@@ -262,7 +267,11 @@ pub(super) async fn get_pet(
     }
     // A percent-encoded character is the character (RFC 3986 section 6.2.2.2).
     let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
-    let raw_id = if shared.has(Fault::PetIdPercentEncodingIgnored) {
+    let reading = shared.hook(|hook| match hook {
+        Hook::PetIdRead(reading) => Some(*reading),
+        _ => None,
+    });
+    let raw_id = if reading == Some(PetIdReading::PercentEncodingIgnored) {
         segment
     } else {
         decoded.as_ref()
@@ -273,13 +282,13 @@ pub(super) async fn get_pet(
         .all(|b| b.is_ascii_digit())
         && !raw_id.trim_start_matches('-').is_empty();
     let mut response = match raw_id.parse::<i64>() {
-        Err(_) if overflows && shared.has(Fault::PetIdOverflow500) => error(
+        Err(_) if overflows && reading == Some(PetIdReading::OverflowCrashes) => error(
             &shared,
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal",
             "integer overflow",
         ),
-        Err(_) if shared.has(Fault::GetPetNonInteger500) => error(
+        Err(_) if reading == Some(PetIdReading::NonIntegerCrashes) => error(
             &shared,
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal",
@@ -299,12 +308,7 @@ pub(super) async fn get_pet(
                 .stored_at
                 .get(&id)
                 .is_some_and(|at| at.elapsed() < std::time::Duration::from_millis(100));
-            // Read as an int32 column would hold it: the low 32 bits.
-            let looked_up = if shared.has(Fault::PetIdTruncated32) {
-                i64::from(id as u32)
-            } else {
-                id
-            };
+            let looked_up = reading.map_or(id, |reading| reading.looked_up(id));
             let found = store
                 .pets
                 .iter()
@@ -328,31 +332,36 @@ pub(super) async fn get_pet(
                     }
                     answer(&shared, StatusCode::OK, &shared.pet_value(&pet))
                 }
-                None if shared.has(Fault::GetPetUnknown200) => {
-                    answer(&shared, StatusCode::OK, &json!({}))
-                }
-                None if shared.has(Fault::GetPetMockUnknownIds) && id == i64::MAX => error(
-                    &shared,
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "invalid-pet-id",
-                    "petId exceeds the largest safe integer",
-                ),
-                None if shared.has(Fault::GetPetEchoesAnyId) => answer(
-                    &shared,
-                    StatusCode::OK,
-                    &json!({"id": id, "name": "doggie", "categoryId": 1, "status": "available"}),
-                ),
-                None if shared.has(Fault::GetPetMockUnknownIds) => answer(
-                    &shared,
-                    StatusCode::OK,
-                    &json!({"id": 0, "name": "doggie", "categoryId": 1, "status": "available"}),
-                ),
-                None => error(
-                    &shared,
-                    StatusCode::NOT_FOUND,
-                    "pet-not-found",
-                    &format!("no pet has id {id}"),
-                ),
+                None => match shared.hook(|hook| match hook {
+                    Hook::UnknownPetAnswered(answered) => Some(*answered),
+                    _ => None,
+                }) {
+                    Some(UnknownPetAnswer::EmptyObject) => {
+                        answer(&shared, StatusCode::OK, &json!({}))
+                    }
+                    Some(UnknownPetAnswer::Mock) if id == i64::MAX => error(
+                        &shared,
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "invalid-pet-id",
+                        "petId exceeds the largest safe integer",
+                    ),
+                    Some(UnknownPetAnswer::EchoedId) => answer(
+                        &shared,
+                        StatusCode::OK,
+                        &json!({"id": id, "name": "doggie", "categoryId": 1, "status": "available"}),
+                    ),
+                    Some(UnknownPetAnswer::Mock) => answer(
+                        &shared,
+                        StatusCode::OK,
+                        &json!({"id": 0, "name": "doggie", "categoryId": 1, "status": "available"}),
+                    ),
+                    None => error(
+                        &shared,
+                        StatusCode::NOT_FOUND,
+                        "pet-not-found",
+                        &format!("no pet has id {id}"),
+                    ),
+                },
             }
         }
     };

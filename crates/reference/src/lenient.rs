@@ -180,34 +180,29 @@ pub(super) fn read(shared: &Shared, body: &[u8]) -> Option<Value> {
             .map(|read| read.value)
     };
     let text = || String::from_utf8_lossy(body).into_owned();
-    if shared.has(Fault::TrailingDataIgnored)
-        && let Some(value) = before_trailing_data(body)
-    {
-        return Some(value);
-    }
-    if shared.has(Fault::SecondDocumentRead)
-        && let Some((value, rest)) = first_value(body)
-        && documents(rest)
-    {
-        return Some(value); // Go's json.NewDecoder(r.Body).Decode reads one document
-    }
-    type Reading = fn(&str) -> String;
-    let readings: [(Fault, Reading); 5] = [
-        (Fault::CommentsAccepted, without_comments),
-        (Fault::TrailingCommasAccepted, without_trailing_commas),
-        (Fault::LeadingZerosAccepted, without_leading_zeros),
-        (Fault::NanReadAsFloat, non_finite_as_fractions),
-        (Fault::SingleQuotesAccepted, single_quotes_doubled),
-    ];
-    for (fault, reading) in readings {
-        if shared.has(fault) && std::str::from_utf8(body).is_ok() {
-            return again(reading(&text()));
-        }
-    }
-    if shared.has(Fault::InvalidUtf8Replaced) && std::str::from_utf8(body).is_err() {
-        return again(text()); // U+FFFD where the bytes are not UTF-8 (Go, Hono)
-    }
-    None
+    let utf8 = std::str::from_utf8(body).is_ok();
+    shared
+        .hooks()
+        .filter_map(|hook| match hook {
+            Hook::JsonReadLeniently(leniency) => Some(*leniency),
+            _ => None,
+        })
+        .find_map(|leniency| match leniency {
+            Leniency::TrailingDataIgnored => before_trailing_data(body),
+            Leniency::FirstDocumentRead => {
+                // Go's json.NewDecoder(r.Body).Decode reads one document.
+                let (value, rest) = first_value(body)?;
+                documents(rest).then_some(value)
+            }
+            Leniency::Comments if utf8 => again(without_comments(&text())),
+            Leniency::TrailingCommas if utf8 => again(without_trailing_commas(&text())),
+            Leniency::LeadingZeros if utf8 => again(without_leading_zeros(&text())),
+            Leniency::NonFiniteNumbers if utf8 => again(non_finite_as_fractions(&text())),
+            Leniency::SingleQuotes if utf8 => again(single_quotes_doubled(&text())),
+            // U+FFFD where the bytes are not UTF-8 (Go, Hono).
+            Leniency::InvalidUtf8Replaced if !utf8 => again(text()),
+            _ => None,
+        })
 }
 
 /// A top-level object whose member named twice keeps its first value.

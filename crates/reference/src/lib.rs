@@ -45,7 +45,8 @@ use serde_json::{Value, json};
 
 pub use conforming::{Choices, LinkForm, PREDICTIONS, Signals, Surrogates, Unasked, meets};
 pub use faults::{
-    FAULTS, Fault, FaultInfo, FilterReading, Hook, LimitReading, Route, SEVERAL_CAUSES,
+    Channel, FAULTS, Fault, FaultInfo, FilterReading, Hook, Leniency, LimitReading, PetIdReading,
+    Route, SEVERAL_CAUSES, SiteHeader, UnknownPetAnswer,
 };
 pub use variants::{VARIANTS, Variant, VariantInfo};
 pub use wire::{

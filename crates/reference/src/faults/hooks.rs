@@ -50,6 +50,99 @@ pub enum Hook {
     /// parameter per stored row (a category fetched for every pet, the page cut after), past
     /// what its database takes.
     ListingFailsPast(usize),
+    /// A createPet body that is not JSON is read as a lenient parser reads it.
+    JsonReadLeniently(Leniency),
+    /// createPet's members are also taken from another channel than the JSON body.
+    MembersAlsoFrom(Channel),
+    /// A request from a page on another host (its header naming that host) is refused 403 in
+    /// plain text.
+    ForeignSiteRefused(SiteHeader),
+    /// getPet's petId is read this way, not as the contract's int64.
+    PetIdRead(PetIdReading),
+    /// getPet answers an id no pet has this way, not 404.
+    UnknownPetAnswered(UnknownPetAnswer),
+}
+
+/// How a lenient parser reads a createPet body that RFC 8259 says is no JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Leniency {
+    /// Data after the document ignored.
+    TrailingDataIgnored,
+    /// The first of two documents read (Go's `json.NewDecoder(r.Body).Decode`).
+    FirstDocumentRead,
+    /// `//` and `/* */` comments skipped.
+    Comments,
+    /// A comma before `}` or `]` skipped.
+    TrailingCommas,
+    /// Leading zeros of a number read away.
+    LeadingZeros,
+    /// `NaN` and `Infinity` read as numbers.
+    NonFiniteNumbers,
+    /// Single-quoted strings read as strings.
+    SingleQuotes,
+    /// Bytes that are not UTF-8 read as U+FFFD (Go, Hono).
+    InvalidUtf8Replaced,
+}
+
+/// Where else than the JSON body a store reads createPet's members from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Channel {
+    /// An HTML form body, urlencoded or multipart, read as the members.
+    Form,
+    /// The query string merged into the body's members.
+    Query,
+    /// Request headers of the members' names merged into the body.
+    Header,
+}
+
+/// The header a cross-site protection reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SiteHeader {
+    /// `Origin` (a CORS filter that refuses the request itself), before the operation acts.
+    Origin,
+    /// `Referer` (Sinatra's protection), after the operation acted: a refused create is
+    /// stored all the same.
+    Referer,
+}
+
+/// How a store reads getPet's petId where it parts from an int64.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PetIdReading {
+    /// Its percent-encodings not decoded (`%31` is no digit).
+    PercentEncodingIgnored,
+    /// Digits past int64 answered 500 (an integer parse that overflows).
+    OverflowCrashes,
+    /// Anything not an integer answered 500.
+    NonIntegerCrashes,
+    /// Only its low 32 bits looked up (an int32 column).
+    Truncated32,
+}
+
+impl PetIdReading {
+    /// The id a store that reads this way looks up for `id`.
+    pub fn looked_up(self, id: i64) -> i64 {
+        match self {
+            PetIdReading::Truncated32 => i64::from(id as u32),
+            _ => id,
+        }
+    }
+}
+
+/// What a store answers for an id no pet has, where the contract says 404.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnknownPetAnswer {
+    /// 200 with `{}`.
+    EmptyObject,
+    /// 200 with a made-up Pet carrying the id asked for.
+    EchoedId,
+    /// A mock server's answers: 200 with one made-up Pet of id 0, and 422 for the largest
+    /// int64.
+    Mock,
 }
 
 /// How a lax guard finds the key in an Authorization value that is not `Bearer <key>`.
@@ -364,6 +457,52 @@ impl TokenMatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An int32 column finds a stored pet for an id 2^32 past it, and no other reading
+    /// looks up another id than the one asked for.
+    #[test]
+    fn only_the_int32_reading_looks_up_another_id() {
+        let stored = 42_i64;
+        assert_eq!(
+            PetIdReading::Truncated32.looked_up(stored + (1 << 32)),
+            stored
+        );
+        assert_eq!(PetIdReading::Truncated32.looked_up(stored), stored);
+        for reading in [
+            PetIdReading::PercentEncodingIgnored,
+            PetIdReading::OverflowCrashes,
+            PetIdReading::NonIntegerCrashes,
+        ] {
+            assert_eq!(reading.looked_up(stored + (1 << 32)), stored + (1 << 32));
+        }
+    }
+
+    /// Each fault of a family names its value in faults.json: the file reads into the typed
+    /// hooks, one fault per value.
+    #[test]
+    fn the_families_of_this_file_read_from_faults_json() {
+        let hooks: Vec<&Hook> = crate::FAULTS
+            .iter()
+            .filter_map(|info| info.hook.as_ref())
+            .collect();
+        let leniencies = hooks
+            .iter()
+            .filter(|hook| matches!(hook, Hook::JsonReadLeniently(_)))
+            .count();
+        assert_eq!(leniencies, 8);
+        for hook in [
+            Hook::MembersAlsoFrom(Channel::Form),
+            Hook::MembersAlsoFrom(Channel::Query),
+            Hook::MembersAlsoFrom(Channel::Header),
+            Hook::ForeignSiteRefused(SiteHeader::Origin),
+            Hook::ForeignSiteRefused(SiteHeader::Referer),
+            Hook::PetIdRead(PetIdReading::Truncated32),
+            Hook::UnknownPetAnswered(UnknownPetAnswer::Mock),
+            Hook::ListingFailsPast(999),
+        ] {
+            assert_eq!(hooks.iter().filter(|h| ***h == hook).count(), 1, "{hook:?}");
+        }
+    }
 
     /// Each comparison takes its near miss of the key, and none takes a token unlike it.
     #[test]

@@ -3,7 +3,10 @@
 //! holds each one's name, area, description and the rules it breaks.
 
 mod hooks;
-pub use hooks::{FilterReading, Hook, LimitReading, Route};
+pub use hooks::{
+    Channel, FilterReading, Hook, Leniency, LimitReading, PetIdReading, Route, SiteHeader,
+    UnknownPetAnswer,
+};
 
 /// A deliberate deviation from the contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Deserialize)]
