@@ -9,10 +9,15 @@ pub(super) fn query_pairs(uri: &Uri) -> Vec<(String, String)> {
         .collect()
 }
 
-pub(super) async fn list_pets(State(shared): State<AppState>, uri: Uri) -> Response {
+pub(super) async fn list_pets(
+    State(shared): State<AppState>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
     if let Some(response) = query_answer(&shared, &uri) {
         return response;
     }
+    let uri = super::queries::header_limit_merged(&shared, &headers, uri);
     let (mut limit, status_filter) = match listing_query(&shared, &uri) {
         Ok(read) => read,
         Err(instead) => return *instead,

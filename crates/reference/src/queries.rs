@@ -147,6 +147,27 @@ pub(super) fn query_answer(shared: &Shared, uri: &Uri) -> Option<Response> {
 
 /// The page size and status filter a listing's query asks for, as this store reads them; or
 /// the answer it gives instead (a refusal, or an empty page for an unknown status).
+/// The query with a `limit` request header merged into it where it has no `limit`, under the
+/// fault that reads one there; else as it came.
+pub(super) fn header_limit_merged(shared: &Shared, headers: &HeaderMap, uri: Uri) -> Uri {
+    if limit_reading(shared) != Some(LimitReading::AlsoFromHeader) {
+        return uri;
+    }
+    let Some(limit) = headers.get("limit").and_then(|v| v.to_str().ok()) else {
+        return uri;
+    };
+    let query = uri.query().unwrap_or_default();
+    if query.split('&').any(|pair| pair.starts_with("limit=")) {
+        return uri;
+    }
+    let joined = if query.is_empty() {
+        format!("{}?limit={limit}", uri.path())
+    } else {
+        format!("{}?{query}&limit={limit}", uri.path())
+    };
+    joined.parse().unwrap_or(uri)
+}
+
 pub(super) fn listing_query(
     shared: &Shared,
     uri: &Uri,

@@ -41,12 +41,36 @@ fn at_most(ctx: &RuleCtx, spec: &RequestSpec, max: usize) -> Checked {
     Ok(())
 }
 
-/// Without `limit`, the default of 20 applies.
-pub fn default_at_most(ctx: &RuleCtx, max: u64) -> Checked {
+/// Without `limit`, the default of 20 applies; a `header` sent besides (`limit: 100`: the
+/// parameter moved out of the query) changes nothing of it. A store may refuse a header it
+/// does not know: only a 200 is counted then, the oracles judge any other answer.
+pub fn default_at_most(ctx: &RuleCtx, max: u64, header: Option<&str>) -> Checked {
     let max = max as usize;
     ctx.fixtures().population(ctx)?;
     ctx.case_done();
-    at_most(ctx, &RequestSpec::get("/pets"), max)
+    let mut spec = RequestSpec::get("/pets");
+    let Some((name, value)) = header.and_then(|header| header.split_once(": ")) else {
+        return at_most(ctx, &spec, max);
+    };
+    spec.headers.push((name.to_string(), value.to_string()));
+    let exchange = ctx.send(&spec);
+    if exchange.cut_by_transport() {
+        return Err(expect::cut(&exchange));
+    }
+    if exchange.status() != Some(200) {
+        return Ok(());
+    }
+    let pets = expect::listing(&exchange)?;
+    if pets.len() > max {
+        return Err(Verdict::failed(
+            format!(
+                "200 with at most {max} pets: `{name}: {value}` is a header, not the query's `{name}`"
+            ),
+            format!("{} pets", pets.len()),
+            &exchange,
+        ));
+    }
+    Ok(())
 }
 
 /// Limits inside the bounds, from the parameter's schema: its boundary values and a strategy.

@@ -57,7 +57,9 @@ pub fn run(ctx: &RuleCtx) -> Checked {
         Check::CreateBodyLadder { sizes } => sizes::body_ladder(ctx, sizes),
         Check::CreatePoisonedReadBack {} => read_back::lone_surrogate(ctx),
         Check::CreatePoisonedBytes {} => read_back::not_utf_8(ctx),
-        Check::ListDefaultAtMost { max } => list_pets::default_at_most(ctx, *max),
+        Check::ListDefaultAtMost { max, header } => {
+            list_pets::default_at_most(ctx, *max, header.as_deref())
+        }
         Check::ListLimitProperty {} => list_pets::limit_property(ctx),
         Check::ListLimitAccepted { limit } => list_pets::limit_accepted(ctx, limit),
         Check::ListFillsPage { expect, limit } => {

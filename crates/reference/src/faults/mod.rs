@@ -3,6 +3,7 @@
 //! holds each one's name, area, description and the rules it breaks.
 
 mod hooks;
+mod readings;
 pub use hooks::{
     Channel, FilterReading, Hook, Leniency, LimitReading, PetIdReading, Route, SiteHeader,
     UnknownPetAnswer,
@@ -31,6 +32,7 @@ pub enum Fault {
     LimitMinimumRefused,
     LimitBoundsUnchecked,
     LimitMaximumReturns99,
+    LimitReadFromHeader,
     ListingFailsPast999Rows,
     ListingFailsPast1000Rows,
     StatusFilterIgnored,

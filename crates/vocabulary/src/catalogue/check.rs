@@ -109,10 +109,17 @@ checks! {
     ListOk {} => MAIN.reads(Reads::Only),
     /// A status filter that matches nothing answers `[]`, not `null`.
     ListEmptyIsArray {} => QUIET,
-    /// Without `limit`, at most `max` pets.
+    /// Without `limit`, at most `max` pets; with `header` (`Name: value`, a parameter moved
+    /// out of the query) sent besides, a 200 still holds at most `max`.
     ListDefaultAtMost {
         #[serde(default = "twenty", deserialize_with = "count")]
         max: u64,
+        #[serde(
+            default,
+            deserialize_with = "some_header",
+            skip_serializing_if = "Option::is_none"
+        )]
+        header: Option<String>,
     } => MAIN.early().long_chain(),
     /// Any `limit` in 1..=100 is accepted and caps the listing.
     ListLimitProperty {} => MAIN.early().long_chain(),
@@ -380,6 +387,22 @@ fn some_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String
     text(deserializer).map(Some)
 }
 
+/// A request header as `Name: value`, its name an HTTP token (RFC 9110 section 5.1).
+fn some_header<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    let header = text(deserializer)?;
+    match header.split_once(": ") {
+        Some((name, _))
+            if !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)) =>
+        {
+            Ok(Some(header))
+        }
+        _ => Err(kind("a header as `Name: value`", &Value::String(header))),
+    }
+}
+
 /// A whole number of 0 or more.
 fn count<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
     let value = Value::deserialize(deserializer)?;
@@ -426,6 +449,11 @@ mod tests {
             ("list-fills-page", json!({"expect": 20})),
             ("list-fills-page", json!({"limit": "100", "expect": 100})),
             (
+                "list-default-at-most",
+                json!({"max": 20, "header": "limit: 100"}),
+            ),
+            ("list-crowded", json!({"past": [999, 1000]})),
+            (
                 "create-refused",
                 json!({"mutation": "name-null", "expect": "4xx"}),
             ),
@@ -445,6 +473,17 @@ mod tests {
             Check::from_parts("create-unique-ids", json!({})).unwrap(),
             Check::CreateUniqueIds { count: 8 }
         );
+    }
+
+    /// A header param is `Name: value` with a token for a name, or the case file is refused.
+    #[test]
+    fn a_header_param_without_a_name_and_a_value_is_an_error() {
+        for header in ["limit 100", ": 100", "li mit: 100", "limit:100"] {
+            let err = Check::from_parts("list-default-at-most", json!({"header": header}))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("a header as `Name: value`"), "{header}: {err}");
+        }
     }
 
     #[test]
