@@ -262,20 +262,19 @@ fn media(shared: &Shared, headers: &HeaderMap, body: &[u8], length: usize) -> Re
 
 /// The name, as this store reads and keeps it.
 fn read_name(shared: &Shared, fields: &serde_json::Map<String, Value>) -> Result<String, Refusal> {
-    let name = match fields.get("name") {
-        Some(Value::String(name)) => name.clone(),
-        None if shared.has(Fault::CreateMissingNameAccepted) => String::new(),
-        None => return Err(bad("name is required")),
-        Some(other) if shared.has(Fault::CreateNameCoerced) => other.to_string(),
-        Some(Value::Array(parts)) if shared.has(Fault::NameArrayJoined) => parts
-            .iter()
-            .map(|part| part.as_str().map_or_else(|| part.to_string(), String::from))
-            .collect::<Vec<_>>()
-            .join(","),
-        Some(_) => return Err(invalid(shared, "name must be a string")),
+    let reading = shared.hook(|hook| match hook {
+        Hook::NameRead(reading) => Some(*reading),
+        _ => None,
+    });
+    let spelt = fields.get("name");
+    let name = match (spelt, reading.and_then(|reading| reading.takes(spelt))) {
+        (Some(Value::String(name)), _) => name.clone(),
+        (_, Some(taken)) => taken,
+        (None, None) => return Err(bad("name is required")),
+        (Some(_), None) => return Err(invalid(shared, "name must be a string")),
     };
     free_name(shared, &name)?;
-    let name = if shared.has(Fault::NameTrimmed) {
+    let name = if reading == Some(NameReading::Trimmed) {
         name.trim().to_string()
     } else {
         name
@@ -422,15 +421,20 @@ fn store(
             "value out of range".into(),
         ));
     }
-    let name = if shared.has(Fault::NameCutAt1000) {
-        name.chars().take(1000).collect()
-    } else {
-        name
+    let storage = shared.hook(|hook| match hook {
+        Hook::NameStored(storage) => Some(*storage),
+        _ => None,
+    });
+    let name = match storage {
+        Some(NameStorage::CutAt(most)) => name.chars().take(most).collect(),
+        _ => name,
     };
-    if shared.has(Fault::LongName500) && name.chars().count() > 255 {
+    if let Some(NameStorage::ColumnOf(most)) = storage
+        && name.chars().count() > most
+    {
         return Err((
             StatusCode::INTERNAL_SERVER_ERROR,
-            "value too long for column \"name\" (255)".into(),
+            format!("value too long for column \"name\" ({most})"),
         ));
     }
     let stored_category = if shared.has(Fault::CategoryIdTruncated32) {
@@ -438,7 +442,7 @@ fn store(
     } else {
         category_id
     };
-    if shared.has(Fault::NonAsciiNameAltered) {
+    if storage == Some(NameStorage::AsciiOnly) {
         let stored: String = name
             .chars()
             .map(|c| if c.is_ascii() { c } else { '?' })

@@ -61,6 +61,10 @@ pub enum Hook {
     PetIdRead(PetIdReading),
     /// getPet answers an id no pet has this way, not 404.
     UnknownPetAnswered(UnknownPetAnswer),
+    /// createPet's `name` is read this way, not as NewPet's required string.
+    NameRead(NameReading),
+    /// A name is stored this way, not as sent (a column's limits, its character set).
+    NameStored(NameStorage),
 }
 
 /// The header a cross-site protection reads.
@@ -253,6 +257,39 @@ impl TokenMatch {
 mod tests {
     use super::*;
     use serde_json::Value;
+
+    /// Each name reading takes its own mistake and leaves the others to the contract's refusal.
+    #[test]
+    fn each_name_reading_takes_only_its_own_spelling() {
+        use serde_json::json;
+        let array = json!(["a", 7]);
+        let number = json!(42);
+        let takes = |reading: NameReading, spelt: Option<&Value>| reading.takes(spelt);
+        assert_eq!(
+            takes(NameReading::MissingAsEmpty, None),
+            Some(String::new())
+        );
+        assert_eq!(takes(NameReading::MissingAsEmpty, Some(&number)), None);
+        assert_eq!(
+            takes(NameReading::AnyKindAsText, Some(&number)),
+            Some("42".into())
+        );
+        assert_eq!(takes(NameReading::AnyKindAsText, None), None);
+        assert_eq!(
+            takes(NameReading::ArrayJoined, Some(&array)),
+            Some("a,7".into())
+        );
+        assert_eq!(takes(NameReading::ArrayJoined, Some(&number)), None);
+        for reading in [
+            NameReading::MissingAsEmpty,
+            NameReading::AnyKindAsText,
+            NameReading::ArrayJoined,
+            NameReading::Trimmed,
+        ] {
+            // A string is no mistake to take: the caller reads it as the contract does.
+            assert_eq!(takes(reading, Some(&json!(" x "))), None);
+        }
+    }
 
     /// An int32 column finds a stored pet for an id 2^32 past it, and no other reading
     /// looks up another id than the one asked for.

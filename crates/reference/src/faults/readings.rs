@@ -212,3 +212,52 @@ impl PageMistake {
         }
     }
 }
+
+/// How a store reads createPet's `name` where NewPet says a string is required.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NameReading {
+    /// A missing name taken as the empty one.
+    MissingAsEmpty,
+    /// A name of another JSON kind taken as its JSON text (`42` as "42").
+    AnyKindAsText,
+    /// An array of names joined with commas (a form binder's list).
+    ArrayJoined,
+    /// Spaces around the name trimmed away.
+    Trimmed,
+}
+
+impl NameReading {
+    /// The name a store that reads this way takes from `spelt` (`None`: missing), or `None`
+    /// where it refuses it as the contract does (or takes it as the contract does: a string
+    /// is for the caller to read).
+    pub fn takes(self, spelt: Option<&Value>) -> Option<String> {
+        match (self, spelt) {
+            (NameReading::MissingAsEmpty, None) => Some(String::new()),
+            (NameReading::AnyKindAsText, Some(other)) if !other.is_string() => {
+                Some(other.to_string())
+            }
+            (NameReading::ArrayJoined, Some(Value::Array(parts))) => Some(
+                parts
+                    .iter()
+                    .map(|part| part.as_str().map_or_else(|| part.to_string(), String::from))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// How a store's column keeps a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NameStorage {
+    /// Cut to this many characters, silently.
+    CutAt(usize),
+    /// Past this many characters, the insert fails: 500 (`value too long for column`).
+    ColumnOf(usize),
+    /// Each character that is not ASCII kept as `?` (a Latin-1 or ASCII column); the answer
+    /// echoes the name as sent.
+    AsciiOnly,
+}
