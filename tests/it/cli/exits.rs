@@ -158,7 +158,7 @@ fn a_required_failure_exits_1_and_a_recommended_one_only_under_gate_all() {
 #[test]
 fn configuration_errors_exit_2_with_one_line_naming_the_problem() {
     let dir = temp_dir("config");
-    let cases: [(&[&str], Option<&str>, &str); 7] = [
+    let cases: [(&[&str], Option<&str>, &str); 8] = [
         (
             &["--base-url", "staging.example/v1"],
             Some("cli-test-key-long"),
@@ -193,6 +193,11 @@ fn configuration_errors_exit_2_with_one_line_naming_the_problem() {
             &["list-pets/no-such-rule"],
             None,
             "no rule matches the filter \"list-pets/no-such-rule\"",
+        ),
+        (
+            &["--time-budget", "5", "--fill-store", "1001"],
+            None,
+            "raise --max-pets to 1001 or more",
         ),
     ];
     for (args, key, needle) in cases {

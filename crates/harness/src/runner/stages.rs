@@ -139,6 +139,15 @@ fn configure(config: &RunConfig) -> Result<Configured, RunError> {
             "--test-threads 0: at least one rule must run at a time".into(),
         ));
     }
+    // A fill the pet cap would stop short of: said now, not as an undecided rule at the end.
+    if let (Some(fill), Some(_)) = (config.options.fill_store, config.time_budget())
+        && fill > config.options.max_pets
+    {
+        return Err(RunError::Config(format!(
+            "--fill-store {fill} under --time-budget: the run creates at most --max-pets {} pets; raise --max-pets to {fill} or more",
+            config.options.max_pets
+        )));
+    }
     let loaded = load(config)?;
     let mut known = match &config.options.known_failures_file {
         Some(path) => super::known::load(path, &loaded.catalogue)?,
