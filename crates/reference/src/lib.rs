@@ -45,8 +45,9 @@ use serde_json::{Value, json};
 
 pub use conforming::{Choices, LinkForm, PREDICTIONS, Signals, Surrogates, Unasked, meets};
 pub use faults::{
-    Channel, FAULTS, Fault, FaultInfo, FilterReading, Hook, Leniency, LimitReading, NameReading,
-    NameStorage, PetIdReading, Route, SEVERAL_CAUSES, SiteHeader, UnknownPetAnswer,
+    Channel, FAULTS, Fault, FaultInfo, FilterReading, Hook, IdTaking, Leniency, LimitReading,
+    MemberFold, NameReading, NameStorage, PetIdReading, Route, SEVERAL_CAUSES, SiteHeader,
+    UnknownPetAnswer,
 };
 pub use variants::{VARIANTS, Variant, VariantInfo};
 pub use wire::{

@@ -79,10 +79,12 @@ pub(super) fn member_names(
         let message = "a member is named in another letter case than NewPet's";
         refusal(shared, "body member names", "letter-case-beside", message)?;
     }
+    let folding = shared.hook(|hook| match hook {
+        Hook::MemberCaseFolded(fold) => Some(*fold),
+        _ => None,
+    });
     for field in FIELDS {
-        let present = fields.contains_key(field);
-        let fold = (present && shared.has(Fault::MemberCaseOverwrites))
-            || (!present && shared.has(Fault::MemberCaseFallback));
+        let fold = folding.is_some_and(|fold| fold.folds(fields.contains_key(field)));
         if fold && let Some(value) = other_case(&fields, field) {
             fields.insert(field.to_string(), value);
         }
@@ -123,8 +125,11 @@ pub(super) fn id_member(
     let class = if exists { "existing-id" } else { "unused-id" };
     let message = "id is assigned by the service: a NewPet carries none";
     refusal(shared, "body field id", class, message)?;
-    let honoured = shared.has(Fault::IdMemberOverwrites)
-        || (shared.has(Fault::IdMemberStoredNotAnswered) && !exists);
+    let honoured = match id_taking(shared) {
+        Some(IdTaking::Overwrites) => true,
+        Some(IdTaking::StoredNotAnswered) => !exists,
+        None => false,
+    };
     Ok(id.filter(|_| honoured))
 }
 
@@ -151,10 +156,18 @@ pub(super) fn insert_with_id(
     if let Some(stored) = store.pets.iter_mut().find(|stored| stored.id == pet.id) {
         stored.id = id;
     }
-    if shared.has(Fault::IdMemberStoredNotAnswered) {
+    if id_taking(shared) == Some(IdTaking::StoredNotAnswered) {
         return pet;
     }
     Pet { id, ..pet }
+}
+
+/// How this store takes a NewPet's `id`, if it does (a fault's hook).
+fn id_taking(shared: &Shared) -> Option<IdTaking> {
+    shared.hook(|hook| match hook {
+        Hook::IdMemberTaken(taking) => Some(*taking),
+        _ => None,
+    })
 }
 
 /// The request body, a frame at a time: a frame of nothing but spaces is counted, not kept,

@@ -214,13 +214,14 @@ fn media(shared: &Shared, headers: &HeaderMap, body: &[u8], length: usize) -> Re
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    if length == 0 && !headers.contains_key(header::CONTENT_TYPE) {
-        if shared.has(Fault::CreateNoBody500) {
-            return Err((StatusCode::INTERNAL_SERVER_ERROR, "no body to read".into()));
-        }
-        if shared.has(Fault::CreateNoBody415) {
-            return Err((StatusCode::UNSUPPORTED_MEDIA_TYPE, "no media type".into()));
-        }
+    if length == 0
+        && !headers.contains_key(header::CONTENT_TYPE)
+        && let Some(status) = shared.hook(|hook| match hook {
+            Hook::NoBodyAnswered(status) => StatusCode::from_u16(*status).ok(),
+            _ => None,
+        })
+    {
+        return Err((status, "no body to read, and no media type".into()));
     }
     if shared.has(Fault::ContentTypeCharsetRefused)
         && headers.contains_key(header::CONTENT_TYPE)
@@ -377,7 +378,6 @@ fn read_category(
             return Err(bad("categoryId is required"));
         }
         None => return Err(bad("categoryId is required")),
-        Some(Value::Null) if shared.has(Fault::CreateCategoryIdNullAccepted) => 0,
         Some(value) => {
             let message = "categoryId must be an integer in the int64 range";
             let class = category_class(value, float_spelled);

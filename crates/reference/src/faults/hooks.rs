@@ -65,6 +65,12 @@ pub enum Hook {
     NameRead(NameReading),
     /// A name is stored this way, not as sent (a column's limits, its character set).
     NameStored(NameStorage),
+    /// A member named in another letter case than NewPet's is folded into it this way.
+    MemberCaseFolded(MemberFold),
+    /// A NewPet's `id` is taken this way.
+    IdMemberTaken(IdTaking),
+    /// A createPet with no body and no Content-Type is answered with this status.
+    NoBodyAnswered(u16),
 }
 
 /// The header a cross-site protection reads.
@@ -289,6 +295,17 @@ mod tests {
             // A string is no mistake to take: the caller reads it as the contract does.
             assert_eq!(takes(reading, Some(&json!(" x "))), None);
         }
+    }
+
+    /// A fold takes the other-case member only where its own reading says: over the member
+    /// of the right name, or in place of it; `null` as a category is 0 only to its reading.
+    #[test]
+    fn a_fold_and_a_null_category_are_taken_only_by_their_own_reading() {
+        assert!(MemberFold::Overwrites.folds(true) && !MemberFold::Overwrites.folds(false));
+        assert!(MemberFold::Fallback.folds(false) && !MemberFold::Fallback.folds(true));
+        assert_eq!(CategoryReading::NullAsZero.reads(&Value::Null), Some(0));
+        assert_eq!(CategoryReading::FromBool.reads(&Value::Null), None);
+        assert_eq!(CategoryReading::NullAsZero.reads(&Value::Bool(true)), None);
     }
 
     /// An int32 column finds a stored pet for an id 2^32 past it, and no other reading

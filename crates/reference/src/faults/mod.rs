@@ -5,8 +5,8 @@
 mod hooks;
 mod readings;
 pub use hooks::{
-    Channel, FilterReading, Hook, Leniency, LimitReading, NameReading, NameStorage, PetIdReading,
-    Route, SiteHeader, UnknownPetAnswer,
+    Channel, FilterReading, Hook, IdTaking, Leniency, LimitReading, MemberFold, NameReading,
+    NameStorage, PetIdReading, Route, SiteHeader, UnknownPetAnswer,
 };
 
 /// A deliberate deviation from the contract.

@@ -168,6 +168,8 @@ pub enum CategoryReading {
     FromString,
     /// `true` and `false`, as 1 and 0.
     FromBool,
+    /// `null`, as 0 (a nullable column's default).
+    NullAsZero,
 }
 
 impl CategoryReading {
@@ -184,6 +186,7 @@ impl CategoryReading {
             }
             (CategoryReading::FromString, Value::String(text)) => text.parse().ok(),
             (CategoryReading::FromBool, Value::Bool(flag)) => Some(i64::from(*flag)),
+            (CategoryReading::NullAsZero, Value::Null) => Some(0),
             _ => None,
         }
     }
@@ -260,4 +263,35 @@ pub enum NameStorage {
     /// Each character that is not ASCII kept as `?` (a Latin-1 or ASCII column); the answer
     /// echoes the name as sent.
     AsciiOnly,
+}
+
+/// How a store folds a member named in another letter case than NewPet's into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemberFold {
+    /// Over the member of the right name, when both are there (the last one read wins).
+    Overwrites,
+    /// In place of the member of the right name, when it is missing.
+    Fallback,
+}
+
+impl MemberFold {
+    /// Whether a store that folds this way takes the other-case member, the member of the
+    /// right name being `present` or not.
+    pub fn folds(self, present: bool) -> bool {
+        match self {
+            MemberFold::Overwrites => present,
+            MemberFold::Fallback => !present,
+        }
+    }
+}
+
+/// How a store takes a NewPet's `id`, which the service is to assign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IdTaking {
+    /// Always: the pet of that id overwritten, or a new one given it, and answered so.
+    Overwrites,
+    /// Where no pet has it: stored under it, while the answer carries the counter's id.
+    StoredNotAnswered,
 }
