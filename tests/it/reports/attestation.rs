@@ -66,6 +66,25 @@ fn command(args: &[&str]) -> Command {
     command
 }
 
+/// A run of seed 7 signed with `private`, its reports in `reports`, with `extra` arguments:
+/// it must exit 0.
+fn signed_run(extra: &[&str], private: &Path, reports: &Path) {
+    let output = command(&["run", "--seed", "7", "--no-regressions"])
+        .args(extra)
+        .arg("--sign-key")
+        .arg(private)
+        .arg("--report-dir")
+        .arg(reports)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 fn verify(dir: &Path, public: &Path, extra: &[&str]) -> (Option<i32>, String) {
     let output: Output = command(&["verify-report"])
         .arg(dir)
@@ -163,26 +182,7 @@ fn a_signed_run_verifies_and_any_changed_byte_fails_both_checks() {
     let reports = dir.join("reports");
     // A certifying run runs every rule, the crowded store's too: a rule left out (no
     // --fill-store) would make the result WARNED, not PASSED.
-    let output = command(&[
-        "run",
-        "--seed",
-        "7",
-        "--no-regressions",
-        "--fill-store",
-        "1001",
-    ])
-    .arg("--sign-key")
-    .arg(&private)
-    .arg("--report-dir")
-    .arg(&reports)
-    .output()
-    .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    signed_run(&["--fill-store", "1001"], &private, &reports);
     let (code, said) = verify(&reports, &public, &[]);
     assert_eq!(code, Some(0), "{said}");
     assert!(said.contains("signed by this public key"), "{said}");
@@ -364,22 +364,18 @@ fn every_file_of_a_signed_directory_is_covered_or_named_and_the_har_refuses_a_li
     let reports = dir.join("reports");
     std::fs::create_dir_all(&reports).unwrap();
     // The HAR and the request log written into the report directory are evidence too.
-    let output = command(&["run", "--seed", "7", "--no-regressions", "list-pets/limit"])
-        .arg("--sign-key")
-        .arg(&private)
-        .arg("--har")
-        .arg(reports.join("run.har"))
-        .arg("--request-log")
-        .arg(reports.join("requests.jsonl"))
-        .arg("--report-dir")
-        .arg(&reports)
-        .output()
-        .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let har = reports.join("run.har");
+    let log = reports.join("requests.jsonl");
+    signed_run(
+        &[
+            "list-pets/limit",
+            "--har",
+            har.to_str().unwrap(),
+            "--request-log",
+            log.to_str().unwrap(),
+        ],
+        &private,
+        &reports,
     );
     let (code, said) = verify(&reports, &public, &[]);
     assert_eq!(code, Some(0), "{said}");
@@ -440,19 +436,7 @@ fn a_file_of_another_size_is_refused_unread_and_compare_checks_the_attestation()
     let dir = temp_dir("bounded");
     let (private, public) = key_pair(&dir, "signer");
     let reports = dir.join("reports");
-    let output = command(&["run", "--seed", "7", "--no-regressions", "list-pets/limit"])
-        .arg("--sign-key")
-        .arg(&private)
-        .arg("--report-dir")
-        .arg(&reports)
-        .output()
-        .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    signed_run(&["list-pets/limit"], &private, &reports);
     let statement = independent_check(&reports, &raw_public_key(&public)).unwrap();
     let junit = statement["subject"]
         .as_array()
