@@ -128,6 +128,23 @@ async fn against_a_near_target_the_level_stays_at_the_near_level() {
     assert_eq!(far.fastest_answer(), std::time::Duration::MAX);
 }
 
+/// An answer whose time held a wait for a connection (which the level leaves out of it) says
+/// nothing of how near the target is: what is left may be far less than a round trip, and
+/// taken as the fastest answer it held a target 50 ms away to the near level for a whole run.
+#[tokio::test]
+async fn an_answer_that_waited_for_a_connection_says_nothing_of_nearness() {
+    let lanes = lanes(4 * NEAR_LEVEL);
+    let held = checkouts(&lanes, 1).await;
+    let lane = held[0].lane();
+    lane.shared
+        .graced_ms
+        .store(225, std::sync::atomic::Ordering::Relaxed);
+    lanes.answered(lane, 229, true);
+    assert_eq!(lanes.fastest_answer(), std::time::Duration::MAX);
+    lanes.answered(lane, 60, true);
+    assert_eq!(lanes.fastest_answer(), std::time::Duration::from_millis(60));
+}
+
 #[tokio::test]
 async fn lanes_never_outnumber_the_level_and_a_stall_caps_it_at_the_proven_lanes() {
     let lanes = lanes(64);
