@@ -215,6 +215,12 @@ pub struct Lanes {
     turns: Arc<tokio::sync::RwLock<()>>,
     /// An answer came on a kept connection: the target keeps them (see [`Lanes::reuse_for`]).
     kept_answered: std::sync::atomic::AtomicBool,
+    /// Requests that may not be sent twice waiting for a lane they may take (see
+    /// `Lanes::lane_for`).
+    unrepeatable_waiting: AtomicUsize,
+    /// Told when a lane comes back or one more is proven: wakes a request that may not be sent
+    /// twice, waiting for a lane it may take.
+    lane_back: tokio::sync::Notify,
     /// The shortest idle time after which a kept connection was found closed by the target
     /// (its keep-alive timeout, or less), in ms; `u64::MAX` until one was.
     idle_close_ms: AtomicU64,
@@ -258,6 +264,8 @@ impl Lanes {
             freed: tokio::sync::Notify::new(),
             turns: Arc::default(),
             idle_close_ms: AtomicU64::new(u64::MAX),
+            unrepeatable_waiting: AtomicUsize::new(0),
+            lane_back: tokio::sync::Notify::new(),
             kept_answered: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -279,7 +287,9 @@ impl Lanes {
         let elapsed_ms = elapsed_ms.saturating_sub(graced);
         if !lane.proven.swap(true, Ordering::Relaxed) {
             let proven = self.proven.fetch_add(1, Ordering::Relaxed) + 1;
-            self.most_proven.fetch_max(proven, Ordering::Relaxed);
+            if self.most_proven.fetch_max(proven, Ordering::Relaxed) < proven {
+                self.lane_back.notify_one();
+            }
         }
         // An answer that waited for a connection says nothing of how near the target is: what
         // is left of its time once the wait is taken off may be far less than a round trip

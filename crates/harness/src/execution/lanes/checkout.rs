@@ -2,7 +2,7 @@
 //! flight in line as its priority says, a burst's lanes together, a request sent alone.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::SemaphorePermit;
 
@@ -45,6 +45,22 @@ pub const FRESH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 /// just as the request is written loses it with no way to tell whether it was applied. A run's
 /// lanes come back within a round trip or two: few are idle this long.
 pub const SAFE_IDLE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// A request that may not be sent twice waiting for a lane it may take, counted while it waits.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(count: &'a AtomicUsize) -> Waiting<'a> {
+        count.fetch_add(1, Ordering::Relaxed);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 /// A lane taken for a request, with its place among those in flight; both go back on drop.
 pub struct Checkout<'a> {
@@ -177,16 +193,20 @@ impl Lanes {
             return Ok(self.lane_for(permit, turn, reuse));
         }
         let opens_anyway = tokio::time::Instant::now() + FRESH_WAIT;
+        let mut waiting = None;
         loop {
             let permit = self.place(priority).await?;
             if self.may_take() || tokio::time::Instant::now() >= opens_anyway {
                 return Ok(self.lane_for(permit, turn, reuse));
             }
-            // The place goes back to the others meanwhile: their lanes come back idle.
+            // Until it goes, the reads open fresh lanes and leave the idle ones to it.
+            waiting.get_or_insert_with(|| Waiting::new(&self.unrepeatable_waiting));
+            // The place goes back to the others meanwhile: their lanes come back idle. It
+            // waits for a lane back (or one more proven), not for a place: waiting for a place,
+            // the creates that could not go woke each other in turn, thousands of times a run.
             drop(permit);
             self.freed.notify_one();
-            let freed = self.freed.notified();
-            let _ = tokio::time::timeout(PLAIN_RECHECK, freed).await;
+            let _ = tokio::time::timeout(PLAIN_RECHECK, self.lane_back.notified()).await;
         }
     }
 
@@ -310,7 +330,16 @@ impl Lanes {
         turn: Turn,
         reuse: Reuse,
     ) -> Checkout<'a> {
+        // A request that may be sent again opens a fresh lane, where the level has room for
+        // one, while one that may not waits for an idle lane: the kept connections go to the
+        // creates, and the fresh ones (which may stall in a backlog) to the reads, whose answers
+        // show more connections served, which lets the creates open more. Reads taking every
+        // lane that came back held the run's first creates for four round trips at 50 ms.
+        let leave_idle = matches!(reuse, Reuse::Any | Reuse::IdleUnder(_))
+            && self.unrepeatable_waiting.load(Ordering::Relaxed) > 0
+            && self.live.load(Ordering::Relaxed) < self.state().level;
         let idle = match reuse {
+            _ if leave_idle => None,
             Reuse::Never | Reuse::Unrepeatable(None) => None,
             Reuse::Any => self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop(),
             Reuse::IdleUnder(most) | Reuse::Unrepeatable(Some(most)) => {
@@ -440,6 +469,7 @@ impl Lanes {
             }
         }
         drop(state);
+        self.lane_back.notify_one();
         // The place goes back after the lane, so whoever takes it finds the lane idle.
         if let Some(permit) = permit {
             drop(permit);

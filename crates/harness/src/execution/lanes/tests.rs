@@ -302,6 +302,36 @@ async fn a_request_that_may_not_be_sent_twice_opens_no_connection_past_those_ser
 }
 
 #[tokio::test]
+async fn while_a_create_waits_a_read_opens_a_fresh_lane_and_leaves_the_idle_one_to_it() {
+    // Reads taking every lane that came back held a run's first creates for four round trips
+    // at 50 ms: the creates may open no connection past those served at once, and only the
+    // reads, which may be sent again, show more.
+    let lanes = lanes(16 * START);
+    let mut held = checkouts(&lanes, START).await;
+    for checkout in &held {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    let create = lanes.checkout_reusing(Priority::Chain, Reuse::Unrepeatable(Some(SAFE_IDLE)));
+    tokio::pin!(create);
+    let waited = tokio::time::timeout(std::time::Duration::from_millis(50), &mut create).await;
+    assert!(waited.is_err(), "every connection served at once is busy");
+    drop(held.pop()); // one comes back idle
+    let read = lanes
+        .checkout_reusing(Priority::Chain, Reuse::Any)
+        .await
+        .unwrap();
+    assert!(
+        !read.lane().proven.load(Ordering::Relaxed),
+        "the read opened a fresh lane"
+    );
+    let taken = tokio::time::timeout(std::time::Duration::from_millis(500), create)
+        .await
+        .expect("the create took the lane that came back, well before it would open one")
+        .unwrap();
+    assert!(taken.lane().proven.load(Ordering::Relaxed));
+}
+
+#[tokio::test]
 async fn throttling_answers_cut_the_level_and_never_grow_it_back() {
     let lanes = lanes(256);
     let held = checkouts(&lanes, START).await;
