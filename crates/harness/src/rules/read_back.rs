@@ -109,7 +109,19 @@ pub fn not_utf_8(ctx: &RuleCtx) -> Checked {
         RequestSpec::get("/pets"),
     ];
     let mut failures = Vec::new();
-    let listings = ctx.send_all(&reads);
+    // "The animal is stored and returned with an `id`": only then. A body refused (with the
+    // 400 the walk judged, or another 4xx it failed) whose pet is listed after all fails; a
+    // store that cannot show it (filled past a page, ids in no order) leaves the rule as the
+    // answers judged it. On a store past a page, the ids past its newest are read beside the
+    // listings.
+    let (listings, stored) = if refused.is_empty() {
+        (ctx.send_all(&reads), Ok(()))
+    } else {
+        watch.assert_none_listed_beside(ctx, &refused, || ctx.send_all(&reads))
+    };
+    if let Err(Verdict::Failed(failure)) = stored {
+        failures.push(*failure);
+    }
     for exchange in &listings {
         ctx.case_done();
         if let Some(Verdict::Failed(failure)) = server_error(
@@ -119,15 +131,6 @@ pub fn not_utf_8(ctx: &RuleCtx) -> Checked {
         ) {
             failures.push(*failure);
         }
-    }
-    // "The animal is stored and returned with an `id`": only then. A body refused (with the
-    // 400 the walk judged, or another 4xx it failed) whose pet is listed after all fails; a
-    // store that cannot show it (filled past a page, ids in no order) leaves the rule as the
-    // answers judged it.
-    if !refused.is_empty()
-        && let Err(Verdict::Failed(failure)) = watch.assert_none_listed(ctx, &refused, &listings[0])
-    {
-        failures.insert(0, *failure);
     }
     match (judged, Verdict::failed_distinct(failures)) {
         (Err(verdict), _) if verdict.kind() == crate::outcome::VerdictKind::Failed => Err(verdict),
