@@ -10,7 +10,7 @@ use crate::catalogue::Rule;
 use crate::contract::Contract;
 use crate::execution::Priority;
 use crate::generation::request::RequestSpec;
-use crate::outcome::Exchange;
+use crate::outcome::{Exchange, ExchangeState};
 
 /// What a check is handed: its rule and seed, the contract and schemas, the one way to send,
 /// and the run's shared services (the store setup, the tallies) through the methods below. The
@@ -168,7 +168,10 @@ impl<'r> RuleCtx<'r> {
     /// statements that hold on every response (see [`super::oracles`]).
     pub fn send(&self, spec: &RequestSpec) -> Exchange {
         self.round_trip();
+        let specs = std::slice::from_ref(spec);
+        let counted = self.room_for(specs);
         let exchange = self.run.send(&self.rule.id, spec, self.priority());
+        self.room_back(counted, specs, std::slice::from_ref(&exchange));
         self.answered_once();
         exchange
     }
@@ -177,9 +180,11 @@ impl<'r> RuleCtx<'r> {
     /// the recorder.
     pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
         self.round_trip();
+        let counted = self.room_for(specs);
         let exchanges = self
             .run
             .send_all(&self.rule.id, specs, false, self.priority());
+        self.room_back(counted, specs, &exchanges);
         self.answered_once();
         exchanges
     }
@@ -188,11 +193,72 @@ impl<'r> RuleCtx<'r> {
     /// go together (within the concurrency level).
     pub fn send_at_once(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
         self.round_trip();
+        let counted = self.room_for(specs);
         let exchanges = self
             .run
             .send_all(&self.rule.id, specs, true, Priority::Chain);
+        self.room_back(counted, specs, &exchanges);
         self.answered_once();
         exchanges
+    }
+
+    /// Before a later rule's creates, while the quiet-store rules are not judged: room for
+    /// their pets in the store's first page, which those rules read whole (see
+    /// `Scheduler::wait_for_room`). A fixture's pet goes at once, counted: a quiet-store rule
+    /// may be waiting on it. Whether the creates were counted.
+    fn room_for(&self, specs: &[RequestSpec]) -> bool {
+        let creates = specs
+            .iter()
+            .filter(|spec| super::run::creates(spec))
+            .count();
+        if creates == 0 || self.run.read_only {
+            return false;
+        }
+        if phase_for(self.rule, self.run.deadline.is_some()) == Phase::QuietStore {
+            self.run.scheduler.quiet_creating(true);
+            return true;
+        }
+        let room = if self.building.load(Ordering::Relaxed) > 0 {
+            u64::MAX
+        } else if !on_long_chain(&self.rule.check) {
+            // The room goes to the chains: the bulk of single creates fills a page in a round
+            // trip once the quiet-store rules are judged, a chain needs its round trips in turn.
+            0
+        } else {
+            // A store whose first page could not be read has no room known: its creates wait.
+            let before = self.run.fixtures.first_page_count(self);
+            before.map_or(0, |before| self.run.scheduler.quiet_room(before))
+        };
+        let creates = u64::try_from(creates).unwrap_or(u64::MAX);
+        self.run
+            .scheduler
+            .wait_for_room(creates, room, &|| self.run.stops.interrupted())
+    }
+
+    /// The counted creates that stored nothing (refused, or never sent) give their places back.
+    fn room_back(&self, counted: bool, specs: &[RequestSpec], exchanges: &[Exchange]) {
+        if !counted {
+            return;
+        }
+        if phase_for(self.rule, self.run.deadline.is_some()) == Phase::QuietStore {
+            self.run.scheduler.quiet_creating(false);
+            return;
+        }
+        let stored_nothing = specs
+            .iter()
+            .zip(exchanges)
+            .filter(|(spec, exchange)| {
+                super::run::creates(spec)
+                    && match exchange.state() {
+                        ExchangeState::NotSent(_) => true,
+                        ExchangeState::Answered(response) => !(200..300).contains(&response.status),
+                        ExchangeState::Unanswered(_) | ExchangeState::Cut(..) => false,
+                    }
+            })
+            .count();
+        self.run
+            .scheduler
+            .room_back(u64::try_from(stored_nothing).unwrap_or(u64::MAX));
     }
 
     /// Where this rule's requests stand in line for a place in flight: a fixture being built,

@@ -86,7 +86,7 @@ impl PetCap {
 }
 
 /// Whether a request creates a pet (createPet).
-fn creates(spec: &RequestSpec) -> bool {
+pub(super) fn creates(spec: &RequestSpec) -> bool {
     spec.method == "POST" && spec.path == "/pets"
 }
 

@@ -3,8 +3,10 @@
 //! which rules' requests go first (those on long chains, so that the run's longest chains are
 //! not also last in line), read from the traits each check states once ([`Check::traits`]).
 //! And, while the run goes, where it stands between its rules: a rule starts once every
-//! selected rule of an earlier phase is judged; the rules still on their first pass, the rules
-//! storing many pets now and the quiet-store rules not yet answered are counted here, and every
+//! selected rule of an earlier phase is judged, but the main phase starts beside the quiet
+//! store, its creates within the places of a page the quiet-store rules leave while they list
+//! (see [`Scheduler::wait_for_room`]); the rules still on their first pass, the rules storing
+//! many pets now and the quiet-store rules not yet answered are counted here, and every
 //! change wakes the rules waiting on it (a condition variable), so that none polls a counter.
 
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -94,6 +96,20 @@ fn reads_only(rule: &Rule) -> bool {
     }
 }
 
+/// Pets the quiet-store rules keep places for besides their own: the run's fixtures made by
+/// whichever rule asks first (a pet to read, the marker's baseline).
+const FIXTURES: u64 = 2;
+
+/// Pets a quiet-store rule stores at most on a store that conforms: a refused body stores
+/// none (a store that keeps one anyway fails the rule that sent it, where the page shows it).
+pub fn quiet_pets(check: &Check) -> u64 {
+    match check {
+        Check::CreateConcurrentAllListed { clients } => *clients,
+        Check::CreateNameLadder { lengths } => u64::try_from(lengths.len()).unwrap_or(u64::MAX),
+        _ => 0,
+    }
+}
+
 /// How often a waiting rule looks again at what no change here announces: an interrupt, the
 /// run's halt, the pets the store setup counts.
 const LOOK_AGAIN: Duration = Duration::from_millis(20);
@@ -132,6 +148,15 @@ struct State {
     answering_shown: bool,
     /// Pets the target said it created: the population fixture waits on their number.
     pets_created: u64,
+    /// Places of the store's first page the quiet-store rules keep for their own pets (see
+    /// [`quiet_pets`]), besides the run's two fixtures.
+    quiet_reserve: u64,
+    /// Pets the later rules may have added while the quiet-store rules are not judged: their
+    /// creates in flight, and those answered with a pet (see [`Scheduler::wait_for_room`]).
+    room_taken: u64,
+    /// Batches of creates of the quiet-store rules in flight: the later rules' creates wait for
+    /// them, which would otherwise take the connections they wait for.
+    quiet_creating: usize,
 }
 
 fn index(phase: Phase) -> usize {
@@ -179,8 +204,14 @@ impl Scheduler {
     }
 
     /// The phases of the selected rules, of which `quiet` are quiet-store rules by their own
-    /// traits: said once, before any rule starts.
-    pub fn select(&self, selected: impl IntoIterator<Item = Phase>, quiet: usize) {
+    /// traits, storing `quiet_reserve` pets at most on a store that conforms (see
+    /// [`quiet_pets`]): said once, before any rule starts.
+    pub fn select(
+        &self,
+        selected: impl IntoIterator<Item = Phase>,
+        quiet: usize,
+        quiet_reserve: u64,
+    ) {
         let mut unjudged = [0; 4];
         for phase in selected {
             unjudged[index(phase)] += 1;
@@ -190,9 +221,71 @@ impl Scheduler {
                 unjudged,
                 first_passes_left: unjudged[0] + unjudged[1],
                 quiet_unanswered: quiet,
+                quiet_reserve,
                 ..*state
             }
         });
+    }
+
+    /// The places of a page a later rule's creates may take while the quiet-store rules are
+    /// not judged, on a store whose first page held `before` pets before the run: what the
+    /// quiet-store rules and the run's two fixtures (a pet to read, the marker's baseline) do
+    /// not keep, below 100, so that one listing still shows every pet.
+    pub fn quiet_room(&self, before: usize) -> u64 {
+        let kept = u64::try_from(before).unwrap_or(u64::MAX);
+        99u64.saturating_sub(kept.saturating_add(self.state().quiet_reserve + FIXTURES))
+    }
+
+    /// Waits until `wanted` creates more fit within `room` (see [`Scheduler::quiet_room`]), or
+    /// the quiet-store rules are judged, or `stopped`; counts them while those rules are not.
+    /// Whether it counted them: those answered without a pet are given back
+    /// ([`Scheduler::room_back`]).
+    pub fn wait_for_room(&self, wanted: u64, room: u64, stopped: &dyn Fn() -> bool) -> bool {
+        let mut state = self.state();
+        loop {
+            if state.unjudged[index(Phase::QuietStore)] == 0 {
+                return false;
+            }
+            let fits = state.room_taken.saturating_add(wanted) <= room
+                && (state.quiet_creating == 0 || room == u64::MAX);
+            if fits || stopped() {
+                state.room_taken += wanted;
+                return true;
+            }
+            state = self
+                .changed
+                .wait_timeout(state, LOOK_AGAIN)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// A quiet-store rule's batch of creates goes out (`true`) or is back.
+    pub fn quiet_creating(&self, going: bool) {
+        self.change(|state| {
+            if going {
+                state.quiet_creating += 1;
+            } else {
+                state.quiet_creating = state.quiet_creating.saturating_sub(1);
+            }
+        });
+    }
+
+    /// `count` creates counted by [`Scheduler::wait_for_room`] stored nothing.
+    pub fn room_back(&self, count: u64) {
+        if count > 0 {
+            self.change(|state| state.room_taken = state.room_taken.saturating_sub(count));
+        }
+    }
+
+    /// Waits until every quiet-store rule is judged (a fixture that fills the store past a
+    /// page), or `stopped`.
+    pub fn wait_for_quiet_store(&self, stopped: &dyn Fn() -> bool) {
+        self.wait(
+            |state| state.unjudged[index(Phase::QuietStore)] == 0,
+            (stopped, LOOK_AGAIN),
+            None,
+        );
     }
 
     /// Waits until every rule of the last phase is judged: an oracle, started beside them
@@ -238,6 +331,9 @@ impl Scheduler {
                             break;
                         };
                         self.wait_for_earlier_phases(match phase {
+                            // Beside the quiet-store rules, its creates within the room they
+                            // leave (see `wait_for_room`).
+                            Phase::Main => Phase::QuietStore,
                             Phase::Oracles => Phase::Last,
                             phase => *phase,
                         });
@@ -363,136 +459,4 @@ impl super::events::Subscriber for Scheduler {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::Arc;
-
-    #[test]
-    fn a_rule_of_a_later_phase_starts_once_every_earlier_one_is_judged() {
-        let scheduler = Arc::new(Scheduler::default());
-        scheduler.select([Phase::QuietStore, Phase::Main], 1);
-        let last = {
-            let scheduler = Arc::clone(&scheduler);
-            std::thread::spawn(move || {
-                scheduler.wait_for_earlier_phases(Phase::Last);
-                Instant::now()
-            })
-        };
-        std::thread::sleep(Duration::from_millis(30));
-        let quiet_judged = Instant::now();
-        scheduler.judged(Phase::QuietStore);
-        std::thread::sleep(Duration::from_millis(30));
-        let main_judged = Instant::now();
-        scheduler.judged(Phase::Main);
-        let started = last.join().unwrap();
-        assert!(started >= main_judged && started > quiet_judged);
-    }
-
-    /// An oracle starts beside the last phase (its reads go out with theirs), and reads its
-    /// tally only once that phase is judged.
-    #[test]
-    fn an_oracle_starts_with_the_last_phase_and_waits_for_it() {
-        let scheduler = Scheduler::default();
-        scheduler.select([Phase::Last, Phase::Oracles], 0);
-        let times = Mutex::new(Vec::new());
-        let queue = [(Phase::Last, "last"), (Phase::Oracles, "oracle")];
-        scheduler.judge_all(&queue, 2, &|item: &&str| {
-            let mark = |what: &'static str| times.lock().unwrap().push((what, Instant::now()));
-            if *item == "last" {
-                std::thread::sleep(Duration::from_millis(80));
-                mark("last judged");
-            } else {
-                mark("oracle started");
-                scheduler.wait_for_last_phase(&|| false);
-                mark("oracle reads");
-            }
-        });
-        let times = times.into_inner().unwrap();
-        let at = |what| times.iter().find(|(w, _)| *w == what).unwrap().1;
-        assert!(at("oracle started") < at("last judged"), "{times:?}");
-        assert!(at("oracle reads") >= at("last judged"), "{times:?}");
-    }
-
-    #[test]
-    fn the_first_passes_end_when_every_rule_said_so_and_storing_counts_down_with_them() {
-        let scheduler = Scheduler::default();
-        scheduler.select(
-            [Phase::QuietStore, Phase::Main, Phase::Main, Phase::Last],
-            0,
-        );
-        assert_eq!(scheduler.state().first_passes_left, 3);
-        scheduler.storing_started();
-        scheduler.first_pass_over(true);
-        scheduler.first_pass_over(false);
-        assert_eq!(scheduler.state().storing, 0);
-        assert_eq!(scheduler.state().first_passes_left, 1);
-        // One left: a wait with a deadline gives up at it.
-        let started = Instant::now();
-        scheduler.wait_for_first_passes(Some(started + Duration::from_millis(40)), &|| false);
-        assert!(started.elapsed() >= Duration::from_millis(40));
-        scheduler.first_pass_over(false);
-        scheduler.wait_for_first_passes(None, &|| false);
-        // Never below zero: a rule that says so twice is counted once by its context.
-        scheduler.first_pass_over(false);
-        assert_eq!(scheduler.state().first_passes_left, 0);
-    }
-
-    #[test]
-    fn a_stop_ends_a_wait_that_no_change_would() {
-        let scheduler = Scheduler::default();
-        scheduler.select([Phase::QuietStore], 1);
-        let started = Instant::now();
-        scheduler.wait_for_quiet_answers(Duration::from_secs(60), &|| {
-            started.elapsed() > Duration::from_millis(30)
-        });
-        assert!(started.elapsed() < Duration::from_secs(5));
-        scheduler.quiet_answered();
-        scheduler.wait_for_quiet_answers(Duration::from_secs(60), &|| false);
-    }
-
-    /// The reads beside the quiet-store rules wait for those rules' first answers, unless the
-    /// target answered [`ANSWERING_SHOWN`] requests in a row; one lost starts the count again.
-    #[test]
-    fn answers_in_a_row_end_the_wait_for_the_quiet_creates() {
-        use crate::outcome::{ExchangeState, RecordedResponse, TransportError, TransportKind};
-        let response = RecordedResponse {
-            version: "HTTP/1.1".into(),
-            status: 200,
-            headers: Vec::new(),
-            body: "[]".into(),
-            body_truncated: false,
-            body_omitted: 0,
-            json: None,
-            json_error: None,
-            duplicate_names: Vec::new(),
-        };
-        let lost = TransportError {
-            kind: TransportKind::RequestFailed,
-            body_cut: false,
-            detail: String::new(),
-        };
-        let scheduler = Scheduler::default();
-        scheduler.select([Phase::QuietStore, Phase::Main], 1);
-        let waited = |scheduler: &Scheduler| {
-            let started = Instant::now();
-            scheduler.wait_for_quiet_answers(Duration::from_millis(200), &|| false);
-            started.elapsed()
-        };
-        for _ in 1..ANSWERING_SHOWN {
-            scheduler.heard(ExchangeState::Answered(&response));
-        }
-        scheduler.heard(ExchangeState::Unanswered(Some(&lost)));
-        scheduler.heard(ExchangeState::Answered(&response));
-        assert!(
-            waited(&scheduler) >= Duration::from_millis(200),
-            "one lost: it waits"
-        );
-        for _ in 1..ANSWERING_SHOWN {
-            scheduler.heard(ExchangeState::Answered(&response));
-        }
-        assert!(
-            waited(&scheduler) < Duration::from_millis(100),
-            "answered in a row: it goes"
-        );
-    }
-}
+mod tests;

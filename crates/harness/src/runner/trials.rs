@@ -117,6 +117,7 @@ pub(super) fn run_trials(
     let mut trials = Vec::new();
     let mut queue = Vec::new();
     let mut quiet_unanswered = 0;
+    let mut quiet_reserve = 0;
     for (index, rule, phase) in in_order(catalogue, run) {
         // Another shard's rule is not this run's: not selected, as a filter leaves it.
         if shard.is_some_and(|shard| !super::shards::takes(shard, &rule.id)) {
@@ -136,12 +137,16 @@ pub(super) fn run_trials(
             ));
             if scheduler::phase(&rule.check) == Phase::QuietStore {
                 quiet_unanswered += 1;
+                quiet_reserve += scheduler::quiet_pets(&rule.check);
             }
         }
         trials.push(trial);
     }
-    run.scheduler
-        .select(queue.iter().map(|(phase, _)| *phase), quiet_unanswered);
+    run.scheduler.select(
+        queue.iter().map(|(phase, _)| *phase),
+        quiet_unanswered,
+        quiet_reserve,
+    );
     // A `--skip` that matches no rule is a typo, not a choice: it would skip nothing, silently.
     let skips_nothing: Vec<&str> = config
         .options
@@ -355,9 +360,12 @@ fn run_libtest(
     }
 }
 
-/// A main-phase rule that runs beside the quiet-store rules (it only reads).
+/// A rule that starts beside the quiet-store rules: a main-phase rule (its creates within the
+/// room those rules leave), or one that only reads, run as one of them. It waits for their
+/// first answers, or a target seen answering, before it sends.
 fn beside_quiet(rule: &Rule, phase: Phase) -> bool {
-    phase == Phase::QuietStore && scheduler::phase(&rule.check) != Phase::QuietStore
+    phase == Phase::Main
+        || (phase == Phase::QuietStore && scheduler::phase(&rule.check) != Phase::QuietStore)
 }
 
 /// The verdict as libtest shows it: a failure that the gate does not count is shown as

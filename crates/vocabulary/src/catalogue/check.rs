@@ -226,7 +226,7 @@ checks! {
     CreateBodyLadder {
         #[serde(deserialize_with = "counts")]
         sizes: Vec<u64>,
-    } => MAIN,
+    } => MAIN.long_chain(),
     // A pet it stores may break every read that shows it: after the other rules' reads.
     /// A name with a lone surrogate escape is refused or stored; reads after it never 5xx.
     CreatePoisonedReadBack {} => LAST.main_under_budget(),

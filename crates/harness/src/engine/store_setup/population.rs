@@ -92,6 +92,8 @@ pub(super) fn populate(
             }
             continue;
         }
+        // A page of pets fills the store past what the quiet-store rules list whole: after them.
+        ctx.scheduler().wait_for_quiet_store(&|| ctx.stopped());
         // In batches sent at once: a remote store answers a batch in one round trip.
         let wanted = if made < few {
             few - made
