@@ -113,9 +113,13 @@ pub fn not_utf_8(ctx: &RuleCtx) -> Checked {
     // 400 the walk judged, or another 4xx it failed) whose pet is listed after all fails; a
     // store that cannot show it (filled past a page, ids in no order) leaves the rule as the
     // answers judged it. On a store past a page, the ids past its newest are read beside the
-    // listings.
+    // listings (after them, one request at a time: the same seed sends them in one order).
     let (listings, stored) = if refused.is_empty() {
         (ctx.send_all(&reads), Ok(()))
+    } else if ctx.concurrency() == 1 {
+        let listings = ctx.send_all(&reads);
+        let stored = watch.assert_none_listed(ctx, &refused, &listings[0]);
+        (listings, stored)
     } else {
         watch.assert_none_listed_beside(ctx, &refused, || ctx.send_all(&reads))
     };
