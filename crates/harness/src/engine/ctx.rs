@@ -170,7 +170,14 @@ impl<'r> RuleCtx<'r> {
         self.round_trip();
         let specs = std::slice::from_ref(spec);
         let counted = self.room_for(specs);
-        let exchange = self.run.send(&self.rule.id, spec, self.priority());
+        // A fixture's one request (a pet to read, the marker's baseline) goes before every
+        // other: the rules waiting on it wait on nothing else.
+        let priority = if self.building.load(Ordering::Relaxed) > 0 {
+            Priority::First
+        } else {
+            self.priority()
+        };
+        let exchange = self.run.send(&self.rule.id, spec, priority);
         self.room_back(counted, specs, std::slice::from_ref(&exchange));
         self.answered_once();
         exchange

@@ -29,7 +29,7 @@ use crate::outcome::Checked;
 /// wait one at a time for helpers the bulk of generated cases hold.
 fn own_limit(limit: usize, priority: Priority) -> usize {
     match priority {
-        Priority::Chain => limit,
+        Priority::First | Priority::Chain => limit,
         Priority::Plain => limit - limit / 4,
     }
 }

@@ -61,11 +61,21 @@ pub const NEAR_LEVEL: usize = 64;
 /// request that ends its rule's chain costs the run nothing by waiting while places are busy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Priority {
+    /// A fixture other rules wait on: in line as a chain request, and its creates take the
+    /// first lane that comes back, before the other creates waiting.
+    First,
     /// On a long chain: in line before every plain request, in arrival order.
     Chain,
     /// Takes a place no chain request waits for, in arrival order.
     Plain,
 }
+
+/// Places past the level a fixture's requests may take when the level is full, rather than
+/// wait in line behind every chain request: the run has two fixtures of one request each (a
+/// pet to read, the marker's baseline), on which most rules wait. A create among them still
+/// goes only on a lane the target has served (see [`Reuse::Unrepeatable`]), and none goes
+/// past `--concurrency`.
+pub const FIRST_PLACES: usize = 2;
 
 /// Overload signals within this time of a cut are the same overload: one cut, as TCP cuts
 /// once per window.
@@ -221,6 +231,12 @@ pub struct Lanes {
     /// Told when a lane comes back or one more is proven: wakes a request that may not be sent
     /// twice, waiting for a lane it may take.
     lane_back: tokio::sync::Notify,
+    /// [`Priority::First`] creates waiting for a lane, and what wakes them (before the others).
+    first_waiting: AtomicUsize,
+    first_back: tokio::sync::Notify,
+    /// Places past the level for [`Priority::First`] requests when the level is full (see
+    /// [`FIRST_PLACES`]).
+    first_places: Semaphore,
     /// The shortest idle time after which a kept connection was found closed by the target
     /// (its keep-alive timeout, or less), in ms; `u64::MAX` until one was.
     idle_close_ms: AtomicU64,
@@ -266,6 +282,9 @@ impl Lanes {
             idle_close_ms: AtomicU64::new(u64::MAX),
             unrepeatable_waiting: AtomicUsize::new(0),
             lane_back: tokio::sync::Notify::new(),
+            first_waiting: AtomicUsize::new(0),
+            first_back: tokio::sync::Notify::new(),
+            first_places: Semaphore::new(FIRST_PLACES),
             kept_answered: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -288,7 +307,7 @@ impl Lanes {
         if !lane.proven.swap(true, Ordering::Relaxed) {
             let proven = self.proven.fetch_add(1, Ordering::Relaxed) + 1;
             if self.most_proven.fetch_max(proven, Ordering::Relaxed) < proven {
-                self.lane_back.notify_one();
+                self.lane_came_back();
             }
         }
         // An answer that waited for a connection says nothing of how near the target is: what

@@ -67,6 +67,8 @@ pub struct Checkout<'a> {
     lanes: &'a Lanes,
     lane: Option<Lane>,
     permit: Option<SemaphorePermit<'a>>,
+    /// The place is one of the [`super::FIRST_PLACES`], past the level.
+    past_level: bool,
     discard: bool,
     /// Held while the request is in flight (dropped after the lane and the place go back).
     _turn: Turn,
@@ -106,7 +108,8 @@ impl Drop for Checkout<'_> {
         let (Some(lane), Some(permit)) = (self.lane.take(), self.permit.take()) else {
             return;
         };
-        self.lanes.give_back(lane, permit, self.discard);
+        self.lanes
+            .give_back(lane, permit, self.discard, self.past_level);
     }
 }
 
@@ -189,37 +192,73 @@ impl Lanes {
         reuse: Reuse,
     ) -> Result<Checkout<'_>, String> {
         if !matches!(reuse, Reuse::Unrepeatable(_)) {
-            let permit = self.place(priority).await?;
-            return Ok(self.lane_for(permit, turn, reuse));
+            let (permit, past_level) = self.place_for(priority).await?;
+            let mut checkout = self.lane_for(permit, turn, reuse);
+            checkout.past_level = past_level;
+            return Ok(checkout);
         }
         let opens_anyway = tokio::time::Instant::now() + FRESH_WAIT;
+        let first = priority == Priority::First;
         let mut waiting = None;
         loop {
-            let permit = self.place(priority).await?;
-            if self.may_take() || tokio::time::Instant::now() >= opens_anyway {
-                return Ok(self.lane_for(permit, turn, reuse));
+            let opens = tokio::time::Instant::now() >= opens_anyway;
+            // No place is taken before a lane is there to take: places taken and given back at
+            // once kept the reads, which show the connections it waits for, from them.
+            if self.may_take(first) || opens {
+                let (permit, past_level) = self.place_for(priority).await?;
+                if self.may_take(first) || opens {
+                    let mut checkout = self.lane_for(permit, turn, reuse);
+                    checkout.past_level = past_level;
+                    return Ok(checkout);
+                }
+                // Another took the lane meanwhile: the place goes back to the others.
+                drop(permit);
+                self.freed.notify_one();
             }
-            // Until it goes, the reads open fresh lanes and leave the idle ones to it.
-            waiting.get_or_insert_with(|| Waiting::new(&self.unrepeatable_waiting));
-            // The place goes back to the others meanwhile: their lanes come back idle. It
-            // waits for a lane back (or one more proven), not for a place: waiting for a place,
-            // the creates that could not go woke each other in turn, thousands of times a run.
-            drop(permit);
-            self.freed.notify_one();
-            let _ = tokio::time::timeout(PLAIN_RECHECK, self.lane_back.notified()).await;
+            // Until it goes, the reads open fresh lanes and leave the idle ones to it (and the
+            // other creates to a fixture's).
+            waiting.get_or_insert_with(|| {
+                (
+                    Waiting::new(&self.unrepeatable_waiting),
+                    first.then(|| Waiting::new(&self.first_waiting)),
+                )
+            });
+            // It waits for a lane back (or one more proven), not for a place: waiting for a
+            // place, the creates that could not go woke each other in turn, thousands of times
+            // a run.
+            let back = if first {
+                &self.first_back
+            } else {
+                &self.lane_back
+            };
+            let _ = tokio::time::timeout(PLAIN_RECHECK, back.notified()).await;
+        }
+    }
+
+    /// A lane came back, or one more was proven: a fixture's create waiting is woken first.
+    pub(super) fn lane_came_back(&self) {
+        if self.first_waiting.load(Ordering::Relaxed) > 0 {
+            self.first_back.notify_one();
+        } else {
+            self.lane_back.notify_one();
         }
     }
 
     /// Whether a request that may not be sent twice finds a lane it may take now: an idle one
     /// (as recent as it asks, or closed to make room for a fresh one, as [`Lanes::lane_for`]
     /// does), or room for a fresh one within the connections the target has served at once.
-    fn may_take(&self) -> bool {
-        !self
-            .idle
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty()
-            || self.live.load(Ordering::Relaxed) < self.fresh_bound()
+    fn may_take(&self, first: bool) -> bool {
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).len();
+        let fresh = self
+            .fresh_bound()
+            .saturating_sub(self.live.load(Ordering::Relaxed));
+        // The lanes a fixture's creates wait for are theirs.
+        let kept = if first {
+            0
+        } else {
+            self.first_waiting.load(Ordering::Relaxed)
+        };
+        idle + fresh > kept
     }
 
     /// The connections a request that may not be sent twice may open up to.
@@ -251,6 +290,28 @@ impl Lanes {
             .await;
         }
         self.permits.acquire().await.map_err(|e| e.to_string())
+    }
+
+    /// A place in flight as [`Lanes::place`] gives it, or for a [`Priority::First`] request
+    /// when the level is full, one of the few past it; whether it is past the level.
+    async fn place_for(&self, priority: Priority) -> Result<(SemaphorePermit<'_>, bool), String> {
+        if priority == Priority::First {
+            match self.permits.try_acquire() {
+                Ok(permit) => return Ok((permit, false)),
+                Err(tokio::sync::TryAcquireError::Closed) => return Err("closed".into()),
+                Err(tokio::sync::TryAcquireError::NoPermits) => {
+                    // Past the level, never past `--concurrency`: the user's ceiling holds.
+                    let state = self.state();
+                    let past = super::FIRST_PLACES - self.first_places.available_permits();
+                    if state.level + past < state.ceiling
+                        && let Ok(permit) = self.first_places.try_acquire()
+                    {
+                        return Ok((permit, true));
+                    }
+                }
+            }
+        }
+        self.place(priority).await.map(|permit| (permit, false))
     }
 
     /// The run's usual answer time (a moving average; none before the first answer).
@@ -400,6 +461,7 @@ impl Lanes {
             lanes: self,
             lane: Some(lane),
             permit: Some(permit),
+            past_level: false,
             discard: false,
             _turn: turn,
         }
@@ -437,7 +499,13 @@ impl Lanes {
 
     /// A lane back from a request: idle for the next one, or closed (with its connection)
     /// when the level has dropped below the lanes open.
-    fn give_back(&self, mut lane: Lane, permit: SemaphorePermit<'_>, discard: bool) {
+    fn give_back(
+        &self,
+        mut lane: Lane,
+        permit: SemaphorePermit<'_>,
+        discard: bool,
+        past_level: bool,
+    ) {
         let read_at = lane
             .read_at
             .get_mut()
@@ -445,7 +513,8 @@ impl Lanes {
             .take();
         lane.idle_since = Some(read_at.unwrap_or_else(std::time::Instant::now));
         let mut state = self.state();
-        let permit = if state.debt > 0 {
+        // A place past the level goes back to its own few, owing nothing.
+        let permit = if state.debt > 0 && !past_level {
             state.debt -= 1;
             permit.forget();
             None
@@ -469,7 +538,7 @@ impl Lanes {
             }
         }
         drop(state);
-        self.lane_back.notify_one();
+        self.lane_came_back();
         // The place goes back after the lane, so whoever takes it finds the lane idle.
         if let Some(permit) = permit {
             drop(permit);

@@ -332,6 +332,75 @@ async fn while_a_create_waits_a_read_opens_a_fresh_lane_and_leaves_the_idle_one_
 }
 
 #[tokio::test]
+async fn a_fixtures_create_takes_the_first_lane_back_and_its_read_goes_past_a_full_level() {
+    // The run's fixtures (a pet to read, the marker's baseline) waited in line behind every
+    // chain request for four round trips at 50 ms, and most rules wait on them.
+    let lanes = lanes(16 * START);
+    let mut held = checkouts(&lanes, START).await;
+    for checkout in &held {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    let level = lanes.level();
+    let mut reads = Vec::new();
+    for _ in START..level {
+        reads.push(
+            lanes
+                .checkout_reusing(Priority::Chain, Reuse::Any)
+                .await
+                .unwrap(),
+        );
+    }
+    let unrepeatable = Reuse::Unrepeatable(Some(SAFE_IDLE));
+    let other = lanes.checkout_reusing(Priority::Chain, unrepeatable);
+    tokio::pin!(other);
+    let wait = std::time::Duration::from_millis(50);
+    assert!(
+        tokio::time::timeout(wait, &mut other).await.is_err(),
+        "no lane"
+    );
+    let fixture = lanes.checkout_reusing(Priority::First, unrepeatable);
+    tokio::pin!(fixture);
+    assert!(
+        tokio::time::timeout(wait, &mut fixture).await.is_err(),
+        "no lane yet"
+    );
+    drop(held.pop()); // one comes back idle
+    // Both looked at, the other first: the lane is the fixture's.
+    let taken = tokio::time::timeout(std::time::Duration::from_millis(500), async {
+        tokio::select! {
+            biased;
+            _ = &mut other => None,
+            taken = &mut fixture => Some(taken.unwrap()),
+        }
+    })
+    .await
+    .expect("a create took the lane")
+    .expect("the fixture's create took it, though the other waited first");
+    assert!(taken.lane().proven.load(Ordering::Relaxed));
+    assert!(
+        tokio::time::timeout(wait, &mut other).await.is_err(),
+        "the other create still waits"
+    );
+    // The level full: a fixture's read goes past it, another waits.
+    let read = lanes.checkout_reusing(Priority::Chain, Reuse::Any);
+    tokio::pin!(read);
+    assert!(
+        tokio::time::timeout(wait, &mut read).await.is_err(),
+        "the level is full"
+    );
+    let fixture_read = lanes.checkout_reusing(Priority::First, Reuse::Any);
+    assert!(
+        tokio::time::timeout(wait, fixture_read).await.is_ok(),
+        "one of the places past the level"
+    );
+    // Never past `--concurrency`.
+    let capped = self::lanes(START);
+    let _full = checkouts(&capped, START).await;
+    let fixture_read = capped.checkout_reusing(Priority::First, Reuse::Any);
+    assert!(tokio::time::timeout(wait, fixture_read).await.is_err());
+}
+
+#[tokio::test]
 async fn throttling_answers_cut_the_level_and_never_grow_it_back() {
     let lanes = lanes(256);
     let held = checkouts(&lanes, START).await;
