@@ -48,19 +48,27 @@ impl PetCap {
         self.reached.load(Ordering::SeqCst)
     }
 
-    /// Whether no createPet may go out now: as many pets created, or about to be, as the cap.
+    /// Whether no rule's createPet may go out now: as many pets created, or about to be, as
+    /// the cap leaves past the fixtures' places.
     pub fn full(&self, created: &dyn Fn() -> u64) -> bool {
         self.max.is_some_and(|max| {
             // In flight first: a create is counted created before it leaves the flight.
             let in_flight = self.in_flight.load(Ordering::SeqCst);
-            created().saturating_add(in_flight) >= max
+            created().saturating_add(in_flight) >= max.saturating_sub(FIXTURE_PLACES)
         })
     }
 
-    /// A place for one createPet, or none (and the cap is reached).
-    fn admit(&self, created: &dyn Fn() -> u64) -> bool {
+    /// A place for one createPet, or none (and the cap is reached). A fixture's (`fixture`)
+    /// may take the cap's last [`FIXTURE_PLACES`]: the rules' own creates leave them, so that
+    /// the pet most rules read is never held back by those that happened to go first.
+    fn admit(&self, created: &dyn Fn() -> u64, fixture: bool) -> bool {
         let Some(max) = self.max else {
             return true;
+        };
+        let max = if fixture {
+            max
+        } else {
+            max.saturating_sub(FIXTURE_PLACES)
         };
         loop {
             let in_flight = self.in_flight.load(Ordering::SeqCst);
@@ -84,6 +92,10 @@ impl PetCap {
         }
     }
 }
+
+/// Places under `--max-pets` kept for the run's fixtures of one pet each (a pet to read, the
+/// marker's baseline), whose requests go first ([`Priority::First`]).
+const FIXTURE_PLACES: u64 = 2;
 
 /// Whether a request creates a pet (createPet).
 pub(super) fn creates(spec: &RequestSpec) -> bool {
@@ -156,7 +168,7 @@ impl Run {
         if let Some(reason) = self.stops.reason() {
             return self.client.not_sent(spec, &reason);
         }
-        if !self.admitted(spec) {
+        if !self.admitted(spec, priority) {
             return self.client.not_sent(spec, &self.cap_reason());
         }
         let exchange = self.record(rule_id, spec, self.client.send_as(spec, priority));
@@ -191,7 +203,10 @@ impl Run {
                 .map(|spec| self.client.not_sent(spec, &reason))
                 .collect();
         }
-        let admitted: Vec<bool> = specs.iter().map(|spec| self.admitted(spec)).collect();
+        let admitted: Vec<bool> = specs
+            .iter()
+            .map(|spec| self.admitted(spec, priority))
+            .collect();
         let mut exchanges: Vec<Exchange> = if admitted.iter().all(|admitted| *admitted) {
             let exchanges = send(specs);
             specs
@@ -240,8 +255,12 @@ impl Run {
     }
 
     /// Whether `spec` may go out under the pet cap (a createPet takes a place until recorded).
-    fn admitted(&self, spec: &RequestSpec) -> bool {
-        !creates(spec) || self.pet_cap.admit(&|| self.fixtures.created.count())
+    fn admitted(&self, spec: &RequestSpec, priority: Priority) -> bool {
+        !creates(spec)
+            || self.pet_cap.admit(
+                &|| self.fixtures.created.count(),
+                priority == Priority::First,
+            )
     }
 
     fn cap_reason(&self) -> String {
@@ -302,5 +321,23 @@ impl Run {
     /// A pet name with the run's prefix.
     pub fn pet_name(&self, tag: &str) -> String {
         format!("{}{tag}", self.prefix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rules_creates_leave_the_caps_last_places_to_the_fixtures() {
+        let cap = PetCap::new(Some(5));
+        let created = || 0;
+        let rules = (0..5).filter(|_| cap.admit(&created, false)).count();
+        assert_eq!(rules as u64, 5 - FIXTURE_PLACES);
+        assert!(cap.reached() && cap.full(&created));
+        assert!(cap.admit(&created, true), "a fixture's create goes");
+        assert!(cap.admit(&created, true));
+        assert!(!cap.admit(&created, true), "never past the cap");
+        assert_eq!(cap.in_flight.load(Ordering::SeqCst), 5);
     }
 }
