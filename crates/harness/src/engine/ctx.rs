@@ -218,7 +218,7 @@ impl<'r> RuleCtx<'r> {
             .iter()
             .filter(|spec| super::run::creates(spec))
             .count();
-        if creates == 0 || self.run.read_only {
+        if creates == 0 || self.run.read_only || self.run.scheduler.quiet_store_judged() {
             return false;
         }
         if phase_for(self.rule, self.run.deadline.is_some()) == Phase::QuietStore {

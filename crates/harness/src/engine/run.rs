@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::events::{Event, EventStream, Recorded};
 use super::oracles::Observations;
 use super::stops::Stops;
-use super::store_setup::Fixtures;
+use super::store_setup::{FIXTURE_PETS, Fixtures};
 use crate::contract::Contract;
 use crate::execution::{Client, Priority};
 use crate::generation::request::RequestSpec;
@@ -54,12 +54,12 @@ impl PetCap {
         self.max.is_some_and(|max| {
             // In flight first: a create is counted created before it leaves the flight.
             let in_flight = self.in_flight.load(Ordering::SeqCst);
-            created().saturating_add(in_flight) >= max.saturating_sub(FIXTURE_PLACES)
+            created().saturating_add(in_flight) >= max.saturating_sub(FIXTURE_PETS)
         })
     }
 
     /// A place for one createPet, or none (and the cap is reached). A fixture's (`fixture`)
-    /// may take the cap's last [`FIXTURE_PLACES`]: the rules' own creates leave them, so that
+    /// may take the cap's last [`FIXTURE_PETS`]: the rules' own creates leave them, so that
     /// the pet most rules read is never held back by those that happened to go first.
     fn admit(&self, created: &dyn Fn() -> u64, fixture: bool) -> bool {
         let Some(max) = self.max else {
@@ -68,7 +68,7 @@ impl PetCap {
         let max = if fixture {
             max
         } else {
-            max.saturating_sub(FIXTURE_PLACES)
+            max.saturating_sub(FIXTURE_PETS)
         };
         loop {
             let in_flight = self.in_flight.load(Ordering::SeqCst);
@@ -92,10 +92,6 @@ impl PetCap {
         }
     }
 }
-
-/// Places under `--max-pets` kept for the run's fixtures of one pet each (a pet to read, the
-/// marker's baseline), whose requests go first ([`Priority::First`]).
-const FIXTURE_PLACES: u64 = 2;
 
 /// Whether a request creates a pet (createPet).
 pub(super) fn creates(spec: &RequestSpec) -> bool {
@@ -333,7 +329,7 @@ mod tests {
         let cap = PetCap::new(Some(5));
         let created = || 0;
         let rules = (0..5).filter(|_| cap.admit(&created, false)).count();
-        assert_eq!(rules as u64, 5 - FIXTURE_PLACES);
+        assert_eq!(rules as u64, 5 - FIXTURE_PETS);
         assert!(cap.reached() && cap.full(&created));
         assert!(cap.admit(&created, true), "a fixture's create goes");
         assert!(cap.admit(&created, true));

@@ -12,6 +12,8 @@
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::store_setup::FIXTURE_PETS;
+
 use crate::catalogue::traits::{Reads, Stores};
 use crate::catalogue::{Check, Rule};
 
@@ -95,10 +97,6 @@ fn reads_only(rule: &Rule) -> bool {
         Reads::Not => false,
     }
 }
-
-/// Pets the quiet-store rules keep places for besides their own: the run's fixtures made by
-/// whichever rule asks first (a pet to read, the marker's baseline).
-const FIXTURES: u64 = 2;
 
 /// Pets a quiet-store rule stores at most on a store that conforms: a refused body stores
 /// none (a store that keeps one anyway fails the rule that sent it, where the page shows it).
@@ -233,7 +231,7 @@ impl Scheduler {
     /// not keep, below 100, so that one listing still shows every pet.
     pub fn quiet_room(&self, before: usize) -> u64 {
         let kept = u64::try_from(before).unwrap_or(u64::MAX);
-        99u64.saturating_sub(kept.saturating_add(self.state().quiet_reserve + FIXTURES))
+        99u64.saturating_sub(kept.saturating_add(self.state().quiet_reserve + FIXTURE_PETS))
     }
 
     /// Waits until `wanted` creates more fit within `room` (see [`Scheduler::quiet_room`]), or
@@ -258,6 +256,11 @@ impl Scheduler {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
+    }
+
+    /// Whether every quiet-store rule is judged: a later rule's creates then go as they please.
+    pub fn quiet_store_judged(&self) -> bool {
+        self.state().unjudged[index(Phase::QuietStore)] == 0
     }
 
     /// A quiet-store rule's batch of creates goes out (`true`) or is back.

@@ -32,7 +32,7 @@ fn a_later_rules_creates_wait_for_room_while_the_quiet_store_rules_list() {
     let scheduler = Arc::new(Scheduler::default());
     scheduler.select([Phase::QuietStore, Phase::Main], 1, 21);
     let room = scheduler.quiet_room(10);
-    assert_eq!(room, 99 - 10 - 21 - FIXTURES);
+    assert_eq!(room, 99 - 10 - 21 - FIXTURE_PETS);
     assert_eq!(scheduler.quiet_room(100), 0, "a full page leaves none");
     assert!(scheduler.wait_for_room(60, room, &|| false), "counted");
     let waiting = |wanted: u64, room: u64| {
