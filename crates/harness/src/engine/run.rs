@@ -13,8 +13,9 @@ use serde_json::Value;
 
 use super::events::{Event, EventStream, Recorded};
 use super::oracles::Observations;
+use super::scheduler::FIXTURE_PETS;
 use super::stops::Stops;
-use super::store_setup::{FIXTURE_PETS, Fixtures};
+use super::store_setup::Fixtures;
 use crate::contract::Contract;
 use crate::execution::{Client, Priority};
 use crate::generation::request::RequestSpec;

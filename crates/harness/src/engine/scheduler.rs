@@ -12,8 +12,6 @@
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::store_setup::FIXTURE_PETS;
-
 use crate::catalogue::traits::{Reads, Stores};
 use crate::catalogue::{Check, Rule};
 
@@ -97,6 +95,11 @@ fn reads_only(rule: &Rule) -> bool {
         Reads::Not => false,
     }
 }
+
+/// The run's fixtures of one pet each, made by whichever rule asks first: a pet to read and
+/// the marker's baseline. The quiet store keeps room for them, and `--max-pets` its last
+/// places (the pet cap).
+pub const FIXTURE_PETS: u64 = 2;
 
 /// Pets a quiet-store rule stores at most on a store that conforms: a refused body stores
 /// none (a store that keeps one anyway fails the rule that sent it, where the page shows it).
