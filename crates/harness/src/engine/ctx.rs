@@ -239,7 +239,7 @@ impl<'r> RuleCtx<'r> {
         let creates = u64::try_from(creates).unwrap_or(u64::MAX);
         self.run
             .scheduler
-            .wait_for_room(creates, room, &|| self.run.stops.interrupted())
+            .wait_for_room(creates, room, &|| self.run.stops.reason().is_some())
     }
 
     /// The counted creates that stored nothing (refused, or never sent) give their places back.

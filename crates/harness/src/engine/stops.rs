@@ -34,12 +34,6 @@ pub struct Stops {
     /// mid-body until the timeout.
     consecutive_failures: AtomicU32,
     max_transport_failures: u32,
-    /// Consecutive requests still throttled when their waits ran out.
-    consecutive_throttled: AtomicU32,
-    /// How long one request may wait out throttling (`--max-throttle-wait`).
-    max_throttle_wait: Duration,
-    /// When the target last gave an answer that was not throttling.
-    last_through: Mutex<Option<Instant>>,
     /// SIGINT or SIGTERM came.
     pub(crate) interrupted: AtomicBool,
     /// Some request of a rule got a response (the preflight does not count).
@@ -62,16 +56,13 @@ pub fn silence_bound(max_transport_failures: u32, timeout: Duration) -> Duration
 }
 
 impl Stops {
-    /// No request once `halt` says so (its end, the time budget or the default bound), nor
-    /// after `max_transport_failures` consecutive exchanges with no answer to judge, nor after
-    /// as many consecutive requests throttled past `max_throttle_wait` while no answer came
-    /// through for as long (at least a second): a target that throttles everything.
-    pub fn new(halt: Halt, max_transport_failures: u32, max_throttle_wait: Duration) -> Stops {
+    /// No request once `halt` says so (its end, the time budget or the default bound, a
+    /// target that throttles everything: see [`Halt::throttled`]), nor after
+    /// `max_transport_failures` consecutive exchanges with no answer to judge.
+    pub fn new(halt: Halt, max_transport_failures: u32) -> Stops {
         Stops {
             halt,
             max_transport_failures: max_transport_failures.max(1),
-            max_throttle_wait,
-            last_through: Mutex::new(Some(Instant::now())),
             ..Stops::default()
         }
     }
@@ -100,12 +91,7 @@ impl Stops {
             return None; // refused by the budget or the interrupt: says nothing of the target
         }
         if exchange.gave_up_throttled() {
-            self.throttled(exchange);
-            return None;
-        }
-        if exchange.response.is_some() {
-            *self.last_through.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-            self.consecutive_throttled.store(0, Ordering::Relaxed);
+            return None; // the client's to count (see `Halt::throttled`)
         }
         // A request the store never answers while it answers others, or a head too large to
         // read: the target answers.
@@ -158,28 +144,6 @@ impl Stops {
             "not sent: the target stopped answering after {failures} consecutive transport failures{paused} (last: {last})"
         ));
         None
-    }
-
-    /// A request still throttled when its waits ran out: the run stops once as many in a row
-    /// as transport failures would stop it were, and nothing came through for as long as one
-    /// request may wait (at least a second).
-    fn throttled(&self, exchange: &Exchange) {
-        let throttled = self.consecutive_throttled.fetch_add(1, Ordering::Relaxed) + 1;
-        let quiet = self
-            .last_through
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .map_or(Duration::MAX, |at| at.elapsed());
-        if throttled >= self.max_transport_failures
-            && quiet >= self.max_throttle_wait.max(Duration::from_secs(1))
-        {
-            let _ = self.halt.reason.set(format!(
-                "not sent: the target stopped answering: {throttled} consecutive requests throttled past --max-throttle-wait ({} s), nothing let through for {} s (last: {})",
-                self.max_throttle_wait.as_secs(),
-                quiet.as_secs(),
-                exchange.summary()
-            ));
-        }
     }
 
     pub fn interrupted(&self) -> bool {
@@ -246,7 +210,7 @@ mod tests {
 
     #[test]
     fn a_target_heard_from_gets_a_pause_at_the_count() {
-        let stops = Stops::new(Halt::default(), 2, Duration::ZERO);
+        let stops = Stops::new(Halt::default(), 2);
         stops
             .answered
             .store(true, std::sync::atomic::Ordering::Relaxed);
@@ -278,7 +242,7 @@ mod tests {
             "{reason}"
         );
         // A stop is for the whole run: the stops see it too.
-        let stops = Stops::new(halt, 5, Duration::ZERO);
+        let stops = Stops::new(halt, 5);
         assert!(stops.target_stopped().is_some());
     }
 }

@@ -20,7 +20,8 @@ mod tls;
 mod transport;
 
 pub use client_settings::{
-    ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting, TIME_BUDGET, looks_like_credential,
+    ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting, TIME_BUDGET, ThrottleBound,
+    looks_like_credential,
 };
 use throttle::ThrottleCounter;
 pub use throttle::ThrottleTally;

@@ -12,7 +12,8 @@ pub mod request_log;
 
 pub use base_url::BaseUrl;
 pub use client::{
-    Client, ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting, looks_like_credential,
+    Client, ClientSettings, DEFAULT_CONCURRENCY, Halt, ProxySetting, ThrottleBound,
+    looks_like_credential,
 };
 pub use lanes::{ConnectionTally, Priority};
 pub use redact::Redactor;

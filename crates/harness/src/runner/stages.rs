@@ -21,7 +21,7 @@ use crate::engine::run::Run;
 use crate::engine::slots::WorkerSlots;
 use crate::engine::stops::Stops;
 use crate::engine::store_setup::{CreatedPets, Fixtures};
-use crate::execution::{Client, Halt, Redactor};
+use crate::execution::{Client, Halt, Redactor, ThrottleBound};
 use crate::generation::request::RequestSpec;
 use crate::outcome::Exchange;
 use crate::report::{CREATED_PETS_FILE, Report, ReportDir};
@@ -207,13 +207,13 @@ fn connect(
             config.options.max_transport_failures,
             config.options.timeout.duration(),
         )),
+        throttling: Some(ThrottleBound::new(
+            config.options.max_transport_failures,
+            config.options.max_throttle_wait.duration(),
+        )),
         ..Halt::until(clock.deadline(Some(bound)), &bound_name)
     };
-    let stops = Stops::new(
-        halt,
-        config.options.max_transport_failures,
-        config.options.max_throttle_wait.duration(),
-    );
+    let stops = Stops::new(halt, config.options.max_transport_failures);
     let client = Client::new(
         &target.base_url,
         &target.api_key,

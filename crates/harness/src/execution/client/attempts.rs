@@ -226,6 +226,7 @@ impl Client {
             let Some(wait) = throttle_wait(&exchange, throttling.waits) else {
                 if exchange.response.is_some() {
                     self.learned_pace.let_through();
+                    self.halt.let_through();
                 }
                 if throttling.waits > 0 {
                     exchange.throttled = Some(throttling);
@@ -233,6 +234,7 @@ impl Client {
                 return Some(exchange);
             };
             self.learned_pace.throttled();
+            self.halt.throttled(&exchange.summary());
             let waited = Duration::from_millis(throttling.waited_ms);
             if waited.saturating_add(wait) > self.settings.max_throttle_wait {
                 throttling.gave_up = true;

@@ -60,6 +60,29 @@ pub struct Halt {
     pub silence: Option<std::time::Duration>,
     /// When the target last answered anything; `None` before its first answer.
     pub heard: std::sync::Arc<std::sync::Mutex<Option<std::time::Instant>>>,
+    /// How long a target may throttle every answer (see [`Halt::throttled`]); `None`: no bound.
+    pub throttling: Option<ThrottleBound>,
+}
+
+/// The stop for a target that throttles everything: `in_a_row` throttled answers, one after
+/// another, with nothing let through for `quiet` (`--max-throttle-wait`, a second at least).
+#[derive(Debug, Clone)]
+pub struct ThrottleBound {
+    in_a_row: u32,
+    max_throttle_wait: Duration,
+    /// When the target last let an answer through (at first, when the bound was set), and
+    /// the throttled answers since.
+    since: std::sync::Arc<std::sync::Mutex<(std::time::Instant, u32)>>,
+}
+
+impl ThrottleBound {
+    pub fn new(in_a_row: u32, max_throttle_wait: Duration) -> ThrottleBound {
+        ThrottleBound {
+            in_a_row: in_a_row.max(1),
+            max_throttle_wait,
+            since: std::sync::Arc::new(std::sync::Mutex::new((std::time::Instant::now(), 0))),
+        }
+    }
 }
 
 /// What `--time-budget` is called in the reasons it gives (a run's default bound names itself).
@@ -96,6 +119,38 @@ impl Halt {
             let _ = self.reason.set(format!(
                 "not sent: the target stopped answering: nothing answered for {} s while requests went unanswered (last: {last})",
                 silent.as_secs()
+            ));
+        }
+    }
+
+    /// The target let an answer through (one that was not throttling).
+    pub fn let_through(&self) {
+        if let Some(bound) = &self.throttling {
+            *bound.since.lock().unwrap_or_else(|e| e.into_inner()) = (std::time::Instant::now(), 0);
+        }
+    }
+
+    /// A try was answered with throttling: once [`ThrottleBound`]'s count of them in a row
+    /// comes with nothing let through for as long, nothing more is sent. Counted as each
+    /// throttled answer comes, not as requests give up: under a pace learned from the target,
+    /// each request's waits queue behind the others', and a run could wait out its whole bound
+    /// before a few requests gave up.
+    pub fn throttled(&self, last: &str) {
+        let Some(bound) = &self.throttling else {
+            return;
+        };
+        let (quiet, in_a_row) = {
+            let mut since = bound.since.lock().unwrap_or_else(|e| e.into_inner());
+            since.1 = since.1.saturating_add(1);
+            (since.0.elapsed(), since.1)
+        };
+        if in_a_row >= bound.in_a_row
+            && quiet >= bound.max_throttle_wait.max(Duration::from_secs(1))
+        {
+            let _ = self.reason.set(format!(
+                "not sent: the target stopped answering: {in_a_row} throttled answers in a row, nothing let through for {} s, past --max-throttle-wait ({} s) (last: {last})",
+                quiet.as_secs(),
+                bound.max_throttle_wait.as_secs()
             ));
         }
     }
@@ -179,4 +234,48 @@ pub fn looks_like_credential(name: &str, value: &str) -> bool {
         || ["bearer ", "basic ", "digest ", "token "]
             .iter()
             .any(|scheme| value.starts_with(scheme))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::{Halt, ThrottleBound};
+
+    fn quiet_for(halt: &Halt, seconds: u64) {
+        let bound = halt.throttling.as_ref().unwrap();
+        bound.since.lock().unwrap().0 = Instant::now()
+            .checked_sub(Duration::from_secs(seconds))
+            .unwrap();
+    }
+
+    #[test]
+    fn a_target_throttling_everything_stops_the_run_at_the_count_past_the_wait() {
+        let halt = Halt {
+            throttling: Some(ThrottleBound::new(3, Duration::from_secs(2))),
+            ..Halt::default()
+        };
+        for _ in 0..5 {
+            halt.throttled("429");
+        }
+        assert_eq!(halt.reason(), None, "throttled within the wait");
+        quiet_for(&halt, 3);
+        halt.let_through();
+        quiet_for(&halt, 3);
+        halt.throttled("429");
+        halt.throttled("429");
+        assert_eq!(
+            halt.reason(),
+            None,
+            "two in a row since an answer let through"
+        );
+        halt.throttled("429 slow down");
+        let reason = halt.reason().expect("stopped");
+        assert!(
+            reason.contains("3 throttled answers in a row")
+                && reason.contains("nothing let through for 3 s")
+                && reason.contains("429 slow down"),
+            "{reason}"
+        );
+    }
 }
