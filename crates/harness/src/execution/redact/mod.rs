@@ -21,10 +21,11 @@
 //! source: the client redacts what it records of an answer with `redact_sent`, a verdict is
 //! redacted so, and every file is redacted as a whole with `redact` after its parts were.
 //! Runs are matched as they are and in every spelling made character by character (escapes,
-//! percent, hex). A spelling that mixes neighbouring bytes (base32/64/85) is matched for the
-//! whole key, its reversal and its near misses only: a run of 8 characters is 10 to 13
-//! encoded ones at each alignment, and no reader decodes a fragment of base64 taken out of
-//! its text.
+//! percent, hex). A spelling that mixes neighbouring bytes (base32/64/85) is made of the
+//! whole key, its reversal and its near misses only (a run of 8 characters is 10 to 13
+//! encoded ones at each alignment); the target's text loses any 13 characters of it too, at
+//! every fourth place, as a decoding may read one character of a long base-N text otherwise
+//! and leave the rest.
 
 use std::ops::Range;
 
@@ -33,7 +34,7 @@ use serde_json::Value;
 
 pub use crate::outcome::REDACTED;
 use crate::outcome::Verdict;
-use spellings::{MIN_NEAR_MISS, spellings};
+use spellings::{MIN_NEAR_MISS, base_n_windows, spellings};
 
 mod decoded;
 mod spellings;
@@ -233,6 +234,7 @@ impl Redactor {
                 .flat_map(|secret| runs(secret))
                 .flat_map(|run| spellings(&run, false)),
         );
+        patterns.extend(secrets.iter().flat_map(|secret| base_n_windows(secret)));
         Redactor {
             whole: Finder::of(forms.clone()),
             sent: Finder::of(lower(patterns)),

@@ -64,6 +64,31 @@ pub(super) fn spellings(secret: &str, whole: bool) -> Vec<String> {
     forms
 }
 
+/// Characters of a whole secret's base-N form taken out of the target's text wherever they
+/// stand (see [`base_n_windows`]): 13 spell 8 bytes of it at least, as a run of `MIN_RUN`.
+const BASE_N_WINDOW: usize = 13;
+
+/// Windows of a whole secret's base32/64/85 spellings, for the target's text only. A decoder
+/// may read one character of a long base-N text otherwise (an escape in it undone once too
+/// often: Ascii85's `\@` read as `@`), which leaves the rest of the form but not the whole.
+/// One window at every fourth character: any 16 characters of the form hold one, so none of
+/// them is left whole.
+pub(super) fn base_n_windows(secret: &str) -> Vec<String> {
+    let forms = base64_spellings(secret)
+        .into_iter()
+        .chain(base32_spellings(secret))
+        .chain(base85_spellings(secret));
+    forms
+        .flat_map(|form| {
+            let chars: Vec<char> = form.chars().collect();
+            (0..chars.len().saturating_sub(BASE_N_WINDOW - 1))
+                .step_by(4)
+                .map(|at| chars[at..at + BASE_N_WINDOW].iter().collect::<String>())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// RFC 3986 percent-encodings a target may give the key besides the form one: every byte
 /// encoded, or all but the unreserved characters (hex digits of either case are matched, as
 /// matching ignores ASCII case).
