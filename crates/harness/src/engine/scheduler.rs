@@ -116,14 +116,11 @@ pub fn quiet_pets(check: &Check) -> u64 {
 const LOOK_AGAIN: Duration = Duration::from_millis(20);
 
 /// Answers in a row, none lost between, after which the reads beside the quiet-store rules
-/// need not wait for those rules' creates: half the connections a run starts with, the
-/// preflight's answers. The creates no longer need the reads held back (a lane coming back goes
-/// with its place to a create waiting, see `Lanes::give_back`), and the reads are what show
-/// the connections the creates may take, so they go early (at 16, a run at 50 ms spent its
-/// second to fourth round trips at a third of its level). A target that stops answering before
-/// (as one that answers its first request and resets every connection after) keeps them
-/// waiting, so they do not go out to it all at once.
-pub const ANSWERING_SHOWN: usize = crate::execution::lanes::START / 2;
+/// need not wait for those rules' creates: twice the connections a run starts with, so more
+/// than the preflight and the first wave of creates. A target that stops answering before (as
+/// one that answers its first request and resets every connection after) keeps them waiting,
+/// so they do not go out to it all at once.
+pub const ANSWERING_SHOWN: usize = 2 * crate::execution::lanes::START;
 
 /// Where the run stands between its rules.
 #[derive(Default)]
