@@ -456,7 +456,13 @@ impl Lanes {
                 recent.map(|n| idle.remove(n))
             }
         };
-        let idle = idle.map(taken);
+        let idle = idle.map(|mut lane| {
+            lane.idle_before = lane
+                .idle_since
+                .take()
+                .map_or_else(Default::default, |at| at.elapsed());
+            lane
+        });
         // Whether the fresh lane takes the place of a proven one closed for it.
         let mut inherited = false;
         if idle.is_none() && reuse != Reuse::Any {
@@ -496,28 +502,29 @@ impl Lanes {
                 idle_before: std::time::Duration::ZERO,
             }
         });
-        self.checkout_of(lane, permit, turn)
-    }
-
-    /// A checkout of a lane handed over with its place (see `Lanes::give_back`).
-    fn handed_checkout(&self, lane: Lane, turn: Turn) -> Checkout<'_> {
-        let mut checkout = self.checkout_of(taken(lane), None, turn);
-        checkout.handed = true;
-        checkout
-    }
-
-    fn checkout_of<'a>(
-        &'a self,
-        lane: Lane,
-        permit: Option<SemaphorePermit<'a>>,
-        turn: Turn,
-    ) -> Checkout<'a> {
         Checkout {
             lanes: self,
             lane: Some(lane),
             permit,
             past_level: false,
             handed: false,
+            discard: false,
+            _turn: turn,
+        }
+    }
+
+    /// A checkout of a lane handed over with its place (see `Lanes::give_back`).
+    fn handed_checkout(&self, mut lane: Lane, turn: Turn) -> Checkout<'_> {
+        lane.idle_before = lane
+            .idle_since
+            .take()
+            .map_or_else(Default::default, |at| at.elapsed());
+        Checkout {
+            lanes: self,
+            lane: Some(lane),
+            permit: None,
+            past_level: false,
+            handed: true,
             discard: false,
             _turn: turn,
         }
@@ -552,13 +559,4 @@ impl Lanes {
             self.proven.fetch_sub(1, Ordering::Relaxed);
         }
     }
-}
-
-/// An idle lane taken for a request: how long it had been idle, for the request's answer.
-fn taken(mut lane: Lane) -> Lane {
-    lane.idle_before = lane
-        .idle_since
-        .take()
-        .map_or_else(Default::default, |at| at.elapsed());
-    lane
 }
