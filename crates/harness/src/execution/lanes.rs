@@ -25,6 +25,7 @@ use tokio::sync::Semaphore;
 
 mod checkout;
 mod connector;
+mod give_back;
 
 pub use checkout::{Checkout, Reuse, SAFE_IDLE};
 pub use connector::{CountConnectsHandle, SPARE_GRACE};
@@ -136,6 +137,9 @@ struct Level {
     credit: usize,
     /// Permits to take out of circulation as they come back (after a decrease).
     debt: usize,
+    /// Proven lanes kept out of the idle ones, each with its place kept out of the line, for
+    /// the requests that may not be sent twice waiting for one (see `Lanes::give_back`).
+    handed: Vec<Lane>,
     reached: usize,
     backoffs: u64,
     last_cut: Option<std::time::Instant>,
@@ -263,6 +267,7 @@ impl Lanes {
                 slow_start: true,
                 credit: 0,
                 debt: 0,
+                handed: Vec::new(),
                 reached: start,
                 backoffs: 0,
                 last_cut: None,
@@ -419,6 +424,10 @@ impl Lanes {
     fn lower(&self, state: &mut Level, target: usize) {
         let cut = state.level.saturating_sub(target);
         state.level -= cut;
+        // The lanes handed over go back idle, their places first to what the cut takes.
+        for lane in std::mem::take(&mut state.handed) {
+            self.hand_back(state, lane);
+        }
         let mut owed = cut;
         while owed > 0 {
             match self.permits.try_acquire() {

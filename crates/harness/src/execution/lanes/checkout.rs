@@ -1,5 +1,5 @@
-//! Taking a lane for a request and giving it back: which idle lane it may take, a place in
-//! flight in line as its priority says, a burst's lanes together, a request sent alone.
+//! Taking a lane for a request: which idle lane it may take, a place in flight in line as its
+//! priority says, a burst's lanes together, a request sent alone (giving it back: `give_back`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,19 +46,23 @@ pub const FRESH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 /// lanes come back within a round trip or two: few are idle this long.
 pub const SAFE_IDLE: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// A request that may not be sent twice waiting for a lane it may take, counted while it waits.
-struct Waiting<'a>(&'a AtomicUsize);
+/// A request that may not be sent twice waiting for a lane it may take, counted while it waits;
+/// once it no longer waits, the lanes handed over for more than wait go back (`lanes`).
+struct Waiting<'a>(&'a AtomicUsize, Option<&'a Lanes>);
 
 impl<'a> Waiting<'a> {
-    fn new(count: &'a AtomicUsize) -> Waiting<'a> {
+    fn new(count: &'a AtomicUsize, lanes: Option<&'a Lanes>) -> Waiting<'a> {
         count.fetch_add(1, Ordering::Relaxed);
-        Waiting(count)
+        Waiting(count, lanes)
     }
 }
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
+        if let Some(lanes) = self.1 {
+            lanes.release_unclaimed();
+        }
     }
 }
 
@@ -69,6 +73,8 @@ pub struct Checkout<'a> {
     permit: Option<SemaphorePermit<'a>>,
     /// The place is one of the [`super::FIRST_PLACES`], past the level.
     past_level: bool,
+    /// The place was handed over with a lane coming back (`permit` is `None`).
+    handed: bool,
     discard: bool,
     /// Held while the request is in flight (dropped after the lane and the place go back).
     _turn: Turn,
@@ -105,9 +111,13 @@ impl Checkout<'_> {
 
 impl Drop for Checkout<'_> {
     fn drop(&mut self) {
-        let (Some(lane), Some(permit)) = (self.lane.take(), self.permit.take()) else {
+        let Some(lane) = self.lane.take() else {
             return;
         };
+        let permit = self.permit.take();
+        if permit.is_none() && !self.handed {
+            return;
+        }
         self.lanes
             .give_back(lane, permit, self.discard, self.past_level);
     }
@@ -177,12 +187,13 @@ impl Lanes {
             _alone: Some(Arc::clone(&self.turns).write_owned().await),
         };
         let permit = self.permits.acquire().await.map_err(|e| e.to_string())?;
+        self.release_unclaimed_all();
         let idle: Vec<Lane> =
             std::mem::take(&mut *self.idle.lock().unwrap_or_else(|e| e.into_inner()));
         for lane in idle {
             self.close(lane);
         }
-        Ok(self.lane_for(permit, turn, Reuse::Never))
+        Ok(self.lane_for(Some(permit), turn, Reuse::Never))
     }
 
     async fn checkout_in(
@@ -193,7 +204,7 @@ impl Lanes {
     ) -> Result<Checkout<'_>, String> {
         if !matches!(reuse, Reuse::Unrepeatable(_)) {
             let (permit, past_level) = self.place_for(priority).await?;
-            let mut checkout = self.lane_for(permit, turn, reuse);
+            let mut checkout = self.lane_for(Some(permit), turn, reuse);
             checkout.past_level = past_level;
             return Ok(checkout);
         }
@@ -201,13 +212,43 @@ impl Lanes {
         let first = priority == Priority::First;
         let mut waiting = None;
         loop {
+            // Looked at again on each turn: a create that began waiting before the target kept
+            // a connection takes kept ones once it has (handed over, or idle), and never opens
+            // a fresh connection in the place of an idle one after that.
+            let reuse = match reuse {
+                Reuse::Unrepeatable(None) => self.reuse_for(false),
+                reuse => reuse,
+            };
+            // A lane handed over with its place goes as it is, on its kept connection: never
+            // closed for a fresh one in its place, which a server counting its connections
+            // may not yet have seen closed (a create reset unread behind a cap of 32).
+            if let Reuse::Unrepeatable(Some(most)) = reuse
+                && let Some(lane) = self.take_handed(most)
+            {
+                drop(waiting);
+                return Ok(self.handed_checkout(lane, turn));
+            }
             let opens = tokio::time::Instant::now() >= opens_anyway;
             // No place is taken before a lane is there to take: places taken and given back at
             // once kept the reads, which show the connections it waits for, from them.
             if self.may_take(first) || opens {
-                let (permit, past_level) = self.place_for(priority).await?;
+                // A lane handed over with its place while this one waits in line for a place
+                // is taken at the loop's top: the place handed over never reaches the line.
+                let back = if first {
+                    &self.first_back
+                } else {
+                    &self.lane_back
+                };
+                let placed = tokio::select! {
+                    placed = self.place_for(priority) => Some(placed?),
+                    () = back.notified(), if waiting.is_some() => None,
+                };
+                let Some((permit, past_level)) = placed else {
+                    continue;
+                };
                 if self.may_take(first) || opens {
-                    let mut checkout = self.lane_for(permit, turn, reuse);
+                    drop(waiting);
+                    let mut checkout = self.lane_for(Some(permit), turn, reuse);
                     checkout.past_level = past_level;
                     return Ok(checkout);
                 }
@@ -219,8 +260,8 @@ impl Lanes {
             // other creates to a fixture's).
             waiting.get_or_insert_with(|| {
                 (
-                    Waiting::new(&self.unrepeatable_waiting),
-                    first.then(|| Waiting::new(&self.first_waiting)),
+                    Waiting::new(&self.unrepeatable_waiting, Some(self)),
+                    first.then(|| Waiting::new(&self.first_waiting, None)),
                 )
             });
             // It waits for a lane back (or one more proven), not for a place: waiting for a
@@ -247,7 +288,7 @@ impl Lanes {
     /// Whether a request that may not be sent twice finds a lane it may take now: an idle one
     /// (as recent as it asks, or closed to make room for a fresh one, as [`Lanes::lane_for`]
     /// does), or room for a fresh one within the connections the target has served at once.
-    fn may_take(&self, first: bool) -> bool {
+    pub(super) fn may_take(&self, first: bool) -> bool {
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).len();
         let fresh = self
             .fresh_bound()
@@ -365,7 +406,7 @@ impl Lanes {
                         let mut permits = permits.map_err(|e| e.to_string())?;
                         while let Some(one) = permits.split(1) {
                             checkouts.push(self.lane_for(
-                                one,
+                                Some(one),
                                 Turn::beside(Arc::clone(&turn)),
                                 reuse,
                             ));
@@ -387,7 +428,7 @@ impl Lanes {
 
     fn lane_for<'a>(
         &'a self,
-        permit: SemaphorePermit<'a>,
+        permit: Option<SemaphorePermit<'a>>,
         turn: Turn,
         reuse: Reuse,
     ) -> Checkout<'a> {
@@ -397,6 +438,7 @@ impl Lanes {
         // show more connections served, which lets the creates open more. Reads taking every
         // lane that came back held the run's first creates for four round trips at 50 ms.
         let leave_idle = matches!(reuse, Reuse::Any | Reuse::IdleUnder(_))
+            && self.kept_answered.load(Ordering::Relaxed)
             && self.unrepeatable_waiting.load(Ordering::Relaxed) > 0
             && self.live.load(Ordering::Relaxed) < self.state().level;
         let idle = match reuse {
@@ -411,13 +453,7 @@ impl Lanes {
                 recent.map(|n| idle.remove(n))
             }
         };
-        let idle = idle.map(|mut lane| {
-            lane.idle_before = lane
-                .idle_since
-                .take()
-                .map_or_else(Default::default, |at| at.elapsed());
-            lane
-        });
+        let idle = idle.map(taken);
         // Whether the fresh lane takes the place of a proven one closed for it.
         let mut inherited = false;
         if idle.is_none() && reuse != Reuse::Any {
@@ -457,11 +493,28 @@ impl Lanes {
                 idle_before: std::time::Duration::ZERO,
             }
         });
+        self.checkout_of(lane, permit, turn)
+    }
+
+    /// A checkout of a lane handed over with its place (see `Lanes::give_back`).
+    fn handed_checkout(&self, lane: Lane, turn: Turn) -> Checkout<'_> {
+        let mut checkout = self.checkout_of(taken(lane), None, turn);
+        checkout.handed = true;
+        checkout
+    }
+
+    fn checkout_of<'a>(
+        &'a self,
+        lane: Lane,
+        permit: Option<SemaphorePermit<'a>>,
+        turn: Turn,
+    ) -> Checkout<'a> {
         Checkout {
             lanes: self,
             lane: Some(lane),
-            permit: Some(permit),
+            permit,
             past_level: false,
+            handed: false,
             discard: false,
             _turn: turn,
         }
@@ -496,53 +549,13 @@ impl Lanes {
             self.proven.fetch_sub(1, Ordering::Relaxed);
         }
     }
+}
 
-    /// A lane back from a request: idle for the next one, or closed (with its connection)
-    /// when the level has dropped below the lanes open.
-    fn give_back(
-        &self,
-        mut lane: Lane,
-        permit: SemaphorePermit<'_>,
-        discard: bool,
-        past_level: bool,
-    ) {
-        let read_at = lane
-            .read_at
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        lane.idle_since = Some(read_at.unwrap_or_else(std::time::Instant::now));
-        let mut state = self.state();
-        // A place past the level goes back to its own few, owing nothing.
-        let permit = if state.debt > 0 && !past_level {
-            state.debt -= 1;
-            permit.forget();
-            None
-        } else {
-            Some(permit)
-        };
-        {
-            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            if discard {
-                self.close(lane);
-            } else if self.live.load(Ordering::Relaxed) > state.level
-                && (!lane.proven.load(Ordering::Relaxed)
-                    || self.proven.load(Ordering::Relaxed) > state.level)
-            {
-                // One lane too many. A proven one is kept while the proven are within the
-                // level: the unproven go first as they come back, since the server may never
-                // take them.
-                self.close(lane);
-            } else {
-                idle.push(lane);
-            }
-        }
-        drop(state);
-        self.lane_came_back();
-        // The place goes back after the lane, so whoever takes it finds the lane idle.
-        if let Some(permit) = permit {
-            drop(permit);
-            self.freed.notify_one();
-        }
-    }
+/// An idle lane taken for a request: how long it had been idle, for the request's answer.
+fn taken(mut lane: Lane) -> Lane {
+    lane.idle_before = lane
+        .idle_since
+        .take()
+        .map_or_else(Default::default, |at| at.elapsed());
+    lane
 }

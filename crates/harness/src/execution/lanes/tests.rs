@@ -311,6 +311,9 @@ async fn while_a_create_waits_a_read_opens_a_fresh_lane_and_leaves_the_idle_one_
     for checkout in &held {
         lanes.answered(checkout.lane(), 50, true);
     }
+    // A create takes an idle lane once the target has kept a connection (`Lanes::reuse_for`);
+    // till then a read takes them, which shows whether it does.
+    lanes.kept_answered();
     let create = lanes.checkout_reusing(Priority::Chain, Reuse::Unrepeatable(Some(SAFE_IDLE)));
     tokio::pin!(create);
     let waited = tokio::time::timeout(std::time::Duration::from_millis(50), &mut create).await;
@@ -475,4 +478,62 @@ async fn a_fresh_lane_not_served_gives_up_the_proof_it_took_over() {
     assert_eq!(lanes.level(), 1, "capped at the lanes served: none, so one");
     drop(creates);
     assert_eq!(lanes.proven.load(Ordering::Relaxed), 0, "never below zero");
+}
+
+#[tokio::test]
+async fn a_lane_coming_back_goes_with_its_place_to_a_waiting_create_not_to_the_read_in_line() {
+    // Given back apart, the place went to the first read in line, which took the lane with it:
+    // a run's creates at 50 ms waited from its second round trip to its seventh for the reads
+    // to thin out.
+    let lanes = lanes(16 * START);
+    let mut held = checkouts(&lanes, START).await;
+    for checkout in &held {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    lanes.kept_answered();
+    let level = lanes.level();
+    for _ in START..level {
+        held.push(
+            lanes
+                .checkout_reusing(Priority::Chain, Reuse::Any)
+                .await
+                .unwrap(),
+        );
+    }
+    let wait = std::time::Duration::from_millis(50);
+    let create = lanes.checkout_reusing(Priority::Chain, Reuse::Unrepeatable(Some(SAFE_IDLE)));
+    tokio::pin!(create);
+    assert!(
+        tokio::time::timeout(wait, &mut create).await.is_err(),
+        "the level is full"
+    );
+    let read = lanes.checkout_reusing(Priority::Chain, Reuse::Any);
+    tokio::pin!(read);
+    assert!(
+        tokio::time::timeout(wait, &mut read).await.is_err(),
+        "in line"
+    );
+    drop(held.swap_remove(0)); // a proven lane comes back, with its place
+    let create = tokio::time::timeout(std::time::Duration::from_millis(500), create)
+        .await
+        .expect("the create took the lane and the place that came back")
+        .unwrap();
+    assert!(create.lane().proven.load(Ordering::Relaxed));
+    assert!(
+        tokio::time::timeout(wait, &mut read).await.is_err(),
+        "the read is still in line: no place went to it"
+    );
+    drop(create); // its place goes back to the line
+    let read = tokio::time::timeout(std::time::Duration::from_millis(500), read)
+        .await
+        .expect("the place came back to the line")
+        .unwrap();
+    drop(read);
+    drop(held);
+    assert_eq!(
+        lanes.permits.available_permits(),
+        lanes.level(),
+        "every place is back"
+    );
+    assert!(lanes.live.load(Ordering::Relaxed) <= lanes.level());
 }
