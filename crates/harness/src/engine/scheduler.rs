@@ -116,11 +116,15 @@ pub fn quiet_pets(check: &Check) -> u64 {
 const LOOK_AGAIN: Duration = Duration::from_millis(20);
 
 /// Answers in a row, none lost between, after which the reads beside the quiet-store rules
-/// need not wait for those rules' creates: twice the connections a run starts with, so more
-/// than the preflight and the first wave of creates. A target that stops answering before (as
-/// one that answers its first request and resets every connection after) keeps them waiting,
-/// so they do not go out to it all at once.
-pub const ANSWERING_SHOWN: usize = 2 * crate::execution::lanes::START;
+/// need not wait for those rules' creates: the preflight's four (the store's first page and
+/// each status's). Their answers show the target more connections, which is what lets the
+/// creates, kept to the connections it has served at once, open more; and the creates, once
+/// the target keeps a connection, are handed the lanes that come back before the reads (see
+/// `execution::lanes`). Waiting for 16 held the quiet-store phase's creates on about eight
+/// connections for three round trips at 50 ms. A target that stops answering before (as one
+/// that answers its first request and resets every connection after) keeps them waiting, so
+/// they do not go out to it all at once.
+pub const ANSWERING_SHOWN: usize = 4;
 
 /// Where the run stands between its rules.
 #[derive(Default)]
@@ -140,6 +144,10 @@ struct State {
     /// Rules storing many pets on their first pass now: the population fixture makes its page
     /// of theirs rather than of pets of its own.
     storing: usize,
+    /// Quiet-store rules by their own traits not judged yet: a later rule's creates wait for
+    /// these only, not for the reads run in their phase beside them (which change nothing
+    /// they count, and which held the main phase's creates two round trips more at 50 ms).
+    quiet_unjudged: usize,
     /// Quiet-store rules whose first requests are not answered yet: the reads that run beside
     /// them wait for none to be left, so that the creates have the first places.
     quiet_unanswered: usize,
@@ -222,6 +230,7 @@ impl Scheduler {
                 unjudged,
                 first_passes_left: unjudged[0] + unjudged[1],
                 quiet_unanswered: quiet,
+                quiet_unjudged: quiet,
                 quiet_reserve,
                 ..*state
             }
@@ -244,7 +253,7 @@ impl Scheduler {
     pub fn wait_for_room(&self, wanted: u64, room: u64, stopped: &dyn Fn() -> bool) -> bool {
         let mut state = self.state();
         loop {
-            if state.unjudged[index(Phase::QuietStore)] == 0 {
+            if state.quiet_unjudged == 0 {
                 return false;
             }
             let fits = state.room_taken.saturating_add(wanted) <= room
@@ -263,7 +272,12 @@ impl Scheduler {
 
     /// Whether every quiet-store rule is judged: a later rule's creates then go as they please.
     pub fn quiet_store_judged(&self) -> bool {
-        self.state().unjudged[index(Phase::QuietStore)] == 0
+        self.state().quiet_unjudged == 0
+    }
+
+    /// A quiet-store rule (by its own traits) was judged.
+    pub fn quiet_rule_judged(&self) {
+        self.change(|state| state.quiet_unjudged = state.quiet_unjudged.saturating_sub(1));
     }
 
     /// A quiet-store rule's batch of creates goes out (`true`) or is back.
@@ -288,7 +302,7 @@ impl Scheduler {
     /// page), or `stopped`.
     pub fn wait_for_quiet_store(&self, stopped: &dyn Fn() -> bool) {
         self.wait(
-            |state| state.unjudged[index(Phase::QuietStore)] == 0,
+            |state| state.quiet_unjudged == 0,
             (stopped, LOOK_AGAIN),
             None,
         );

@@ -244,6 +244,9 @@ fn judge_queue(run: &Run, queue: &[(Phase, Queued)], threads: usize) {
             transport_cuts: 0,
             duration_ms: 0,
         });
+        if scheduler::phase(&queued.rule.check) == Phase::QuietStore {
+            run.scheduler.quiet_rule_judged();
+        }
         let reading = &queued.reading;
         run.events.emit(&Event::VerdictReached(&Judged {
             index: queued.index,

@@ -26,11 +26,12 @@ fn a_rule_of_a_later_phase_starts_once_every_earlier_one_is_judged() {
 
 /// The later rules' creates take the places of the store's first page the quiet-store
 /// rules leave while those rules list it (none while their own creates are out), and go
-/// as they please once they are judged.
+/// as they please once they are judged, whatever the reads run beside them still do.
 #[test]
 fn a_later_rules_creates_wait_for_room_while_the_quiet_store_rules_list() {
     let scheduler = Arc::new(Scheduler::default());
-    scheduler.select([Phase::QuietStore, Phase::Main], 1, 21);
+    // One quiet-store rule, and a rule that only reads, run in its phase beside it.
+    scheduler.select([Phase::QuietStore, Phase::QuietStore, Phase::Main], 1, 21);
     let room = scheduler.quiet_room(10);
     assert_eq!(room, 99 - 10 - 21 - FIXTURE_PETS);
     assert_eq!(scheduler.quiet_room(100), 0, "a full page leaves none");
@@ -68,7 +69,11 @@ fn a_later_rules_creates_wait_for_room_while_the_quiet_store_rules_list() {
     assert_eq!(one.recv_timeout(Duration::from_secs(5)), Ok(true));
     let many = waiting(500, room);
     assert!(many.recv_timeout(Duration::from_millis(60)).is_err());
+    scheduler.judged(Phase::QuietStore); // the reads beside: they count for no room
+    assert!(many.recv_timeout(Duration::from_millis(60)).is_err());
+    scheduler.quiet_rule_judged();
     scheduler.judged(Phase::QuietStore);
+    assert!(scheduler.quiet_store_judged());
     assert_eq!(
         many.recv_timeout(Duration::from_secs(5)),
         Ok(false),
