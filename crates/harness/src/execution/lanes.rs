@@ -232,6 +232,9 @@ pub struct Lanes {
     /// Requests that may not be sent twice waiting for a lane they may take (see
     /// `Lanes::lane_for`).
     unrepeatable_waiting: AtomicUsize,
+    /// Chain and fixture requests waiting in the semaphore's line for a place: while any do,
+    /// a plain request stays out of the line (see `Lanes::place`).
+    chain_in_line: AtomicUsize,
     /// Told when a lane comes back or one more is proven: wakes a request that may not be sent
     /// twice, waiting for a lane it may take.
     lane_back: tokio::sync::Notify,
@@ -286,6 +289,7 @@ impl Lanes {
             turns: Arc::default(),
             idle_close_ms: AtomicU64::new(u64::MAX),
             unrepeatable_waiting: AtomicUsize::new(0),
+            chain_in_line: AtomicUsize::new(0),
             lane_back: tokio::sync::Notify::new(),
             first_waiting: AtomicUsize::new(0),
             first_back: tokio::sync::Notify::new(),
