@@ -242,6 +242,24 @@ impl<'r> RuleCtx<'r> {
             .wait_for_room(creates, room, &|| self.run.stops.reason().is_some())
     }
 
+    /// Before a rule's worker brings in a helper: a rule whose creates wait for the quiet-store
+    /// rules (see `room_for`: no room for a rule not on a long chain) waits for them first.
+    /// Its helpers would only wait beside it, holding the run's worker slots, and a rule that
+    /// reads beside the quiet-store rules got none: its cases went one at a time, a chain of
+    /// six round trips at 50 ms. Once they are judged its helpers come in at once.
+    pub(crate) fn wait_before_helpers(&self) {
+        if self.rule.writes
+            && !self.run.read_only
+            && self.building.load(Ordering::Relaxed) == 0
+            && !on_long_chain(&self.rule.check)
+            && phase_for(self.rule, self.run.deadline.is_some()) == Phase::Main
+        {
+            self.run
+                .scheduler
+                .wait_for_quiet_store(&|| self.run.stops.reason().is_some());
+        }
+    }
+
     /// The counted creates that stored nothing (refused, or never sent) give their places back.
     fn room_back(&self, counted: bool, specs: &[RequestSpec], exchanges: &[Exchange]) {
         if !counted {
@@ -272,9 +290,14 @@ impl<'r> RuleCtx<'r> {
     /// a quiet-store rule, or a rule on a long chain during its first pass, goes first (after
     /// it, under a time budget, every rule is equal).
     pub(super) fn priority(&self) -> Priority {
+        // While the quiet-store rules are not judged, only their requests and the fixtures'
+        // are chain requests: every later rule's creates wait on them, and a long chain of a
+        // later rule only waits for them in turn.
         let first = self.building.load(Ordering::Relaxed) > 0
             || phase(&self.rule.check) == Phase::QuietStore
-            || (on_long_chain(&self.rule.check) && !self.first_pass_over.load(Ordering::Relaxed));
+            || (on_long_chain(&self.rule.check)
+                && !self.first_pass_over.load(Ordering::Relaxed)
+                && self.run.scheduler.quiet_store_judged());
         if first {
             Priority::Chain
         } else {

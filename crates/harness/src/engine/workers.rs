@@ -131,6 +131,7 @@ fn helper<'scope, T: Sync, F: Fn(&T) -> Checked + Sync>(
     batch: &'scope Batch<'scope, T, F>,
     offset: u32,
 ) {
+    batch.ctx.wait_before_helpers();
     if batch
         .workers
         .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
