@@ -556,10 +556,17 @@ async fn a_plain_request_stays_out_of_the_line_while_a_chain_request_waits_there
     assert!(tokio::time::timeout(short, &mut plain).await.is_err());
     let second_chain = lanes.checkout(Priority::Chain);
     tokio::pin!(second_chain);
-    assert!(tokio::time::timeout(short, &mut second_chain).await.is_err());
+    assert!(
+        tokio::time::timeout(short, &mut second_chain)
+            .await
+            .is_err()
+    );
     drop(held.pop());
     let first = tokio::time::timeout(short * 100, &mut first_chain).await;
-    assert!(first.is_ok(), "the first chain request took the first place back");
+    assert!(
+        first.is_ok(),
+        "the first chain request took the first place back"
+    );
     drop(held.pop());
     let second = tokio::time::timeout(short * 100, &mut second_chain).await;
     assert!(
