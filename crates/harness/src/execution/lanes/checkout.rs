@@ -193,7 +193,7 @@ impl Lanes {
         for lane in idle {
             self.close(lane);
         }
-        Ok(self.lane_for(Some(permit), turn, Reuse::Never))
+        Ok(self.lane_for(permit, turn, Reuse::Never))
     }
 
     async fn checkout_in(
@@ -204,7 +204,7 @@ impl Lanes {
     ) -> Result<Checkout<'_>, String> {
         if !matches!(reuse, Reuse::Unrepeatable(_)) {
             let (permit, past_level) = self.place_for(priority).await?;
-            let mut checkout = self.lane_for(Some(permit), turn, reuse);
+            let mut checkout = self.lane_for(permit, turn, reuse);
             checkout.past_level = past_level;
             return Ok(checkout);
         }
@@ -248,7 +248,7 @@ impl Lanes {
                 };
                 if self.may_take(first) || opens {
                     drop(waiting);
-                    let mut checkout = self.lane_for(Some(permit), turn, reuse);
+                    let mut checkout = self.lane_for(permit, turn, reuse);
                     checkout.past_level = past_level;
                     return Ok(checkout);
                 }
@@ -419,7 +419,7 @@ impl Lanes {
                         let mut permits = permits.map_err(|e| e.to_string())?;
                         while let Some(one) = permits.split(1) {
                             checkouts.push(self.lane_for(
-                                Some(one),
+                                one,
                                 Turn::beside(Arc::clone(&turn)),
                                 reuse,
                             ));
@@ -441,7 +441,7 @@ impl Lanes {
 
     fn lane_for<'a>(
         &'a self,
-        permit: Option<SemaphorePermit<'a>>,
+        permit: SemaphorePermit<'a>,
         turn: Turn,
         reuse: Reuse,
     ) -> Checkout<'a> {
@@ -506,7 +506,7 @@ impl Lanes {
                 idle_before: std::time::Duration::ZERO,
             }
         });
-        self.checkout_of(lane, permit, turn)
+        self.checkout_of(lane, Some(permit), turn)
     }
 
     /// A checkout of a lane handed over with its place (see `Lanes::give_back`).
