@@ -227,7 +227,7 @@ impl<'r> RuleCtx<'r> {
         }
         let room = if self.building.load(Ordering::Relaxed) > 0 {
             u64::MAX
-        } else if !on_long_chain(&self.rule.check) {
+        } else if self.creates_wait_for_quiet_store() {
             // The room goes to the chains: the bulk of single creates fills a page in a round
             // trip once the quiet-store rules are judged, a chain needs its round trips in turn.
             0
@@ -248,16 +248,21 @@ impl<'r> RuleCtx<'r> {
     /// reads beside the quiet-store rules got none: its cases went one at a time, a chain of
     /// six round trips at 50 ms. Once they are judged its helpers come in at once.
     pub(crate) fn wait_before_helpers(&self) {
-        if self.rule.writes
-            && !self.run.read_only
-            && self.building.load(Ordering::Relaxed) == 0
-            && !on_long_chain(&self.rule.check)
-            && phase_for(self.rule, self.run.deadline.is_some()) == Phase::Main
-        {
+        if self.rule.writes && self.creates_wait_for_quiet_store() {
             self.run
                 .scheduler
                 .wait_for_quiet_store(&|| self.run.stops.reason().is_some());
         }
+    }
+
+    /// Whether this rule's creates, now, wait for every quiet-store rule to be judged: no room
+    /// is left them in the store's first page (see `room_for`). A fixture being built goes at
+    /// once, a rule on a long chain within the room, and a quiet-store rule's own are theirs.
+    fn creates_wait_for_quiet_store(&self) -> bool {
+        !self.run.read_only
+            && self.building.load(Ordering::Relaxed) == 0
+            && !on_long_chain(&self.rule.check)
+            && phase_for(self.rule, self.run.deadline.is_some()) != Phase::QuietStore
     }
 
     /// The counted creates that stored nothing (refused, or never sent) give their places back.

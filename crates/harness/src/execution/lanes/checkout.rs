@@ -70,11 +70,10 @@ impl Drop for Waiting<'_> {
 pub struct Checkout<'a> {
     lanes: &'a Lanes,
     lane: Option<Lane>,
+    /// `None`: the place came handed over with the lane (see `Lanes::give_back`).
     permit: Option<SemaphorePermit<'a>>,
     /// The place is one of the [`super::FIRST_PLACES`], past the level.
     past_level: bool,
-    /// The place was handed over with a lane coming back (`permit` is `None`).
-    handed: bool,
     discard: bool,
     /// Held while the request is in flight (dropped after the lane and the place go back).
     _turn: Turn,
@@ -114,12 +113,9 @@ impl Drop for Checkout<'_> {
         let Some(lane) = self.lane.take() else {
             return;
         };
-        let permit = self.permit.take();
-        if permit.is_none() && !self.handed {
-            return;
-        }
+        // No permit: the place came handed over with the lane, and goes back with it.
         self.lanes
-            .give_back(lane, permit, self.discard, self.past_level);
+            .give_back(lane, self.permit.take(), self.discard, self.past_level);
     }
 }
 
@@ -511,9 +507,7 @@ impl Lanes {
 
     /// A checkout of a lane handed over with its place (see `Lanes::give_back`).
     fn handed_checkout(&self, lane: Lane, turn: Turn) -> Checkout<'_> {
-        let mut checkout = self.checkout_of(taken(lane), None, turn);
-        checkout.handed = true;
-        checkout
+        self.checkout_of(taken(lane), None, turn)
     }
 
     fn checkout_of<'a>(
@@ -527,7 +521,6 @@ impl Lanes {
             lane: Some(lane),
             permit,
             past_level: false,
-            handed: false,
             discard: false,
             _turn: turn,
         }
