@@ -235,6 +235,8 @@ pub struct Lanes {
     /// Chain and fixture requests waiting in the semaphore's line for a place: while any do,
     /// a plain request stays out of the line (see `Lanes::place`).
     chain_in_line: AtomicUsize,
+    /// Held by the one plain request in the line for places (see [`Lanes::place`]).
+    plain_in_line: tokio::sync::Mutex<()>,
     /// Told when a lane comes back or one more is proven: wakes a request that may not be sent
     /// twice, waiting for a lane it may take.
     lane_back: tokio::sync::Notify,
@@ -290,6 +292,7 @@ impl Lanes {
             idle_close_ms: AtomicU64::new(u64::MAX),
             unrepeatable_waiting: AtomicUsize::new(0),
             chain_in_line: AtomicUsize::new(0),
+            plain_in_line: tokio::sync::Mutex::new(()),
             lane_back: tokio::sync::Notify::new(),
             first_waiting: AtomicUsize::new(0),
             first_back: tokio::sync::Notify::new(),
@@ -493,3 +496,6 @@ impl Lanes {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod line_tests;

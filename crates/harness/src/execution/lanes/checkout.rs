@@ -311,7 +311,8 @@ impl Lanes {
         // request that has waited a usual answer's time joins the line: it may end a short
         // chain of its own, which would otherwise be left for after the long ones. Not while a
         // chain request waits there: the line is first come, first served, and plain reads
-        // that had joined it held a quiet-store rule's listing for four round trips at 50 ms.
+        // that had joined it held a quiet-store rule's listing for four round trips at 50 ms;
+        // and then one plain request at a time (below).
         let joins_line = tokio::time::Instant::now() + self.usual_answer();
         while priority == Priority::Plain
             && (tokio::time::Instant::now() < joins_line
@@ -339,6 +340,14 @@ impl Lanes {
         }
         let _in_line =
             (priority != Priority::Plain).then(|| Waiting::new(&self.chain_in_line, None));
+        // One plain request at a time in the line: those behind it wait for their turn to join,
+        // so that a chain request coming later is behind one plain request, not behind every
+        // read that had joined before it (a quiet-store rule's creates waited four round trips
+        // behind the reads beside them at 50 ms).
+        let _plain_turn = match priority {
+            Priority::Plain => Some(self.plain_in_line.lock().await),
+            _ => None,
+        };
         self.permits.acquire().await.map_err(|e| e.to_string())
     }
 

@@ -2,7 +2,7 @@
 
 use super::*;
 
-fn lanes(ceiling: usize) -> Lanes {
+pub(super) fn lanes(ceiling: usize) -> Lanes {
     let _ = rustls::crypto::ring::default_provider().install_default();
     Lanes::new(ceiling, |count| {
         count
@@ -13,7 +13,7 @@ fn lanes(ceiling: usize) -> Lanes {
 }
 
 /// `n` lanes taken at once.
-async fn checkouts(lanes: &Lanes, n: usize) -> Vec<Checkout<'_>> {
+pub(super) async fn checkouts(lanes: &Lanes, n: usize) -> Vec<Checkout<'_>> {
     futures_util::future::join_all((0..n).map(|_| lanes.checkout(Priority::Chain)))
         .await
         .into_iter()
@@ -536,45 +536,4 @@ async fn a_lane_coming_back_goes_with_its_place_to_a_waiting_create_not_to_the_r
         "every place is back"
     );
     assert!(lanes.live.load(Ordering::Relaxed) <= lanes.level());
-}
-
-/// A plain request that has waited its usual answer's time joins the line, but not while a
-/// chain request waits there: the line is first come, first served, and plain reads that had
-/// joined it between one chain request and the next held a quiet-store rule's listing for four
-/// round trips at 50 ms.
-#[tokio::test]
-async fn a_plain_request_stays_out_of_the_line_while_a_chain_request_waits_there() {
-    let short = std::time::Duration::from_millis(30);
-    let lanes = lanes(START);
-    let mut held = checkouts(&lanes, START).await;
-    let first_chain = lanes.checkout(Priority::Chain);
-    tokio::pin!(first_chain);
-    assert!(tokio::time::timeout(short, &mut first_chain).await.is_err());
-    // No answer yet, so no usual answer to wait for: it would join the line at once.
-    let plain = lanes.checkout(Priority::Plain);
-    tokio::pin!(plain);
-    assert!(tokio::time::timeout(short, &mut plain).await.is_err());
-    let second_chain = lanes.checkout(Priority::Chain);
-    tokio::pin!(second_chain);
-    assert!(
-        tokio::time::timeout(short, &mut second_chain)
-            .await
-            .is_err()
-    );
-    drop(held.pop());
-    let first = tokio::time::timeout(short * 100, &mut first_chain).await;
-    assert!(
-        first.is_ok(),
-        "the first chain request took the first place back"
-    );
-    drop(held.pop());
-    let second = tokio::time::timeout(short * 100, &mut second_chain).await;
-    assert!(
-        second.is_ok(),
-        "the second chain request, not the plain one before it, took the next"
-    );
-    assert!(tokio::time::timeout(short, &mut plain).await.is_err());
-    drop(held.pop());
-    let plain = tokio::time::timeout(short * 100, &mut plain).await;
-    assert!(plain.is_ok(), "and the plain one the one after");
 }
