@@ -13,8 +13,9 @@
 //! times out, a 503 without Retry-After, or throttling (429) halves it (multiplicative decrease), once per
 //! [`COOLDOWN`] however many requests the same overload caught. A lane is *proven* once an
 //! answer came on it, and the level stays within twice the proven lanes (or [`PROBES`] past
-//! them): a stall takes a second to tell from a slow answer, and in that second at most that
-//! many connections can be caught in a server's backlog. A stall on a fresh connection also caps the level at the
+//! them, [`START`] until a first overload, as at the start): a stall takes a second to tell
+//! from a slow answer, and in that second at most that many connections can be caught in a
+//! server's backlog. A stall on a fresh connection also caps the level at the
 //! lanes proven then: that is the connections the server holds, and probing past it again
 //! would cost a stall every time. `--concurrency` is the ceiling.
 
@@ -354,8 +355,12 @@ impl Lanes {
             state.limit = state.ceiling;
             state.limit_until = None;
         }
+        // Until a first overload, the run may hold as many lanes past the proven ones as it
+        // opened at its start: held to `PROBES` past them, a preflight of 4 answers left the
+        // level at `START` for a round trip more.
+        let unproven = if state.backoffs == 0 { START } else { PROBES };
         let room = state.level < state.ceiling.min(state.limit)
-            && state.level < (proven * 2).max(proven + PROBES)
+            && state.level < (proven * 2).max(proven + unproven)
             && !(near && state.level >= NEAR_LEVEL)
             && !queued;
         let grow = if state.slow_start {

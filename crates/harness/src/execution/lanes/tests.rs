@@ -67,13 +67,13 @@ async fn an_answer_that_waited_in_the_servers_queue_does_not_grow_the_level() {
     let lanes = lanes(16 * START);
     let mut held = checkouts(&lanes, START).await;
     // Slow start: one more per answer as fast as the fastest, within twice the lanes proven
-    // (or PROBES past them): answered one by one, 8 lanes take it to 12.
+    // (or START past them before any overload): answered one by one, 8 lanes take it to 16.
     for checkout in &held {
         lanes.answered(checkout.lane(), 50, true);
     }
     assert_eq!(
         lanes.level(),
-        START + START / 2,
+        2 * START,
         "answers as fast as the fastest grow it"
     );
     let level = lanes.level();
@@ -93,6 +93,29 @@ async fn an_answer_that_waited_in_the_servers_queue_does_not_grow_the_level() {
         lanes.level(),
         level + 2,
         "within the fastest and 100 ms, it grows"
+    );
+}
+
+/// Before a first overload the level may run [`START`] lanes past those proven, as it does at
+/// its start (a preflight of 4 answers grows it); after one, [`PROBES`] past them.
+#[tokio::test]
+async fn past_the_proven_lanes_the_level_runs_start_ahead_then_probes_after_an_overload() {
+    let lanes = lanes(16 * START);
+    let held = checkouts(&lanes, 2).await;
+    for checkout in &held {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    assert_eq!(lanes.level(), 2 + START, "two answers grow it past START");
+    lanes.overloaded(Overload::Throttled);
+    for _ in 0..200 {
+        for checkout in &held {
+            lanes.answered(checkout.lane(), 50, true);
+        }
+    }
+    assert_eq!(
+        lanes.level(),
+        2 + PROBES,
+        "after an overload, it grows back to PROBES past the proven lanes only"
     );
 }
 
