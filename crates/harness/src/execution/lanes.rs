@@ -356,8 +356,8 @@ impl Lanes {
             state.limit_until = None;
         }
         // Until a first overload, the run may hold as many lanes past the proven ones as it
-        // opened at its start: held to `PROBES` past them, a preflight of 4 answers left the
-        // level at `START` for a round trip more.
+        // opened at its start: held to `PROBES` past them, a preflight answered on fewer lanes
+        // than `START` left the level there for a round trip more at 50 ms.
         let unproven = if state.backoffs == 0 { START } else { PROBES };
         let room = state.level < state.ceiling.min(state.limit)
             && state.level < (proven * 2).max(proven + unproven)
