@@ -437,9 +437,7 @@ impl Lanes {
         let cut = state.level.saturating_sub(target);
         state.level -= cut;
         // The lanes handed over go back idle, their places first to what the cut takes.
-        for lane in std::mem::take(&mut state.handed) {
-            self.hand_back(state, lane);
-        }
+        self.hand_back_all(state);
         let mut owed = cut;
         while owed > 0 {
             match self.permits.try_acquire() {

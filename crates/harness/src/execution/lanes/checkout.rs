@@ -338,15 +338,13 @@ impl Lanes {
             )
             .await;
         }
-        let _in_line =
-            (priority != Priority::Plain).then(|| Waiting::new(&self.chain_in_line, None));
-        // One plain request at a time in the line: those behind it wait for their turn to join,
-        // so that a chain request coming later is behind one plain request, not behind every
-        // read that had joined before it (a quiet-store rule's creates waited four round trips
-        // behind the reads beside them at 50 ms).
-        let _plain_turn = match priority {
-            Priority::Plain => Some(self.plain_in_line.lock().await),
-            _ => None,
+        // A chain request is counted while in line; a plain one waits its turn to join, one at
+        // a time, so that a chain request coming later is behind one plain request, not behind
+        // every read that had joined before it (a quiet-store rule's creates waited four round
+        // trips behind the reads beside them at 50 ms).
+        let (_in_line, _plain_turn) = match priority {
+            Priority::Plain => (None, Some(self.plain_in_line.lock().await)),
+            _ => (Some(Waiting::new(&self.chain_in_line, None)), None),
         };
         self.permits.acquire().await.map_err(|e| e.to_string())
     }

@@ -110,9 +110,13 @@ impl Lanes {
     /// Every lane handed over goes back (a request sent alone: they are idle connections
     /// too, which it closes).
     pub(super) fn release_unclaimed_all(&self) {
-        let mut state = self.state();
+        self.hand_back_all(&mut self.state());
+    }
+
+    /// Every lane handed over back among the idle ones, with its place.
+    pub(super) fn hand_back_all(&self, state: &mut Level) {
         for lane in std::mem::take(&mut state.handed) {
-            self.hand_back(&mut state, lane);
+            self.hand_back(state, lane);
         }
     }
 
