@@ -52,8 +52,10 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         valid: auth::request_for(ctx, operation)?,
         classes,
         refused: None,
+        ahead: Default::default(),
     };
     let (coverage, pool) = walk.cases();
+    walk.send_ahead(&coverage);
     let describe = |drawn: &Drawn| walk.describe(drawn);
     let case = |drawn: &Drawn| walk.case(drawn);
     if pool.is_empty() {
@@ -90,14 +92,19 @@ pub fn walk_last(ctx: &RuleCtx) -> (Checked, Vec<Marker>) {
         valid,
         classes,
         refused: Some(Default::default()),
+        ahead: Default::default(),
     };
     let (coverage, _) = walk.cases();
+    walk.send_ahead(&coverage);
     let judged = first_of(&coverage, &|drawn: &Drawn| walk.case(drawn), ctx);
     let refused = walk
         .refused
         .map(|refused| refused.into_inner().unwrap_or_else(|e| e.into_inner()));
     (judged, refused.unwrap_or_default())
 }
+
+/// What a case's pet would carry, had a refused body been stored: its name, its category.
+type Refused = (Option<String>, Option<i64>);
 
 /// One rule's walk over its operation's classes at its level.
 struct Walk<'a, 'r> {
@@ -109,6 +116,11 @@ struct Walk<'a, 'r> {
     /// What the pets of the bodies refused (a whole 4xx) would carry, had they been stored:
     /// kept by the walk whose rule looks for them (the last one).
     refused: Option<std::sync::Mutex<Vec<Marker>>>,
+    /// The coverage pass's requests sent at once before any case is judged, by the case's
+    /// place in the space: a case's own thread then only reads back what was stored. Sent
+    /// from worker threads, a walk of 150 cases that started while other rules held the
+    /// helper slots went a few cases at a time, a round trip each.
+    ahead: std::sync::Mutex<std::collections::HashMap<usize, Exchange>>,
 }
 
 impl Walk<'_, '_> {
@@ -171,19 +183,16 @@ impl Walk<'_, '_> {
         }
     }
 
-    /// Sends one case and judges it as its class says; every case is tallied.
-    fn case(&self, drawn: &Drawn) -> Checked {
+    /// The request a case sends: the valid one with the case's one change, its placeholders
+    /// filled; with what its pet would carry (`Case::marker`), and the pet the case names as
+    /// existing, if it names one.
+    fn request(
+        &self,
+        drawn: &Drawn,
+        class: &Class,
+        case: &Case,
+    ) -> Result<(RequestSpec, Refused, Option<Value>), Verdict> {
         let ctx = self.ctx;
-        let Some((input, class, case)) = self.find(drawn) else {
-            return Ok(()); // a saved case the space no longer holds
-        };
-        let key = ClassKey::new(self.operation, &input.input, &class.class);
-        if clashes_with_extra_headers(ctx, case) {
-            // The run sends that header itself (`-H`, a gateway's X-API-Key): two of them would
-            // test the gateway, not the store. Not sent, and the coverage table says why.
-            ctx.input_tally().count(key, Outcome::Withheld, String::new);
-            return Ok(());
-        }
         let mut valid = self.valid.clone();
         if let Some(pet) = &drawn.pet {
             valid.body = Body::Json(pet.clone());
@@ -196,11 +205,58 @@ impl Walk<'_, '_> {
             None => None,
         };
         let spec = case.apply_filled(&valid, &fill);
-        let exchange = ctx.send(&spec);
+        Ok((spec, case.marker(&fill), existing))
+    }
+
+    /// Sends the coverage pass's requests at once (those a case would send itself), kept for
+    /// the cases to judge.
+    fn send_ahead(&self, coverage: &[Drawn]) {
+        let mut places = Vec::new();
+        let mut specs = Vec::new();
+        for drawn in coverage {
+            let Some((_, class, case)) = self.find(drawn) else {
+                continue;
+            };
+            if clashes_with_extra_headers(self.ctx, case) {
+                continue;
+            }
+            // A case whose request cannot be built says why when it is judged.
+            if let Ok((spec, _, _)) = self.request(drawn, class, case) {
+                places.push(self.index(drawn));
+                specs.push(spec);
+            }
+        }
+        let exchanges = self.ctx.send_all(&specs);
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        ahead.extend(places.into_iter().zip(exchanges));
+    }
+
+    /// Sends one case (unless it went ahead) and judges it as its class says; every case is
+    /// tallied.
+    fn case(&self, drawn: &Drawn) -> Checked {
+        let ctx = self.ctx;
+        let Some((input, class, case)) = self.find(drawn) else {
+            return Ok(()); // a saved case the space no longer holds
+        };
+        let key = ClassKey::new(self.operation, &input.input, &class.class);
+        if clashes_with_extra_headers(ctx, case) {
+            // The run sends that header itself (`-H`, a gateway's X-API-Key): two of them would
+            // test the gateway, not the store. Not sent, and the coverage table says why.
+            ctx.input_tally().count(key, Outcome::Withheld, String::new);
+            return Ok(());
+        }
+        let (spec, marker, existing) = self.request(drawn, class, case)?;
+        let ahead = match drawn.pet {
+            None => {
+                (self.ahead.lock().unwrap_or_else(|e| e.into_inner())).remove(&self.index(drawn))
+            }
+            Some(_) => None,
+        };
+        let exchange = ahead.unwrap_or_else(|| ctx.send(&spec));
         if let Some(refused) = &self.refused
             && exchange.status().is_some_and(|s| (400..500).contains(&s))
             && !exchange.cut_by_transport()
-            && let (name, category_id) = case.marker(&fill)
+            && let (name, category_id) = marker
             && (name.is_some() || category_id.is_some())
         {
             let mut refused = refused.lock().unwrap_or_else(|e| e.into_inner());
