@@ -402,6 +402,11 @@ impl<'r> RuleCtx<'r> {
     pub fn pet_name(&self, tag: &str) -> String {
         self.run.pet_name(tag)
     }
+
+    /// This rule's saved counterexamples, as data: the first values a property rule judges.
+    pub fn saved_values(&self) -> Vec<serde_json::Value> {
+        self.run.regressions_for(&self.rule.id)
+    }
 }
 
 /// A rule that asks for a fixture lends the store setup its way of sending: the fixture's

@@ -55,7 +55,13 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         ahead: Default::default(),
     };
     let (coverage, pool) = walk.cases();
-    walk.send_ahead(&coverage);
+    // The saved counterexamples are judged first (`property::check_all`): sent ahead too.
+    let saved: Vec<Drawn> = ctx
+        .saved_values()
+        .into_iter()
+        .filter_map(|value| serde_json::from_value(value).ok())
+        .collect();
+    walk.send_ahead(saved.iter().chain(&coverage));
     let describe = |drawn: &Drawn| walk.describe(drawn);
     let case = |drawn: &Drawn| walk.case(drawn);
     if pool.is_empty() {
@@ -116,11 +122,11 @@ struct Walk<'a, 'r> {
     /// What the pets of the bodies refused (a whole 4xx) would carry, had they been stored:
     /// kept by the walk whose rule looks for them (the last one).
     refused: Option<std::sync::Mutex<Vec<Marker>>>,
-    /// The coverage pass's requests sent at once before any case is judged, by the case's
-    /// place in the space: a case's own thread then only reads back what was stored. Sent
-    /// from worker threads, a walk of 150 cases that started while other rules held the
-    /// helper slots went a few cases at a time, a round trip each.
-    ahead: std::sync::Mutex<std::collections::HashMap<usize, Exchange>>,
+    /// The requests of the cases known before any is judged (the saved counterexamples, the
+    /// coverage pass), sent at once, by the case as data: a case's thread then only reads back
+    /// what was stored. Sent from worker threads, a walk of 150 cases that started while other
+    /// rules held the helper slots went a few cases at a time, a round trip each.
+    ahead: std::sync::Mutex<std::collections::HashMap<String, Exchange>>,
 }
 
 impl Walk<'_, '_> {
@@ -208,12 +214,12 @@ impl Walk<'_, '_> {
         Ok((spec, case.marker(&fill), existing))
     }
 
-    /// Sends the coverage pass's requests at once (those a case would send itself), kept for
-    /// the cases to judge.
-    fn send_ahead(&self, coverage: &[Drawn]) {
+    /// Sends the requests of `known` at once (those a case would send itself), kept for the
+    /// cases to judge.
+    fn send_ahead<'d>(&self, known: impl IntoIterator<Item = &'d Drawn>) {
         let mut places = Vec::new();
         let mut specs = Vec::new();
-        for drawn in coverage {
+        for drawn in known {
             let Some((_, class, case)) = self.find(drawn) else {
                 continue;
             };
@@ -222,7 +228,7 @@ impl Walk<'_, '_> {
             }
             // A case whose request cannot be built says why when it is judged.
             if let Ok((spec, _, _)) = self.request(drawn, class, case) {
-                places.push(self.index(drawn));
+                places.push(ahead_key(drawn));
                 specs.push(spec);
             }
         }
@@ -246,12 +252,8 @@ impl Walk<'_, '_> {
             return Ok(());
         }
         let (spec, marker, existing) = self.request(drawn, class, case)?;
-        let ahead = match drawn.pet {
-            None => {
-                (self.ahead.lock().unwrap_or_else(|e| e.into_inner())).remove(&self.index(drawn))
-            }
-            Some(_) => None,
-        };
+        let ahead =
+            (self.ahead.lock().unwrap_or_else(|e| e.into_inner())).remove(&ahead_key(drawn));
         let exchange = ahead.unwrap_or_else(|| ctx.send(&spec));
         if let Some(refused) = &self.refused
             && exchange.status().is_some_and(|s| (400..500).contains(&s))
@@ -301,6 +303,12 @@ impl Walk<'_, '_> {
             }
         }
     }
+}
+
+/// A case as data, by which its request sent ahead is found (a generated case the same as a
+/// known one sends the same request).
+fn ahead_key(drawn: &Drawn) -> String {
+    serde_json::to_string(drawn).unwrap_or_default()
 }
 
 /// Whether a case would send a header the run already sends with `-H`.

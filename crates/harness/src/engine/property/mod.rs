@@ -77,8 +77,7 @@ where
 /// still read as a value of the rule), then the boundary values.
 fn pinned_cases<T: DeserializeOwned>(ctx: &RuleCtx, boundary: Vec<T>) -> Vec<(CasePhase, T)> {
     let regressions: Vec<T> = ctx
-        .run
-        .regressions_for(&ctx.rule.id)
+        .saved_values()
         .into_iter()
         .filter_map(|value| serde_json::from_value(value).ok())
         .collect();
