@@ -1,11 +1,9 @@
 //! The worker slots of a run: how many helper threads its property rules may have at once,
 //! across every rule (see `workers.rs` for what a helper does). Fewer against a near target,
 //! where the CPU is the bound, than against a remote one, where the requests a worker waits on
-//! set the pace. And the helper threads themselves, kept between batches.
+//! set the pace.
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
 
 /// The helper threads a run may have at once, across its rules.
 pub struct WorkerSlots {
@@ -14,8 +12,6 @@ pub struct WorkerSlots {
     max: usize,
     /// The most slots against a near one.
     local: usize,
-    /// The helper threads between batches.
-    pub(super) threads: Threads,
 }
 
 /// Helper threads at most, whatever `--concurrency` allows in flight: a thread costs its
@@ -41,7 +37,6 @@ impl WorkerSlots {
             busy: AtomicUsize::new(0),
             max: slots,
             local: slots.min(LOCAL_WORKERS_PER_CORE.saturating_mul(cores)),
-            threads: Threads::default(),
         }
     }
 
@@ -80,83 +75,6 @@ impl Drop for Slot<'_> {
     }
 }
 
-/// A helper's work, its borrows made `'static` by [`Threads::run`]'s caller.
-type Job = Box<dyn FnOnce() + Send + 'static>;
-
-/// How long a helper thread with nothing to do waits for the next batch before it ends: a
-/// run's batches follow each other within a round trip or two.
-pub const LINGER: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// The helper threads of a run: one waiting for work takes the next job, and a job no one
-/// waits for starts a thread. A thread per job, as scoped threads were, started 700 threads in
-/// a run at 50 ms, and their stacks' mapping, faults and unmapping took a tenth of its CPU.
-#[derive(Default)]
-pub(super) struct Threads(Arc<Waiting>);
-
-#[derive(Default)]
-struct Waiting {
-    queue: Mutex<Queue>,
-    job_ready: Condvar,
-}
-
-#[derive(Default)]
-struct Queue {
-    jobs: VecDeque<Job>,
-    idle: usize,
-}
-
-impl Threads {
-    /// Runs `job` on a waiting helper thread, or on a new one; `false` if no thread could
-    /// start (the system's limit), `job` then dropped unrun.
-    ///
-    /// # Safety
-    /// Whatever `job` borrows must outlive its run: the caller waits until `job` has run or
-    /// been dropped (as `workers::judge_all` does on its latch) before those borrows end.
-    pub(super) unsafe fn run<'a>(&self, job: Box<dyn FnOnce() + Send + 'a>) -> bool {
-        // SAFETY: only the lifetime changes, and the caller keeps the borrows alive as long as
-        // the job may run (see above).
-        let job: Job = unsafe { std::mem::transmute::<Box<dyn FnOnce() + Send + 'a>, Job>(job) };
-        let mut queue = self.0.queue.lock().unwrap_or_else(|e| e.into_inner());
-        if queue.idle > queue.jobs.len() {
-            queue.jobs.push_back(job);
-            self.0.job_ready.notify_one();
-            return true;
-        }
-        drop(queue);
-        let waiting = Arc::clone(&self.0);
-        std::thread::Builder::new()
-            .name("case-helper".into())
-            .spawn(move || helper_thread(&waiting, job))
-            .is_ok()
-    }
-}
-
-/// A helper thread: its first job, then each job queued while it waits, until none comes
-/// within [`LINGER`].
-fn helper_thread(waiting: &Waiting, first: Job) {
-    let mut job = first;
-    loop {
-        job();
-        let mut queue = waiting.queue.lock().unwrap_or_else(|e| e.into_inner());
-        queue.idle += 1;
-        job = loop {
-            if let Some(next) = queue.jobs.pop_front() {
-                queue.idle -= 1;
-                break next;
-            }
-            let (again, waited) = waiting
-                .job_ready
-                .wait_timeout(queue, LINGER)
-                .unwrap_or_else(|e| e.into_inner());
-            queue = again;
-            if waited.timed_out() && queue.jobs.is_empty() {
-                queue.idle -= 1;
-                return;
-            }
-        };
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,36 +99,5 @@ mod tests {
         assert!(slots.local < MAX_WORKERS);
         let far = slots.limit(REMOTE);
         assert!(slots.take(far).is_some(), "past them, for a remote target");
-    }
-
-    #[test]
-    fn a_helper_thread_takes_the_next_job_then_ends_when_none_comes() {
-        let threads = Threads::default();
-        let (tx, rx) = std::sync::mpsc::channel();
-        let run = |tx: std::sync::mpsc::Sender<std::thread::ThreadId>| {
-            let job = Box::new(move || tx.send(std::thread::current().id()).unwrap());
-            // SAFETY: the job borrows nothing.
-            assert!(unsafe { threads.run(job) });
-        };
-        run(tx.clone());
-        let first = rx.recv().unwrap();
-        // Once the first job's thread waits for work, the next job goes to it.
-        let deadline = std::time::Instant::now() + LINGER / 2;
-        while threads.0.queue.lock().unwrap().idle == 0 {
-            assert!(std::time::Instant::now() < deadline, "no thread waits");
-            std::thread::yield_now();
-        }
-        run(tx);
-        assert_eq!(rx.recv().unwrap(), first, "a second thread started");
-        // With nothing more to do, it ends after LINGER (it holds the queue's Arc till then).
-        let deadline = std::time::Instant::now() + LINGER * 3;
-        while Arc::strong_count(&threads.0) > 1 {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the thread lingers on"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        assert_eq!(threads.0.queue.lock().unwrap().idle, 0);
     }
 }

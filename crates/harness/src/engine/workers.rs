@@ -9,14 +9,16 @@
 //! width within its first cases, and a rule that starts while others hold every slot still
 //! moves, on its own thread).
 //!
-//! A helper is a job on the run's helper threads (`slots::Threads`), which wait a while for
-//! the next batch rather than end with this one: started per call, as scoped threads, a run at
-//! 50 ms started 700 threads, and their stacks' mapping, faults and unmapping took a tenth of
-//! its CPU. A job borrows the batch, so the batch's own thread holds a latch that waits, even
-//! as it unwinds, until every helper of the batch has ended (`Joined`).
+//! A helper is a scoped thread of the call that needs it, so the compiler, not a guard's drop
+//! order, proves that nothing outlives the batch it borrows. A thread started per call costs
+//! little now that helpers are few against a near target (4 per core) and the allocator keeps
+//! no cache per thread: thousands of starts in a 5 s budget at 50 ms, and CPU per request the
+//! same as on threads kept for the run (once one start per case, in glibc's malloc, cost a
+//! fifth of the run's CPU).
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::thread::Scope;
 
 use super::ctx::{RuleCtx, lane, lane_so_far};
 use crate::execution::Priority;
@@ -46,7 +48,6 @@ struct Batch<'a, T, F> {
     longest: AtomicU32,
     /// A helper's panic, raised again on the rule's thread as it was.
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
-    helpers: Arc<Latch>,
 }
 
 /// Judges every value with `case`, on up to `--concurrency` workers (the rule's own thread
@@ -78,14 +79,9 @@ pub(crate) fn judge_all<T: Sync>(
         verdicts: values.iter().map(|_| Mutex::new(None)).collect(),
         longest: AtomicU32::new(0),
         panic: Mutex::new(None),
-        helpers: Arc::default(),
     };
-    {
-        // The helpers borrow the batch: it is not left, even by a panic, before the last
-        // of them has ended.
-        let _joined = Joined(&batch.helpers);
-        work(&batch, 0);
-    }
+    // The helpers borrow the batch; the scope ends only when the last of them has.
+    std::thread::scope(|scope| work(scope, &batch, 0));
     if let Some(panic) = batch.panic.lock().unwrap_or_else(|e| e.into_inner()).take() {
         std::panic::resume_unwind(panic);
     }
@@ -104,7 +100,11 @@ pub(crate) fn judge_all<T: Sync>(
 /// One worker: takes the next value until none is left, and before judging one, brings in a
 /// helper for the values after it if the run has a slot free. `offset`: the round trips its
 /// spawner had waited on when it started.
-fn work<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset: u32) {
+fn work<'scope, T: Sync, F: Fn(&T) -> Checked + Sync>(
+    scope: &'scope Scope<'scope, '_>,
+    batch: &'scope Batch<'scope, T, F>,
+    offset: u32,
+) {
     let own = lane(|| {
         loop {
             let index = batch.next.fetch_add(1, Ordering::Relaxed);
@@ -112,7 +112,7 @@ fn work<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset: u
                 break;
             };
             if index + 1 < batch.values.len() {
-                helper(batch, offset + lane_so_far());
+                helper(scope, batch, offset + lane_so_far());
             }
             batch.ctx.case_done();
             let verdict = (batch.case)(value);
@@ -124,9 +124,13 @@ fn work<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset: u
     batch.longest.fetch_max(offset + own, Ordering::Relaxed);
 }
 
-/// Starts one more worker of `batch` on a helper thread, within its width and the run's free
-/// slots.
-fn helper<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset: u32) {
+/// Starts one more worker of `batch` on a thread of its own, within its width and the run's
+/// free slots.
+fn helper<'scope, T: Sync, F: Fn(&T) -> Checked + Sync>(
+    scope: &'scope Scope<'scope, '_>,
+    batch: &'scope Batch<'scope, T, F>,
+    offset: u32,
+) {
     batch.ctx.wait_before_helpers();
     if batch
         .workers
@@ -143,112 +147,24 @@ fn helper<T: Sync, F: Fn(&T) -> Checked + Sync>(batch: &Batch<'_, T, F>, offset:
         batch.workers.fetch_sub(1, Ordering::AcqRel);
         return;
     };
-    let helping = Helping::new(&batch.helpers);
-    let job = Box::new(move || {
-        let _helping = helping; // dropped last: the batch is no longer borrowed
-        let _slot = slot;
-        let worked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(batch, offset)));
-        if let Err(panic) = worked {
-            batch
-                .panic
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get_or_insert(panic);
-        }
-    });
-    // SAFETY: the job borrows the batch, which `judge_all` does not leave (nor unwind past)
-    // until every `Helping` has ended, the job's among them, run or dropped.
-    let started = unsafe { slots.threads.run(job) };
-    // No thread (the system's limit): the slot went back with the job, and the workers there
-    // are take the values.
-    if !started {
-        batch.workers.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// The helpers of a batch still running (or queued), and what tells the batch's own thread
-/// that the last has ended. In an `Arc`: a helper's last touch of it may come after the
-/// batch's thread saw the count reach zero.
-#[derive(Default)]
-struct Latch {
-    running: Mutex<usize>,
-    ended: Condvar,
-}
-
-/// One helper of a batch, counted until dropped.
-struct Helping(Arc<Latch>);
-
-impl Helping {
-    fn new(latch: &Arc<Latch>) -> Helping {
-        *latch.running.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        Helping(Arc::clone(latch))
-    }
-}
-
-impl Drop for Helping {
-    fn drop(&mut self) {
-        let mut running = self.0.running.lock().unwrap_or_else(|e| e.into_inner());
-        *running -= 1;
-        if *running == 0 {
-            self.0.ended.notify_all();
-        }
-    }
-}
-
-/// Held by a batch's own thread while it works: dropped (a panic included), it waits until
-/// every helper has ended, so that none outlives what it borrows.
-struct Joined<'a>(&'a Latch);
-
-impl Drop for Joined<'_> {
-    fn drop(&mut self) {
-        let mut running = self.0.running.lock().unwrap_or_else(|e| e.into_inner());
-        while *running > 0 {
-            running = self
-                .0
-                .ended
-                .wait(running)
-                .unwrap_or_else(|e| e.into_inner());
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_batch_is_left_only_once_its_last_helper_has_ended() {
-        let latch = Arc::new(Latch::default());
-        let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let helpers: Vec<_> = (0..3).map(|_| Helping::new(&latch)).collect();
-        let left = {
-            let ended = Arc::clone(&ended);
-            std::thread::spawn(move || {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-                ended.store(true, Ordering::SeqCst);
-                drop(helpers);
-            })
-        };
-        drop(Joined(&latch));
-        assert!(ended.load(Ordering::SeqCst), "left while a helper ran");
-        left.join().unwrap();
-        // And as the batch's thread unwinds.
-        let helping = Helping::new(&latch);
-        let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let waiter = {
-            let ended = Arc::clone(&ended);
-            std::thread::spawn(move || {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-                ended.store(true, Ordering::SeqCst);
-                drop(helping);
-            })
-        };
-        let unwound = std::panic::catch_unwind(|| {
-            let _joined = Joined(&latch);
-            panic!("a case panicked");
+    let started = std::thread::Builder::new()
+        .name("case-helper".into())
+        .spawn_scoped(scope, move || {
+            let _slot = slot;
+            let worked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                work(scope, batch, offset)
+            }));
+            if let Err(panic) = worked {
+                batch
+                    .panic
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert(panic);
+            }
         });
-        assert!(unwound.is_err());
-        assert!(ended.load(Ordering::SeqCst), "unwound while a helper ran");
-        waiter.join().unwrap();
+    // No thread (the system's limit): the slot went back with the closure, and the workers
+    // there are take the values.
+    if started.is_err() {
+        batch.workers.fetch_sub(1, Ordering::AcqRel);
     }
 }
