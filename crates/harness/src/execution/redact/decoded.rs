@@ -98,6 +98,15 @@ impl Deep {
             .map_or("", |(layer, _)| layer.text.as_str())
     }
 
+    /// Where the `depth`th decoding changed the text it was made from: the offsets, in it,
+    /// where each escape's decoding starts and ends, in order.
+    pub(super) fn changed(&self, depth: usize) -> impl Iterator<Item = usize> + '_ {
+        self.layers
+            .get(depth.wrapping_sub(1))
+            .into_iter()
+            .flat_map(|(layer, _)| layer.marks.iter().map(|(decoded, _)| *decoded))
+    }
+
     /// The original's bytes that spell `text(depth)[range]`.
     pub(super) fn original(
         &self,
@@ -178,19 +187,35 @@ pub(super) fn decode_deep(text: &str) -> Deep {
     deep
 }
 
-/// The kinds of escape `text` may hold, by the bytes that start them.
+/// The kinds of escape `text` holds: those [`decode`] would undo somewhere in it, each
+/// alone. A kind whose starting byte stands only where no escape does (a `=` in
+/// `charset=utf-8`, a letter that is not ASCII) is none: decoded alone, it would copy the
+/// text unchanged, and a JSON listing has all five such bytes.
 fn kinds_in(text: &str) -> u8 {
-    text.bytes().fold(0, |kinds, b| {
-        kinds
-            | match b {
-                b'&' => REFERENCES,
-                b'\\' => BACKSLASHES,
-                b'%' => PERCENT,
-                b'=' => QUOTED_PRINTABLE,
-                0xc0..=0xff | 0..=0x1f | 0x7f => UNSEEN,
-                _ => 0,
+    let bytes = text.as_bytes();
+    let mut kinds = 0;
+    let mut at = 0;
+    while let Some(offset) = bytes[at..].iter().position(starts_escape) {
+        at += offset;
+        let kind = match bytes[at] {
+            b'&' => REFERENCES,
+            b'\\' => BACKSLASHES,
+            b'%' => PERCENT,
+            b'=' => QUOTED_PRINTABLE,
+            _ => UNSEEN,
+        };
+        if kinds & kind == 0 && escape_at(text, at, kind).is_some() {
+            kinds |= kind;
+            if kinds == EVERY_KIND {
+                break;
             }
-    })
+        }
+        at += 1;
+        while at < bytes.len() && !text.is_char_boundary(at) {
+            at += 1;
+        }
+    }
+    kinds
 }
 
 /// `text` with quoted-printable's soft line breaks (`=` at a line's end) left out, if it has

@@ -287,6 +287,87 @@ proptest::proptest! {
     }
 }
 
+/// Where `text` spells a secret, each decoding searched whole: what [`Redactor::found`]
+/// finds searching a decoding only near its escapes.
+fn found_searching_whole(redactor: &Redactor, text: &str) -> Vec<Range<usize>> {
+    let finder = &redactor.sent;
+    let mut found = finder.matches(text);
+    if decoded::has_escapes(text) {
+        let view = decoded::decode_deep(text);
+        for depth in 1..=view.depth() {
+            let whole = finder.matches(view.text(depth)).into_iter();
+            found.extend(whole.map(|range| view.original(depth, range)));
+        }
+    }
+    found.sort_by_key(|range| range.start);
+    let mut joined: Vec<Range<usize>> = Vec::new();
+    for range in found {
+        match joined.last_mut() {
+            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
+            _ => joined.push(range),
+        }
+    }
+    joined
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// A decoding is searched only near its escapes: everywhere else it copies the text it was
+    /// decoded from, which was searched. The key spelled through a composition, amid text
+    /// dense with escapes and with pieces of the key as they are, is found where a search of
+    /// every decoding whole finds it.
+    #[test]
+    fn a_decoding_searched_near_its_escapes_finds_what_a_whole_search_finds(
+        key in "[A-Za-z0-9/_.~-][A-Za-z0-9/_.~&<>\"'|%=é+-]{11,30}",
+        chain in proptest::collection::vec((0usize..TRANSFORMS.len(), 0usize..100), 0..4),
+        pieces in proptest::collection::vec(
+            (0usize..5, "[ a-z:{}\"\\\\%&#;=u0-9A-Fé\u{200b}]{0,40}", 0usize..100), 0..10),
+    ) {
+        let redactor = Redactor::new(&key);
+        let mut form = key.clone();
+        for (t, seed) in &chain {
+            form = transformed(&form, TRANSFORMS[*t], *seed);
+        }
+        let mut text = String::new();
+        for (kind, filler, seed) in &pieces {
+            match kind {
+                0 => text.push_str(filler),
+                1 => text.push_str(&form),
+                2 => text.push_str(&key[..key.char_indices().nth(9).map_or(key.len(), |(i, _)| i)]),
+                // Far from any escape: what a decoding copies, searched only in the text it
+                // was made from.
+                3 => text.push_str(&"plain words ".repeat(20 + seed)),
+                _ => text.push_str(&transformed(filler, TRANSFORMS[seed % TRANSFORMS.len()], *seed)),
+            }
+        }
+        proptest::prop_assert_eq!(
+            redactor.found(&text, Source::Target),
+            found_searching_whole(&redactor, &text),
+            "{:?}", text
+        );
+    }
+}
+
+#[test]
+fn a_long_text_is_searched_near_its_escapes_and_the_key_found_in_each_place() {
+    let key = "kUT7q2Zx9-Rm4vLw8Np3Ya6Hd5Jc1Fg0Bs2Ek7Qt9W";
+    let redactor = Redactor::new(key);
+    let escaped = transformed(key, Transform::JsonUnicode, 0);
+    let padding = "plain words ".repeat(400);
+    // The key escaped (found in a decoding, near its escapes), then as it is far from any
+    // escape (found in the text itself), then escaped again.
+    let text = format!("{padding}{escaped}{padding}{key}{padding}{escaped}{padding}");
+    let view = decoded::decode_deep(&text);
+    let near = redactor.sent.matches_near(view.text(1), view.changed(1));
+    assert!(!near.is_empty(), "the escaped key, in the decoding");
+    assert_eq!(
+        redactor.found(&text, Source::Target),
+        found_searching_whole(&redactor, &text)
+    );
+    assert_eq!(redactor.redact_sent(&text).matches(REDACTED).count(), 3);
+}
+
 #[test]
 fn half_a_key_a_split_key_and_every_spelling_of_the_finding_are_redacted() {
     let key = "kUT7q2Zx9-Rm4vLw8Np3Ya6Hd5Jc1Fg0Bs2Ek7Qt9W";
