@@ -187,11 +187,16 @@ impl Run {
         at_once: bool,
         priority: Priority,
     ) -> Vec<Exchange> {
+        // Each exchange is recorded as it comes back (a burst's come back together): the
+        // pets of a batch of creates are counted as they are created, for the rules that wait
+        // on them (the population), not once the slowest is answered.
         let send = |specs: &[RequestSpec]| {
+            let record = |n: usize, exchange| self.record(rule_id, &specs[n], exchange);
             if at_once {
-                self.client.send_at_once(specs)
+                let exchanges = self.client.send_at_once(specs).into_iter().enumerate();
+                exchanges.map(|(n, exchange)| record(n, exchange)).collect()
             } else {
-                self.client.send_all_as(specs, priority)
+                self.client.send_all_each(specs, priority, &record)
             }
         };
         if let Some(reason) = self.stops.reason() {
@@ -205,12 +210,7 @@ impl Run {
             .map(|spec| self.admitted(spec, priority))
             .collect();
         let mut exchanges: Vec<Exchange> = if admitted.iter().all(|admitted| *admitted) {
-            let exchanges = send(specs);
-            specs
-                .iter()
-                .zip(exchanges)
-                .map(|(spec, exchange)| self.record(rule_id, spec, exchange))
-                .collect()
+            send(specs)
         } else {
             // Past the cap: the creates it holds back are not sent, the rest go out together.
             let going: Vec<RequestSpec> = specs
@@ -225,7 +225,7 @@ impl Run {
                 .zip(&admitted)
                 .map(
                     |(spec, admitted)| match admitted.then(|| answers.next()).flatten() {
-                        Some(exchange) => self.record(rule_id, spec, exchange),
+                        Some(exchange) => exchange,
                         None => self.client.not_sent(spec, &self.cap_reason()),
                     },
                 )
@@ -239,7 +239,7 @@ impl Run {
         }
         let resent: Vec<RequestSpec> = again.iter().map(|&n| specs[n].clone()).collect();
         for (n, exchange) in again.into_iter().zip(send(&resent)) {
-            exchanges[n] = self.record(rule_id, &specs[n], exchange);
+            exchanges[n] = exchange;
         }
         exchanges
     }

@@ -203,13 +203,23 @@ impl Client {
     /// Sends every request at once, each as soon as a lane is free (independent requests of
     /// one rule), and returns the exchanges in the order of `specs`.
     pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
-        self.send_all_as(specs, Priority::Plain)
+        self.send_all_each(specs, Priority::Plain, &|_, exchange| exchange)
     }
 
-    /// [`Client::send_all`], each request taking its place in flight as `priority` says.
-    pub fn send_all_as(&self, specs: &[RequestSpec], priority: Priority) -> Vec<Exchange> {
+    /// [`Client::send_all`], each request taking its place in flight as `priority` says, and
+    /// each exchange handed to `each` (with its place in `specs`) as soon as it is back, not
+    /// once the last one is: a batch's pets are counted as they are created.
+    pub fn send_all_each(
+        &self,
+        specs: &[RequestSpec],
+        priority: Priority,
+        each: &dyn Fn(usize, Exchange) -> Exchange,
+    ) -> Vec<Exchange> {
         self.runtime.block_on(futures_util::future::join_all(
-            specs.iter().map(|spec| self.send_one(spec, priority)),
+            specs
+                .iter()
+                .enumerate()
+                .map(|(n, spec)| async move { each(n, self.send_one(spec, priority).await) }),
         ))
     }
 
