@@ -262,3 +262,41 @@ fn replay_creates_the_pets_of_its_cases_and_shrinks_nothing() {
     // The re-sent request, the cases and the boundary values, each confirmed once at most.
     assert!(created <= 40, "replay created {created} pets");
 }
+
+/// A property rule's cases go ahead of their judging, all at once: each case's request is sent
+/// once (a case takes the exchange of the request equal to its own, and sends nothing more),
+/// and the rule's chain is one round trip, however many cases it has.
+#[test]
+fn a_property_rules_cases_go_ahead_once_each_in_one_round_trip() {
+    for rule in [
+        "list-pets/parameters/answered",
+        "create-pet/fields/type-confusion",
+    ] {
+        let dir = temp_dir(&format!("ahead-{}", rule.replace('/', "-")));
+        let log = dir.join("requests.jsonl");
+        let args = ["--request-log", log.to_str().unwrap(), "--exact", rule];
+        let output = run(&args, None, &dir);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let requests = std::fs::read_to_string(&log).unwrap();
+        let sent = requests
+            .lines()
+            .filter(|line| line.contains(&format!("\"rule\":\"{rule}\"")))
+            .count();
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+        let judged = report["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|judged| judged["id"] == rule)
+            .unwrap();
+        let cases = judged["cases_run"].as_u64().unwrap();
+        assert!(cases > 40, "{rule}: {cases} cases");
+        // A case whose confusion leaves a valid NewPet sends nothing.
+        assert!(
+            sent as u64 <= cases && sent as u64 > cases / 2,
+            "{rule}: {sent} requests for {cases} cases"
+        );
+        assert_eq!(judged["round_trips"], 1, "{rule}");
+    }
+}

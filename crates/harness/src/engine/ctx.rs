@@ -2,6 +2,7 @@
 //! cases, its chain of round trips, its first pass), with the one way a check sends a request.
 
 use std::cell::Cell;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::run::Run;
@@ -31,6 +32,9 @@ pub struct RuleCtx<'r> {
     answered: std::sync::atomic::AtomicBool,
     /// Fixtures this rule is building now, for every rule that waits on them.
     building: AtomicU32,
+    /// Requests sent ahead of the cases that send them, with their exchanges, each taken
+    /// once by the first send of an equal request (see [`RuleCtx::send_ahead`]).
+    ahead: Mutex<Vec<(RequestSpec, Exchange)>>,
 }
 
 thread_local! {
@@ -73,6 +77,7 @@ impl<'r> RuleCtx<'r> {
             first_pass_over: std::sync::atomic::AtomicBool::new(false),
             answered: std::sync::atomic::AtomicBool::new(false),
             building: AtomicU32::new(0),
+            ahead: Mutex::default(),
         }
     }
 
@@ -167,6 +172,9 @@ impl<'r> RuleCtx<'r> {
     /// Sends a request through the run's client; every response is also inspected for the
     /// statements that hold on every response (see [`super::oracles`]).
     pub fn send(&self, spec: &RequestSpec) -> Exchange {
+        if let Some(exchange) = self.taken_ahead(spec) {
+            return exchange;
+        }
         self.round_trip();
         let specs = std::slice::from_ref(spec);
         let counted = self.room_for(specs);
@@ -186,6 +194,29 @@ impl<'r> RuleCtx<'r> {
     /// Sends every request at once (each as soon as the run's concurrency allows), each through
     /// the recorder.
     pub fn send_all(&self, specs: &[RequestSpec]) -> Vec<Exchange> {
+        let taken: Vec<Option<Exchange>> =
+            specs.iter().map(|spec| self.taken_ahead(spec)).collect();
+        if taken.iter().any(Option::is_some) {
+            let missing: Vec<RequestSpec> = specs
+                .iter()
+                .zip(&taken)
+                .filter(|(_, taken)| taken.is_none())
+                .map(|(spec, _)| spec.clone())
+                .collect();
+            let mut sent = if missing.is_empty() {
+                Vec::new().into_iter()
+            } else {
+                self.send_all(&missing).into_iter()
+            };
+            return taken
+                .into_iter()
+                .map(|taken| {
+                    taken
+                        .or_else(|| sent.next())
+                        .expect("one exchange per request")
+                })
+                .collect();
+        }
         self.round_trip();
         let counted = self.room_for(specs);
         let exchanges = self
@@ -194,6 +225,21 @@ impl<'r> RuleCtx<'r> {
         self.room_back(counted, specs, &exchanges);
         self.answered_once();
         exchanges
+    }
+
+    /// Keeps the exchanges of requests sent ahead of the cases that send them: a case's
+    /// first `send` of an equal request takes its exchange instead of waiting on one (see
+    /// `workers::judge_all`).
+    pub(crate) fn keep_ahead(&self, specs: Vec<RequestSpec>, exchanges: Vec<Exchange>) {
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        ahead.extend(specs.into_iter().zip(exchanges));
+    }
+
+    /// The exchange of a request equal to `spec` sent ahead, if one is left.
+    fn taken_ahead(&self, spec: &RequestSpec) -> Option<Exchange> {
+        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
+        let place = ahead.iter().position(|(sent, _)| sent == spec)?;
+        Some(ahead.swap_remove(place).1)
     }
 
     /// Sends every request at the same moment, for a race: the requests wait until they can all

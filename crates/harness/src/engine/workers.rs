@@ -17,12 +17,13 @@
 //! fifth of the run's CPU).
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::thread::Scope;
 
 use super::ctx::{RuleCtx, lane, lane_so_far};
 use crate::execution::Priority;
-use crate::outcome::Checked;
+use crate::generation::request::RequestSpec;
+use crate::outcome::{Checked, Exchange};
 
 /// The slots a rule's helpers may fill: a plain rule leaves a quarter of them to the rules on
 /// long chains, whose requests go first in flight too (`Priority`), so that their cases do not
@@ -42,6 +43,10 @@ struct Batch<'a, T, F> {
     /// Workers this call may have, its own thread included.
     width: usize,
     workers: AtomicUsize,
+    /// Whether the cases' first requests went ahead, and whether a case has waited on one
+    /// since: until then, a batch sent ahead brings in no helper.
+    sent_ahead: bool,
+    waited: AtomicBool,
     next: AtomicUsize,
     verdicts: Vec<Mutex<Option<Checked>>>,
     /// The longest chain of round trips of any worker, counted from the call's start.
@@ -50,15 +55,50 @@ struct Batch<'a, T, F> {
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
 }
 
+/// The requests a case sends, where they are known before it runs: its first (`None`: it
+/// sends none), and those its first's answer decides (a read back of what it created).
+pub struct SentAhead<'a, T> {
+    pub first: &'a (dyn Fn(&T) -> Option<RequestSpec> + Sync),
+    pub then: Option<&'a Then<'a, T>>,
+}
+
+/// The requests a case's first answer decides.
+pub type Then<'a, T> = dyn Fn(&T, &Exchange) -> Vec<RequestSpec> + Sync + 'a;
+
+impl<T> Clone for SentAhead<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for SentAhead<'_, T> {}
+
+impl<'a, T> SentAhead<'a, T> {
+    /// A case's first request alone.
+    pub fn first(first: &'a (dyn Fn(&T) -> Option<RequestSpec> + Sync)) -> SentAhead<'a, T> {
+        SentAhead { first, then: None }
+    }
+}
+
 /// Judges every value with `case`, on up to `--concurrency` workers (the rule's own thread
 /// and helpers while the run has slots); the verdicts come back in the order of `values`.
 /// Each value counts as one case of the rule, and the rule's chain of round trips grows by the
 /// longest chain of any one worker.
+///
+/// With `ahead`, the cases' requests go first: their first requests all at once, then all at
+/// once those the answers decide, kept for the cases (see [`RuleCtx::keep_ahead`]). A case
+/// then only judges what came back, on the rule's thread; helpers come in once a case has
+/// waited on a request of its own. Each case sending its own on a thread of its own, a run at
+/// 50 ms started 700 threads, and a quarter of its CPU went to them.
 pub(crate) fn judge_all<T: Sync>(
     ctx: &RuleCtx,
     values: &[T],
+    ahead: Option<SentAhead<T>>,
     case: &(impl Fn(&T) -> Checked + Sync),
 ) -> Vec<Checked> {
+    if let Some(ahead) = ahead {
+        send_ahead(ctx, values, ahead);
+    }
     let width = ctx.run.concurrency.clamp(1, values.len().max(1));
     if width == 1 {
         return values
@@ -75,6 +115,8 @@ pub(crate) fn judge_all<T: Sync>(
         case,
         width,
         workers: AtomicUsize::new(1),
+        sent_ahead: ahead.is_some(),
+        waited: AtomicBool::new(false),
         next: AtomicUsize::new(0),
         verdicts: values.iter().map(|_| Mutex::new(None)).collect(),
         longest: AtomicU32::new(0),
@@ -97,6 +139,30 @@ pub(crate) fn judge_all<T: Sync>(
         .collect()
 }
 
+/// The requests of `values` known before they are judged, sent and kept for them.
+fn send_ahead<T>(ctx: &RuleCtx, values: &[T], ahead: SentAhead<T>) {
+    let (sending, specs): (Vec<&T>, Vec<RequestSpec>) = values
+        .iter()
+        .filter_map(|value| Some((value, (ahead.first)(value)?)))
+        .unzip();
+    if specs.is_empty() {
+        return;
+    }
+    let exchanges = ctx.send_all(&specs);
+    let then: Vec<RequestSpec> = ahead.then.map_or_else(Vec::new, |then| {
+        sending
+            .iter()
+            .zip(&exchanges)
+            .flat_map(|(value, exchange)| then(value, exchange))
+            .collect()
+    });
+    ctx.keep_ahead(specs, exchanges);
+    if !then.is_empty() {
+        let answers = ctx.send_all(&then);
+        ctx.keep_ahead(then, answers);
+    }
+}
+
 /// One worker: takes the next value until none is left, and before judging one, brings in a
 /// helper for the values after it if the run has a slot free. `offset`: the round trips its
 /// spawner had waited on when it started.
@@ -111,11 +177,16 @@ fn work<'scope, T: Sync, F: Fn(&T) -> Checked + Sync>(
             let Some(value) = batch.values.get(index) else {
                 break;
             };
-            if index + 1 < batch.values.len() {
+            let waits = !batch.sent_ahead || batch.waited.load(Ordering::Relaxed);
+            if index + 1 < batch.values.len() && waits {
                 helper(scope, batch, offset + lane_so_far());
             }
             batch.ctx.case_done();
+            let before = lane_so_far();
             let verdict = (batch.case)(value);
+            if lane_so_far() > before {
+                batch.waited.store(true, Ordering::Relaxed);
+            }
             *batch.verdicts[index]
                 .lock()
                 .unwrap_or_else(|e| e.into_inner()) = Some(verdict);

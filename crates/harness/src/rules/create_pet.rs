@@ -9,6 +9,7 @@ use super::{auth::marker_category, get_pet};
 use crate::catalogue::Refusal;
 use crate::contract::SchemaName;
 use crate::engine::ctx::RuleCtx;
+use crate::engine::property::SentAhead;
 use crate::engine::store_setup::Marker;
 use crate::engine::{expect, property};
 use crate::generation::confusion::{self, Confusion};
@@ -16,9 +17,14 @@ use crate::generation::request::{Body, RequestSpec};
 use crate::generation::{self, mutations};
 use crate::outcome::{Checked, Verdict};
 
+/// The createPet of one NewPet.
+fn create(pet: &Value) -> RequestSpec {
+    RequestSpec::post("/pets", Body::Json(pet.clone()))
+}
+
 /// Sends one NewPet and checks the 201 Pet echoes it; returns the Pet.
 fn create_and_echo(ctx: &RuleCtx, sent: &Value) -> Result<Value, Verdict> {
-    let exchange = ctx.send(&RequestSpec::post("/pets", Body::Json(sent.clone())));
+    let exchange = ctx.send(&create(sent));
     expect::status(&exchange, &[201], "201 (the animal was added) with the Pet")?;
     let pet = expect::body(ctx.contract(), &exchange, SchemaName::Pet)?;
     for field in ["name", "categoryId", "status"] {
@@ -56,7 +62,10 @@ fn new_pets(ctx: &RuleCtx) -> Result<(Vec<Value>, BoxedStrategy<Value>), Verdict
 /// Every valid NewPet gets 201 with a Pet that echoes it and carries an id.
 pub fn created_property(ctx: &RuleCtx) -> Checked {
     let (boundary, strategy) = new_pets(ctx)?;
-    property::check_all(ctx, boundary, strategy, generation::describe_pet, |pet| {
+    let first = |pet: &Value| Some(create(pet));
+    let describe = generation::describe_pet;
+    let ahead = SentAhead::first(&first);
+    property::check_all_sent_ahead(ctx, boundary, strategy, describe, ahead, |pet| {
         // What was answered is read back by create-pet/valid/round-trip, which stores none.
         create_and_echo(ctx, pet).map(|answered| ctx.fixtures().answered.keep(&answered))
     })
@@ -222,7 +231,9 @@ pub fn mutations_property(ctx: &RuleCtx) -> Checked {
     let boundary: Vec<(Value, usize)> =
         (0..all.len()).map(|index| (fixed.clone(), index)).collect();
     let strategy = (pets, 0..all.len());
-    property::check_all(
+    let request =
+        |(pet, index): &(Value, usize)| RequestSpec::post("/pets", all[*index].apply(schema, pet));
+    property::check_all_sent_ahead(
         ctx,
         boundary,
         strategy,
@@ -234,9 +245,10 @@ pub fn mutations_property(ctx: &RuleCtx) -> Checked {
                 generation::describe_pet(pet)
             )
         },
-        |(pet, index)| {
-            let mutation = &all[*index];
-            let exchange = ctx.send(&RequestSpec::post("/pets", mutation.apply(schema, pet)));
+        SentAhead::first(&|case| Some(request(case))),
+        |case| {
+            let mutation = &all[case.1];
+            let exchange = ctx.send(&request(case));
             expect::client_error(&exchange, &format!("a 4xx refusal ({})", mutation.breaks()))?;
             expect::error_body(ctx.contract(), &exchange)
         },
@@ -267,14 +279,19 @@ fn still_valid(ctx: &RuleCtx, body: &Value) -> bool {
     ctx.contract().is_valid(SchemaName::NewPet, body)
 }
 
+/// The createPet of the confused body, unless it is still a valid NewPet.
+fn confused(ctx: &RuleCtx, valid: &Value, confusions: &[Confusion]) -> Option<RequestSpec> {
+    let body = confusion::apply(valid, confusions);
+    (!still_valid(ctx, &body)).then(|| create(&body))
+}
+
 /// Sends the confused body; a body the schema refuses gets a 4xx and an Error, and no body
 /// gets a 5xx.
 fn send_confused(ctx: &RuleCtx, valid: &Value, confusions: &[Confusion]) -> Checked {
-    let body = confusion::apply(valid, confusions);
-    if still_valid(ctx, &body) {
+    let Some(request) = confused(ctx, valid, confusions) else {
         return Ok(());
-    }
-    let exchange = ctx.send(&RequestSpec::post("/pets", Body::Json(body)));
+    };
+    let exchange = ctx.send(&request);
     let response = expect::response(&exchange)?;
     let what = confusion::describe(confusions);
     if response.status >= 500 {
@@ -299,7 +316,7 @@ pub fn type_confusion(ctx: &RuleCtx) -> Checked {
         .collect();
     let (_, pets) = new_pets(ctx)?;
     let strategy = (pets, confusion::strategy(schema));
-    property::check_all(
+    property::check_all_sent_ahead(
         ctx,
         boundary,
         strategy,
@@ -310,6 +327,7 @@ pub fn type_confusion(ctx: &RuleCtx) -> Checked {
                 generation::describe_pet(pet)
             )
         },
+        SentAhead::first(&|(pet, confusions)| confused(ctx, pet, confusions)),
         |(pet, confusions)| send_confused(ctx, pet, confusions),
     )
 }

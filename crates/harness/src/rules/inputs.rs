@@ -10,6 +10,7 @@ use super::{auth, stored};
 use crate::contract::Operation;
 use crate::engine::ctx::RuleCtx;
 use crate::engine::input_tally::{ClassKey, Outcome};
+use crate::engine::property::SentAhead;
 use crate::engine::store_setup::Marker;
 use crate::engine::{expect, property};
 use crate::generation::request::{Body, RequestSpec};
@@ -52,20 +53,17 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         valid: auth::request_for(ctx, operation)?,
         classes,
         refused: None,
-        ahead: Default::default(),
     };
     let (coverage, pool) = walk.cases();
-    // The saved counterexamples are judged first (`property::check_all`): sent ahead too.
-    let saved: Vec<Drawn> = ctx
-        .saved_values()
-        .into_iter()
-        .filter_map(|value| serde_json::from_value(value).ok())
-        .collect();
-    walk.send_ahead(saved.iter().chain(&coverage));
     let describe = |drawn: &Drawn| walk.describe(drawn);
     let case = |drawn: &Drawn| walk.case(drawn);
+    let (first, then) = walk.sent_ahead();
+    let ahead = SentAhead {
+        first: &first,
+        then: Some(&then),
+    };
     if pool.is_empty() {
-        return first_of(&coverage, &case, ctx);
+        return first_of(&coverage, ahead, &case, ctx);
     }
     let schema = ctx.new_pet_schema();
     let prefix = ctx.pet_name("");
@@ -75,7 +73,7 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
         pet: Some(categories.apply(crate::generation::with_prefix(&pet, &prefix))),
         ..drawn
     });
-    property::check_all(ctx, coverage, strategy, describe, case)
+    property::check_all_sent_ahead(ctx, coverage, strategy, describe, ahead, case)
 }
 
 /// The classes of createPet the walk leaves to the last phase (bodies that are not UTF-8), sent
@@ -98,11 +96,16 @@ pub fn walk_last(ctx: &RuleCtx) -> (Checked, Vec<Marker>) {
         valid,
         classes,
         refused: Some(Default::default()),
-        ahead: Default::default(),
     };
     let (coverage, _) = walk.cases();
-    walk.send_ahead(&coverage);
-    let judged = first_of(&coverage, &|drawn: &Drawn| walk.case(drawn), ctx);
+    let judged = {
+        let (first, then) = walk.sent_ahead();
+        let ahead = SentAhead {
+            first: &first,
+            then: Some(&then),
+        };
+        first_of(&coverage, ahead, &|drawn: &Drawn| walk.case(drawn), ctx)
+    };
     let refused = walk
         .refused
         .map(|refused| refused.into_inner().unwrap_or_else(|e| e.into_inner()));
@@ -122,11 +125,6 @@ struct Walk<'a, 'r> {
     /// What the pets of the bodies refused (a whole 4xx) would carry, had they been stored:
     /// kept by the walk whose rule looks for them (the last one).
     refused: Option<std::sync::Mutex<Vec<Marker>>>,
-    /// The requests of the cases known before any is judged (the saved counterexamples, the
-    /// coverage pass), sent at once, by the case as data: a case's thread then only reads back
-    /// what was stored. Sent from worker threads, a walk of 150 cases that started while other
-    /// rules held the helper slots went a few cases at a time, a round trip each.
-    ahead: std::sync::Mutex<std::collections::HashMap<String, Exchange>>,
 }
 
 impl Walk<'_, '_> {
@@ -214,27 +212,40 @@ impl Walk<'_, '_> {
         Ok((spec, case.marker(&fill), existing))
     }
 
-    /// Sends the requests of `known` at once (those a case would send itself), kept for the
-    /// cases to judge.
-    fn send_ahead<'d>(&self, known: impl IntoIterator<Item = &'d Drawn>) {
-        let mut places = Vec::new();
-        let mut specs = Vec::new();
-        for drawn in known {
-            let Some((_, class, case)) = self.find(drawn) else {
-                continue;
-            };
+    /// What a case sends, known before it is judged: its request (none for a case withheld,
+    /// or whose request cannot be built: it says why when judged), and the read back of an
+    /// accepted one. Sent ahead, a batch's cases cost a round trip and then one more for the
+    /// read backs, whatever helper threads the run has free: from worker threads, a walk of
+    /// 150 cases that started while other rules held them went a few cases at a time.
+    #[allow(clippy::type_complexity)]
+    fn sent_ahead(
+        &self,
+    ) -> (
+        impl Fn(&Drawn) -> Option<RequestSpec> + Sync + '_,
+        impl Fn(&Drawn, &Exchange) -> Vec<RequestSpec> + Sync + '_,
+    ) {
+        let first = |drawn: &Drawn| {
+            let (_, class, case) = self.find(drawn)?;
             if clashes_with_extra_headers(self.ctx, case) {
-                continue;
+                return None;
             }
-            // A case whose request cannot be built says why when it is judged.
-            if let Ok((spec, _, _)) = self.request(drawn, class, case) {
-                places.push(ahead_key(drawn));
-                specs.push(spec);
+            Some(self.request(drawn, class, case).ok()?.0)
+        };
+        let then = |drawn: &Drawn, exchange: &Exchange| {
+            let accepted = exchange.status().is_some_and(|s| (200..300).contains(&s));
+            match self.find(drawn) {
+                Some((_, class, case)) if class.read_back && accepted && !unanswered(exchange) => {
+                    match self.request(drawn, class, case) {
+                        Ok((spec, _, existing)) => {
+                            stored::read_back_requests(&spec, exchange, existing.as_ref())
+                        }
+                        Err(_) => Vec::new(),
+                    }
+                }
+                _ => Vec::new(),
             }
-        }
-        let exchanges = self.ctx.send_all(&specs);
-        let mut ahead = self.ahead.lock().unwrap_or_else(|e| e.into_inner());
-        ahead.extend(places.into_iter().zip(exchanges));
+        };
+        (first, then)
     }
 
     /// Sends one case (unless it went ahead) and judges it as its class says; every case is
@@ -252,9 +263,7 @@ impl Walk<'_, '_> {
             return Ok(());
         }
         let (spec, marker, existing) = self.request(drawn, class, case)?;
-        let ahead =
-            (self.ahead.lock().unwrap_or_else(|e| e.into_inner())).remove(&ahead_key(drawn));
-        let exchange = ahead.unwrap_or_else(|| ctx.send(&spec));
+        let exchange = ctx.send(&spec);
         if let Some(refused) = &self.refused
             && exchange.status().is_some_and(|s| (400..500).contains(&s))
             && !exchange.cut_by_transport()
@@ -305,12 +314,6 @@ impl Walk<'_, '_> {
     }
 }
 
-/// A case as data, by which its request sent ahead is found (a generated case the same as a
-/// known one sends the same request).
-fn ahead_key(drawn: &Drawn) -> String {
-    serde_json::to_string(drawn).unwrap_or_default()
-}
-
 /// Whether a case would send a header the run already sends with `-H`.
 fn clashes_with_extra_headers(ctx: &RuleCtx, case: &crate::generation::space::Case) -> bool {
     let credential = case
@@ -328,9 +331,14 @@ fn clashes_with_extra_headers(ctx: &RuleCtx, case: &crate::generation::space::Ca
 }
 
 /// The coverage pass alone: every case at once, the first failure in the file's order.
-fn first_of(cases: &[Drawn], case: &(impl Fn(&Drawn) -> Checked + Sync), ctx: &RuleCtx) -> Checked {
+fn first_of(
+    cases: &[Drawn],
+    ahead: SentAhead<Drawn>,
+    case: &(impl Fn(&Drawn) -> Checked + Sync),
+    ctx: &RuleCtx,
+) -> Checked {
     let mut first_undecided = None;
-    for verdict in property::judge_all(ctx, cases, case) {
+    for verdict in property::judge_all(ctx, cases, Some(ahead), case) {
         match verdict {
             Ok(()) => {}
             Err(verdict) if verdict.kind() == VerdictKind::Failed => return Err(verdict),

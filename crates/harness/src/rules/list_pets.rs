@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use crate::engine::ctx::RuleCtx;
+use crate::engine::property::SentAhead;
 use crate::engine::{expect, property};
 use crate::outcome::{Checked, Verdict};
 use proptest::prelude::*;
@@ -91,15 +92,14 @@ fn limits() -> Result<(Vec<i64>, BoxedStrategy<i64>), Verdict> {
 pub fn limit_property(ctx: &RuleCtx) -> Checked {
     ctx.fixtures().population(ctx)?;
     let (boundary, strategy) = limits()?;
-    property::check_all(
+    let request = |limit: &i64| RequestSpec::get("/pets").query("limit", limit.to_string());
+    property::check_all_sent_ahead(
         ctx,
         boundary,
         strategy,
         |limit| format!("GET /pets?limit={limit}"),
-        |limit| {
-            let spec = RequestSpec::get("/pets").query("limit", limit.to_string());
-            at_most(ctx, &spec, *limit as usize)
-        },
+        SentAhead::first(&|limit| Some(request(limit))),
+        |limit| at_most(ctx, &request(limit), *limit as usize),
     )
 }
 
@@ -245,7 +245,14 @@ pub fn status_property(ctx: &RuleCtx) -> Checked {
         proptest::sample::select(statuses),
         proptest::option::of(limit),
     );
-    property::check_all(
+    let request = |(status, limit): &(String, Option<i64>)| {
+        let spec = RequestSpec::get("/pets").query("status", status.as_str());
+        match limit {
+            Some(limit) => spec.query("limit", limit.to_string()),
+            None => spec,
+        }
+    };
+    property::check_all_sent_ahead(
         ctx,
         boundary,
         strategy,
@@ -253,12 +260,10 @@ pub fn status_property(ctx: &RuleCtx) -> Checked {
             Some(limit) => format!("GET /pets?status={status}&limit={limit}"),
             None => format!("GET /pets?status={status}"),
         },
-        |(status, limit)| {
-            let mut spec = RequestSpec::get("/pets").query("status", status.as_str());
-            if let Some(limit) = limit {
-                spec = spec.query("limit", limit.to_string());
-            }
-            let exchange = ctx.send(&spec);
+        SentAhead::first(&|case| Some(request(case))),
+        |case| {
+            let (status, _) = case;
+            let exchange = ctx.send(&request(case));
             let pets = expect::listing(&exchange)?;
             listed.fetch_add(pets.len(), std::sync::atomic::Ordering::Relaxed);
             if let Some(other) = pets

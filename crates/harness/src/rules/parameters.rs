@@ -11,6 +11,7 @@ use crate::contract::Operation;
 use crate::contract::openapi::{OperationModel, ParameterIn};
 use crate::engine::ctx::RuleCtx;
 use crate::engine::input_tally::{ClassKey, Outcome};
+use crate::engine::property::SentAhead;
 use crate::engine::{expect, property};
 use crate::generation::parameter_values::{self, Class, ParameterValue};
 use crate::generation::request::RequestSpec;
@@ -88,7 +89,9 @@ pub fn answered(ctx: &RuleCtx) -> Checked {
     let model = model(ctx)?;
     let (boundary, strategy) = space(ctx, model);
     let documented = model.valid_request_statuses();
-    property::check_all(ctx, boundary, strategy, describe, |case| {
+    let first = |case: &Case| Some(request(model, case));
+    let ahead = SentAhead::first(&first);
+    property::check_all_sent_ahead(ctx, boundary, strategy, describe, ahead, |case| {
         let spec = request(model, case);
         let exchange = ctx.send(&spec);
         if Operation::of(spec.method, &spec.path).is_none() {

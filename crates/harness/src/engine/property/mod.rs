@@ -40,6 +40,7 @@ const BATCH: u32 = 16;
 /// judges by default.
 const FIRST_BATCH: u32 = 32;
 
+pub use super::workers::SentAhead;
 pub(crate) use super::workers::judge_all;
 
 /// Runs `case` on the rule's saved regressions, on every boundary value, then on generated
@@ -58,6 +59,38 @@ where
     T: Clone + Debug + Serialize + DeserializeOwned + Send + Sync,
     S: Strategy<Value = T>,
 {
+    check(ctx, (boundary, strategy), describe, None, case)
+}
+
+/// [`check_all`] for cases whose requests are known before they run (`ahead`): each batch's
+/// go ahead at once, and a case judges what came back (see
+/// [`judge_all`]). A case shrunk or confirmed sends its own.
+pub fn check_all_sent_ahead<T, S>(
+    ctx: &RuleCtx,
+    boundary: Vec<T>,
+    strategy: S,
+    describe: impl Fn(&T) -> String,
+    ahead: SentAhead<T>,
+    case: impl Fn(&T) -> Checked + Sync,
+) -> Checked
+where
+    T: Clone + Debug + Serialize + DeserializeOwned + Send + Sync,
+    S: Strategy<Value = T>,
+{
+    check(ctx, (boundary, strategy), describe, Some(ahead), case)
+}
+
+fn check<T, S>(
+    ctx: &RuleCtx,
+    (boundary, strategy): (Vec<T>, S),
+    describe: impl Fn(&T) -> String,
+    ahead: Option<SentAhead<T>>,
+    case: impl Fn(&T) -> Checked + Sync,
+) -> Checked
+where
+    T: Clone + Debug + Serialize + DeserializeOwned + Send + Sync,
+    S: Strategy<Value = T>,
+{
     let pinned = pinned_cases(ctx, boundary);
     let mut search = Search::new(ctx, strategy);
     // The first batch of generated values is judged together with the pinned ones: a remote
@@ -65,11 +98,12 @@ where
     let first = search.first_batch();
     let mut all_values: Vec<T> = pinned.iter().map(|(_, value)| value.clone()).collect();
     all_values.extend(first.0.iter().cloned());
-    let mut pinned_verdicts = judge_all(ctx, &all_values, &case);
+    let mut pinned_verdicts = judge_all(ctx, &all_values, ahead, &case);
     let first_verdicts = pinned_verdicts.split_off(pinned.len());
     drop(all_values);
     search.judge_pinned(&pinned, pinned_verdicts, &describe, &case);
-    search.generated_cases((first.0, first.1, first_verdicts), &describe, &case)?;
+    let first = (first.0, first.1, first_verdicts);
+    search.generated_cases(first, &describe, (ahead, &case))?;
     search.conclude()
 }
 
@@ -236,7 +270,7 @@ where
         &mut self,
         first: Judged<T>,
         describe: &impl Fn(&T) -> String,
-        case: &(impl Fn(&T) -> Checked + Sync),
+        (ahead, case): (Option<SentAhead<T>>, &(impl Fn(&T) -> Checked + Sync)),
     ) -> Result<(), Verdict> {
         let mut prejudged = Some(first);
         let mut done = 0u32;
@@ -258,7 +292,7 @@ where
                     Some(first) => first,
                     None => {
                         let (values, seeds) = self.draw(wanted);
-                        let verdicts = judge_all(self.ctx, &values, case);
+                        let verdicts = judge_all(self.ctx, &values, ahead, case);
                         (values, seeds, verdicts)
                     }
                 };
