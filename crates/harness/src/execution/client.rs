@@ -215,6 +215,15 @@ impl Client {
         priority: Priority,
         each: &dyn Fn(usize, Exchange) -> Exchange,
     ) -> Vec<Exchange> {
+        if self.lanes.one_at_a_time() {
+            // In the order of `specs`, as `--concurrency 1` promises: at once, which of them
+            // takes the one place freed is a race between their waits.
+            return specs
+                .iter()
+                .enumerate()
+                .map(|(n, spec)| each(n, self.send_as(spec, priority)))
+                .collect();
+        }
         self.runtime.block_on(futures_util::future::join_all(
             specs
                 .iter()

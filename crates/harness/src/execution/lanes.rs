@@ -467,6 +467,11 @@ impl Lanes {
         self.state().level
     }
 
+    /// `--concurrency 1`: one request at a time, in the order asked.
+    pub fn one_at_a_time(&self) -> bool {
+        self.state().ceiling == 1
+    }
+
     /// The fastest success so far: the round trip with nothing queued (`Duration::MAX` before
     /// any: far, until shown near).
     pub fn fastest_answer(&self) -> std::time::Duration {
