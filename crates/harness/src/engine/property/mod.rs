@@ -292,6 +292,11 @@ where
                     Some(first) => first,
                     None => {
                         let (values, seeds) = self.draw(wanted);
+                        // Under a budget, the batches after the first go case by case on the
+                        // workers: sent ahead, every rule's batch of a worker's worth of
+                        // creates went at once and took the --max-pets left before the
+                        // rules that need a few (the poisoned creates: inconclusive).
+                        let ahead = ahead.filter(|_| !self.budget);
                         let verdicts = judge_all(self.ctx, &values, ahead, case);
                         (values, seeds, verdicts)
                     }
