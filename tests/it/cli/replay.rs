@@ -282,11 +282,8 @@ fn a_property_rules_cases_go_ahead_once_each_in_one_round_trip() {
             .lines()
             .filter(|line| line.contains(&format!("\"rule\":\"{rule}\"")))
             .count();
-        let report: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
-        let judged = report["rules"]
-            .as_array()
-            .unwrap()
+        let report = common::read_json(&dir.join("report.json"));
+        let judged = common::rules(&report)
             .iter()
             .find(|judged| judged["id"] == rule)
             .unwrap();
