@@ -33,7 +33,7 @@ pub struct RuleCtx<'r> {
     /// Fixtures this rule is building now, for every rule that waits on them.
     building: AtomicU32,
     /// Requests sent ahead of the cases that send them, with their exchanges, each taken
-    /// once by the first send of an equal request (see [`RuleCtx::send_ahead`]).
+    /// once by the first send of an equal request (see [`RuleCtx::keep_ahead`]).
     ahead: Mutex<Vec<(RequestSpec, Exchange)>>,
 }
 

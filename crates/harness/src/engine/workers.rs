@@ -177,8 +177,8 @@ fn work<'scope, T: Sync, F: Fn(&T) -> Checked + Sync>(
             let Some(value) = batch.values.get(index) else {
                 break;
             };
-            let waits = !batch.sent_ahead || batch.waited.load(Ordering::Relaxed);
-            if index + 1 < batch.values.len() && waits {
+            let needs_help = !batch.sent_ahead || batch.waited.load(Ordering::Relaxed);
+            if index + 1 < batch.values.len() && needs_help {
                 helper(scope, batch, offset + lane_so_far());
             }
             batch.ctx.case_done();

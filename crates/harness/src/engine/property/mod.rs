@@ -64,7 +64,7 @@ where
 
 /// [`check_all`] for cases whose requests are known before they run (`ahead`): each batch's
 /// go ahead at once, and a case judges what came back (see
-/// [`judge_all`]). A case shrunk or confirmed sends its own.
+/// `workers::judge_all`). A case shrunk or confirmed sends its own.
 pub fn check_all_sent_ahead<T, S>(
     ctx: &RuleCtx,
     boundary: Vec<T>,
