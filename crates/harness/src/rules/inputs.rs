@@ -231,19 +231,16 @@ impl Walk<'_, '_> {
             }
             Some(self.request(drawn, class, case).ok()?.0)
         };
-        let then = |drawn: &Drawn, exchange: &Exchange| {
-            let accepted = exchange.status().is_some_and(|s| (200..300).contains(&s));
-            match self.find(drawn) {
-                Some((_, class, case)) if class.read_back && accepted && !unanswered(exchange) => {
-                    match self.request(drawn, class, case) {
-                        Ok((spec, _, existing)) => {
-                            stored::read_back_requests(&spec, exchange, existing.as_ref())
-                        }
-                        Err(_) => Vec::new(),
+        let then = |drawn: &Drawn, exchange: &Exchange| match self.find(drawn) {
+            Some((_, class, case)) if reads_back(class, exchange) => {
+                match self.request(drawn, class, case) {
+                    Ok((spec, _, existing)) => {
+                        stored::read_back_requests(&spec, exchange, existing.as_ref())
                     }
+                    Err(_) => Vec::new(),
                 }
-                _ => Vec::new(),
             }
+            _ => Vec::new(),
         };
         (first, then)
     }
@@ -281,7 +278,7 @@ impl Walk<'_, '_> {
         };
         let accepted = exchange.status().is_some_and(|s| (200..300).contains(&s));
         let judged = judge(ctx, self.operation, class.expect, &exchange).and_then(|()| {
-            if class.read_back && accepted && !unanswered(&exchange) {
+            if reads_back(class, &exchange) {
                 stored::read_back(ctx, &spec, &exchange, existing.as_ref())
             } else {
                 Ok(())
@@ -348,6 +345,13 @@ fn first_of(
         }
     }
     first_undecided.map_or(Ok(()), Err)
+}
+
+/// Whether a case's answer is read back: its class says so, and the create was accepted
+/// with an answer whole.
+fn reads_back(class: &Class, exchange: &Exchange) -> bool {
+    let accepted = exchange.status().is_some_and(|s| (200..300).contains(&s));
+    class.read_back && accepted && !unanswered(exchange)
 }
 
 fn unanswered(exchange: &Exchange) -> bool {
