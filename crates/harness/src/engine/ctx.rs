@@ -257,8 +257,8 @@ impl<'r> RuleCtx<'r> {
 
     /// Before a later rule's creates, while the quiet-store rules are not judged: room for
     /// their pets in the store's first page, which those rules read whole (see
-    /// `Scheduler::wait_for_room`). A fixture's pet goes at once, counted: a quiet-store rule
-    /// may be waiting on it. Whether the creates were counted.
+    /// `Scheduler::wait_for_room`). A fixture's one pet goes at once, counted: a quiet-store
+    /// rule may be waiting on it. Whether the creates were counted.
     fn room_for(&self, specs: &[RequestSpec]) -> bool {
         let creates = specs
             .iter()
@@ -271,7 +271,10 @@ impl<'r> RuleCtx<'r> {
             self.run.scheduler.quiet_creating(true);
             return true;
         }
-        let room = if self.building.load(Ordering::Relaxed) > 0 {
+        let room = if self.building.load(Ordering::Relaxed) > 0 && creates == 1 {
+            // A fixture's one pet (a pet to read, the marker's baseline): the quiet-store
+            // rules keep its place (`FIXTURE_PETS`). A fixture's batch (the population's few
+            // of every status) goes within the room, as a long chain's creates.
             u64::MAX
         } else if self.creates_wait_for_quiet_store() {
             // The room goes to the chains: the bulk of single creates fills a page in a round

@@ -193,6 +193,35 @@ fn on_an_empty_store_the_population_creates_a_page_and_more_of_every_status() {
     assert_eq!(store.sent(""), sent);
 }
 
+/// The few pets of every status go while a quiet-store rule is not judged (within the room it
+/// leaves, which the rule's context counts); the rest of the page only once it is. Made after
+/// it, the few had gone behind the main phase's creates, and the listing rules a round trip
+/// late at 50 ms.
+#[test]
+fn the_population_makes_its_few_of_every_status_beside_the_quiet_store_and_the_page_after() {
+    use crate::engine::scheduler::Phase;
+    let store = FakeStore::holding(0, false);
+    store
+        .scheduler
+        .select([Phase::QuietStore, Phase::Main], 1, 0);
+    std::thread::scope(|scope| {
+        let building = scope.spawn(|| store.fixtures.population(&store));
+        let waited = std::time::Instant::now();
+        while store.sent("POST") < 8 && waited.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let few = store.sent("POST");
+        std::thread::sleep(Duration::from_millis(150));
+        let before_judged = store.sent("POST");
+        store.scheduler.quiet_rule_judged();
+        let population = building.join().unwrap().unwrap();
+        // A status not seen listed gets two, and so do pets without one.
+        assert_eq!(few, 8, "the few, before the quiet store is judged");
+        assert_eq!(before_judged, 8, "the page waits for the quiet-store rule");
+        assert!(population.known_pets >= POPULATION_TARGET, "{population:?}");
+    });
+}
+
 #[test]
 fn a_crowded_store_lends_its_own_pet_and_nothing_is_created() {
     let store = FakeStore::holding(150, false);
