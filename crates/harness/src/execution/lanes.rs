@@ -66,7 +66,8 @@ pub enum Priority {
     /// A fixture other rules wait on: in line as a chain request, and its creates take the
     /// first lane that comes back, before the other creates waiting.
     First,
-    /// On a long chain: in line before every plain request, in arrival order.
+    /// On a long chain: in line before every plain request, in arrival order; its creates take
+    /// a lane that comes back before a plain request's creates.
     Chain,
     /// Takes a place no chain request waits for, in arrival order.
     Plain,
@@ -238,12 +239,10 @@ pub struct Lanes {
     chain_in_line: AtomicUsize,
     /// Held by the one plain request in the line for places (see [`Lanes::place`]).
     plain_in_line: tokio::sync::Mutex<()>,
-    /// Told when a lane comes back or one more is proven: wakes a request that may not be sent
-    /// twice, waiting for a lane it may take.
-    lane_back: tokio::sync::Notify,
-    /// [`Priority::First`] creates waiting for a lane, and what wakes them (before the others).
-    first_waiting: AtomicUsize,
-    first_back: tokio::sync::Notify,
+    /// Creates waiting for a lane, by [`Priority`] (a fixture's, a chain's, a plain one), and
+    /// what wakes each: a lane back goes to the first that has one waiting.
+    waiting_by: [AtomicUsize; 3],
+    back_by: [tokio::sync::Notify; 3],
     /// Places past the level for [`Priority::First`] requests when the level is full (see
     /// [`FIRST_PLACES`]).
     first_places: Semaphore,
@@ -294,9 +293,8 @@ impl Lanes {
             unrepeatable_waiting: AtomicUsize::new(0),
             chain_in_line: AtomicUsize::new(0),
             plain_in_line: tokio::sync::Mutex::new(()),
-            lane_back: tokio::sync::Notify::new(),
-            first_waiting: AtomicUsize::new(0),
-            first_back: tokio::sync::Notify::new(),
+            waiting_by: Default::default(),
+            back_by: Default::default(),
             first_places: Semaphore::new(FIRST_PLACES),
             kept_answered: std::sync::atomic::AtomicBool::new(false),
         }

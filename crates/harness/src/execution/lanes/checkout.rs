@@ -46,6 +46,18 @@ pub const FRESH_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 /// lanes come back within a round trip or two: few are idle this long.
 pub const SAFE_IDLE: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// Where a create waiting for a lane stands among the others: a fixture's first, then a chain
+/// request's (a quiet-store rule's, or a long chain's), then a plain one's.
+fn tier(priority: Priority) -> usize {
+    match priority {
+        Priority::First => 0,
+        Priority::Chain => 1,
+        Priority::Plain => PLAIN_TIER,
+    }
+}
+
+const PLAIN_TIER: usize = 2;
+
 /// A request that may not be sent twice waiting for a lane it may take, counted while it waits;
 /// once it no longer waits, the lanes handed over for more than wait go back (`lanes`).
 struct Waiting<'a>(&'a AtomicUsize, Option<&'a Lanes>);
@@ -205,7 +217,7 @@ impl Lanes {
             return Ok(checkout);
         }
         let opens_anyway = tokio::time::Instant::now() + FRESH_WAIT;
-        let first = priority == Priority::First;
+        let tier = tier(priority);
         let mut waiting = None;
         loop {
             // Looked at again on each turn: a create that began waiting before the target kept
@@ -227,22 +239,17 @@ impl Lanes {
             let opens = tokio::time::Instant::now() >= opens_anyway;
             // No place is taken before a lane is there to take: places taken and given back at
             // once kept the reads, which show the connections it waits for, from them.
-            if self.may_take(first) || opens {
+            if self.may_take(tier) || opens {
                 // A lane handed over with its place while this one waits in line for a place
                 // is taken at the loop's top: the place handed over never reaches the line.
-                let back = if first {
-                    &self.first_back
-                } else {
-                    &self.lane_back
-                };
                 let placed = tokio::select! {
                     placed = self.place_for(priority) => Some(placed?),
-                    () = back.notified(), if waiting.is_some() => None,
+                    () = self.back_by[tier].notified(), if waiting.is_some() => None,
                 };
                 let Some((permit, past_level)) = placed else {
                     continue;
                 };
-                if self.may_take(first) || opens {
+                if self.may_take(tier) || opens {
                     drop(waiting);
                     let mut checkout = self.lane_for(permit, turn, reuse);
                     checkout.past_level = past_level;
@@ -253,48 +260,44 @@ impl Lanes {
                 self.freed.notify_one();
             }
             // Until it goes, the reads open fresh lanes and leave the idle ones to it (and the
-            // other creates to a fixture's).
+            // plain creates to a chain's, and these to a fixture's).
             waiting.get_or_insert_with(|| {
                 (
                     Waiting::new(&self.unrepeatable_waiting, Some(self)),
-                    first.then(|| Waiting::new(&self.first_waiting, None)),
+                    Waiting::new(&self.waiting_by[tier], None),
                 )
             });
             // It waits for a lane back (or one more proven), not for a place: waiting for a
             // place, the creates that could not go woke each other in turn, thousands of times
             // a run.
-            let back = if first {
-                &self.first_back
-            } else {
-                &self.lane_back
-            };
-            let _ = tokio::time::timeout(PLAIN_RECHECK, back.notified()).await;
+            let _ = tokio::time::timeout(PLAIN_RECHECK, self.back_by[tier].notified()).await;
         }
     }
 
-    /// A lane came back, or one more was proven: a fixture's create waiting is woken first.
+    /// A lane came back, or one more was proven: a fixture's create waiting is woken first,
+    /// then a chain's.
     pub(super) fn lane_came_back(&self) {
-        if self.first_waiting.load(Ordering::Relaxed) > 0 {
-            self.first_back.notify_one();
-        } else {
-            self.lane_back.notify_one();
-        }
+        let tier = self
+            .waiting_by
+            .iter()
+            .position(|waiting| waiting.load(Ordering::Relaxed) > 0)
+            .unwrap_or(PLAIN_TIER);
+        self.back_by[tier].notify_one();
     }
 
     /// Whether a request that may not be sent twice finds a lane it may take now: an idle one
     /// (as recent as it asks, or closed to make room for a fresh one, as [`Lanes::lane_for`]
     /// does), or room for a fresh one within the connections the target has served at once.
-    pub(super) fn may_take(&self, first: bool) -> bool {
+    pub(super) fn may_take(&self, tier: usize) -> bool {
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).len();
         let fresh = self
             .fresh_bound()
             .saturating_sub(self.live.load(Ordering::Relaxed));
-        // The lanes a fixture's creates wait for are theirs.
-        let kept = if first {
-            0
-        } else {
-            self.first_waiting.load(Ordering::Relaxed)
-        };
+        // The lanes the creates of a tier before this one wait for are theirs.
+        let kept: usize = self.waiting_by[..tier]
+            .iter()
+            .map(|waiting| waiting.load(Ordering::Relaxed))
+            .sum();
         idle + fresh > kept
     }
 

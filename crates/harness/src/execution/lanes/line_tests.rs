@@ -1,4 +1,5 @@
-//! The line for places: who takes a place given back when the level is full.
+//! The line for places: who takes a place given back when the level is full, and which of the
+//! creates waiting takes a lane that comes back.
 
 use super::tests::{checkouts, lanes};
 use super::*;
@@ -86,4 +87,62 @@ async fn a_chain_request_waits_behind_one_plain_request_in_line_at_most() {
     drop(held.pop());
     let last = tokio::time::timeout(short * 100, &mut second_plain).await;
     assert!(last.is_ok(), "and the second plain one the one after");
+}
+
+/// A chain's create (a quiet-store rule's, a long chain's) takes a lane back before a plain
+/// one that waited first: the quiet-store rules' creates go before the later rules' creates
+/// that are let beside them, and a long chain's before the bulk.
+#[tokio::test]
+async fn a_chains_create_takes_a_lane_back_before_a_plain_one() {
+    let lanes = lanes(16 * START);
+    let mut held = checkouts(&lanes, START).await;
+    for checkout in &held {
+        lanes.answered(checkout.lane(), 50, true);
+    }
+    let mut reads = Vec::new();
+    for _ in START..lanes.level() {
+        reads.push(
+            lanes
+                .checkout_reusing(Priority::Plain, Reuse::Any)
+                .await
+                .unwrap(),
+        );
+    }
+    let unrepeatable = Reuse::Unrepeatable(Some(SAFE_IDLE));
+    let wait = std::time::Duration::from_millis(50);
+    let plain = lanes.checkout_reusing(Priority::Plain, unrepeatable);
+    tokio::pin!(plain);
+    assert!(
+        tokio::time::timeout(wait, &mut plain).await.is_err(),
+        "no lane"
+    );
+    let chain = lanes.checkout_reusing(Priority::Chain, unrepeatable);
+    tokio::pin!(chain);
+    assert!(
+        tokio::time::timeout(wait, &mut chain).await.is_err(),
+        "no lane yet"
+    );
+    drop(held.pop()); // one comes back idle
+    let taken = tokio::time::timeout(std::time::Duration::from_millis(500), async {
+        tokio::select! {
+            biased;
+            _ = &mut plain => None,
+            taken = &mut chain => Some(taken.unwrap()),
+        }
+    })
+    .await
+    .expect("a create took the lane")
+    .expect("the chain's create took it, though the plain one waited first");
+    assert!(taken.lane().proven.load(Ordering::Relaxed));
+    assert!(
+        tokio::time::timeout(wait, &mut plain).await.is_err(),
+        "the plain create still waits"
+    );
+    drop(held.pop());
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_millis(500), &mut plain)
+            .await
+            .is_ok(),
+        "then the plain one goes"
+    );
 }
