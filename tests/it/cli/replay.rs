@@ -297,3 +297,49 @@ fn a_property_rules_cases_go_ahead_once_each_in_one_round_trip() {
         assert_eq!(judged["round_trips"], 1, "{rule}");
     }
 }
+
+/// A case's read back goes as soon as its create is answered, not once the batch's slowest
+/// is: the walk sends the cases it reads back first, and behind a level that grows from a few
+/// lanes (20 ms away), most of its read backs are answered before its last create.
+#[test]
+fn a_walks_read_backs_go_as_their_creates_are_answered() {
+    let rule = "inputs/create-pet/required";
+    let dir = temp_dir("read-backs-pipelined");
+    let log = dir.join("requests.jsonl");
+    let args = [
+        "--request-log",
+        log.to_str().unwrap(),
+        "--reference-latency",
+        "20ms",
+        "--exact",
+        rule,
+    ];
+    let output = run(&args, None, &dir);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let requests = std::fs::read_to_string(&log).unwrap();
+    let methods: Vec<&str> = requests
+        .lines()
+        .filter(|line| line.contains(&format!("\"rule\":\"{rule}\"")))
+        .map(|line| {
+            if line.contains("\"method\":\"POST\"") {
+                "POST"
+            } else {
+                "GET"
+            }
+        })
+        .collect();
+    let last_create = methods
+        .iter()
+        .rposition(|method| *method == "POST")
+        .unwrap();
+    let read_backs = methods.iter().filter(|method| **method == "GET").count();
+    let early = methods[..last_create]
+        .iter()
+        .filter(|method| **method == "GET")
+        .count();
+    assert!(read_backs > 10, "{read_backs} read backs");
+    assert!(
+        early * 2 > read_backs,
+        "{early} of {read_backs} read backs answered before the last create"
+    );
+}

@@ -227,6 +227,27 @@ impl<'r> RuleCtx<'r> {
         exchanges
     }
 
+    /// [`RuleCtx::send_all`] of a batch whose answers decide the reads that follow (`then`,
+    /// given a request's place in `specs`), each sent as soon as the answer deciding it is
+    /// back: the batch's exchanges, and the reads with theirs.
+    pub(crate) fn send_all_then(
+        &self,
+        specs: &[RequestSpec],
+        then: &dyn Fn(usize, &Exchange) -> Vec<RequestSpec>,
+    ) -> (Vec<Exchange>, Vec<(RequestSpec, Exchange)>) {
+        self.round_trip();
+        let counted = self.room_for(specs);
+        let (exchanges, after) =
+            self.run
+                .send_all_then(&self.rule.id, specs, self.priority(), then);
+        self.room_back(counted, specs, &exchanges);
+        if !after.is_empty() {
+            self.round_trip();
+        }
+        self.answered_once();
+        (exchanges, after)
+    }
+
     /// Keeps the exchanges of requests sent ahead of the cases that send them: a case's
     /// first `send` of an equal request takes its exchange instead of waiting on one (see
     /// `workers::judge_all`).

@@ -244,6 +244,72 @@ impl Run {
         exchanges
     }
 
+    /// [`Run::send_all`] of a batch whose answers decide more requests (`then`, given each
+    /// request's place in `specs`): each of those goes as soon as the answer deciding it is
+    /// back, not once the batch's slowest is. Under the pet cap, whose admissions go batch by
+    /// batch, or once stopped, the answers decide a second batch.
+    pub fn send_all_then(
+        &self,
+        rule_id: &str,
+        specs: &[RequestSpec],
+        priority: Priority,
+        then: &dyn Fn(usize, &Exchange) -> Vec<RequestSpec>,
+    ) -> (Vec<Exchange>, Vec<(RequestSpec, Exchange)>) {
+        let second = |exchanges: &[Exchange], firsts: &[usize]| {
+            let next: Vec<RequestSpec> = firsts
+                .iter()
+                .flat_map(|&n| then(n, &exchanges[n]))
+                .collect();
+            let answers = self.send_all(rule_id, &next, false, priority);
+            next.into_iter().zip(answers).collect::<Vec<_>>()
+        };
+        if self.pet_cap.max().is_some() || self.stops.reason().is_some() {
+            let exchanges = self.send_all(rule_id, specs, false, priority);
+            let after = second(&exchanges, &(0..specs.len()).collect::<Vec<_>>());
+            return (exchanges, after);
+        }
+        let record = |n: usize, exchange| self.record(rule_id, &specs[n], exchange);
+        let record_then = |spec: &RequestSpec, exchange| self.record(rule_id, spec, exchange);
+        let sent = self
+            .client
+            .send_all_then(specs, priority, &record, then, &record_then);
+        let (mut exchanges, after): (Vec<Exchange>, Vec<_>) = sent.into_iter().unzip();
+        let mut after: Vec<(RequestSpec, Exchange)> = after.into_iter().flatten().collect();
+        if self.stops.reason().is_some() {
+            return (exchanges, after);
+        }
+        // The idempotent ones the transport cut go again, as in `send_all`; a first sent
+        // again decides its own.
+        let again: Vec<usize> = (0..specs.len())
+            .filter(|&n| exchanges[n].cut_by_transport() && idempotent(specs[n].method))
+            .collect();
+        if !again.is_empty() {
+            let resent: Vec<RequestSpec> = again.iter().map(|&n| specs[n].clone()).collect();
+            for (&n, exchange) in again
+                .iter()
+                .zip(self.send_all(rule_id, &resent, false, priority))
+            {
+                exchanges[n] = exchange;
+            }
+            after.extend(second(&exchanges, &again));
+        }
+        let cut: Vec<usize> = (0..after.len())
+            .filter(|&n| after[n].1.cut_by_transport() && idempotent(after[n].0.method))
+            .collect();
+        if !cut.is_empty() {
+            let resent: Vec<RequestSpec> = cut.iter().map(|&n| after[n].0.clone()).collect();
+            let answers = self
+                .client
+                .send_all_each(&resent, priority, &|n, exchange| {
+                    self.record(rule_id, &resent[n], exchange)
+                });
+            for (&n, exchange) in cut.iter().zip(answers) {
+                after[n].1 = exchange;
+            }
+        }
+        (exchanges, after)
+    }
+
     /// Exchanges sent before the rules (the preflight), through the recorder all the same.
     pub fn record_all(&self, origin: &str, answers: &[(RequestSpec, Exchange)]) {
         for (spec, exchange) in answers {

@@ -60,6 +60,9 @@ struct Batch<'a, T, F> {
 pub struct SentAhead<'a, T> {
     pub first: &'a (dyn Fn(&T) -> Option<RequestSpec> + Sync),
     pub then: Option<&'a Then<'a, T>>,
+    /// Whether a case's first answer may decide more (`then`): those cases go first in the
+    /// batch, so that their reads are not also the last to go.
+    pub leads: Option<&'a (dyn Fn(&T) -> bool + Sync)>,
 }
 
 /// The requests a case's first answer decides.
@@ -76,7 +79,11 @@ impl<T> Copy for SentAhead<'_, T> {}
 impl<'a, T> SentAhead<'a, T> {
     /// A case's first request alone.
     pub fn first(first: &'a (dyn Fn(&T) -> Option<RequestSpec> + Sync)) -> SentAhead<'a, T> {
-        SentAhead { first, then: None }
+        SentAhead {
+            first,
+            then: None,
+            leads: None,
+        }
     }
 }
 
@@ -141,26 +148,27 @@ pub(crate) fn judge_all<T: Sync>(
 
 /// The requests of `values` known before they are judged, sent and kept for them.
 fn send_ahead<T>(ctx: &RuleCtx, values: &[T], ahead: SentAhead<T>) {
-    let (sending, specs): (Vec<&T>, Vec<RequestSpec>) = values
-        .iter()
+    let mut sending: Vec<&T> = values.iter().collect();
+    if let Some(leads) = ahead.leads {
+        sending.sort_by_key(|value| !leads(value)); // stable: in their order otherwise
+    }
+    let (sending, specs): (Vec<&T>, Vec<RequestSpec>) = sending
+        .into_iter()
         .filter_map(|value| Some((value, (ahead.first)(value)?)))
         .unzip();
     if specs.is_empty() {
         return;
     }
-    let exchanges = ctx.send_all(&specs);
-    let then: Vec<RequestSpec> = ahead.then.map_or_else(Vec::new, |then| {
-        sending
-            .iter()
-            .zip(&exchanges)
-            .flat_map(|(value, exchange)| then(value, exchange))
-            .collect()
-    });
+    let Some(then) = ahead.then else {
+        let exchanges = ctx.send_all(&specs);
+        ctx.keep_ahead(specs, exchanges);
+        return;
+    };
+    // A case's reads go as soon as its answer is back (see `RuleCtx::send_all_then`).
+    let (exchanges, after) = ctx.send_all_then(&specs, &|n, exchange| then(sending[n], exchange));
     ctx.keep_ahead(specs, exchanges);
-    if !then.is_empty() {
-        let answers = ctx.send_all(&then);
-        ctx.keep_ahead(then, answers);
-    }
+    let (then, answers): (Vec<RequestSpec>, Vec<Exchange>) = after.into_iter().unzip();
+    ctx.keep_ahead(then, answers);
 }
 
 /// One worker: takes the next value until none is left, and before judging one, brings in a

@@ -232,6 +232,57 @@ impl Client {
         ))
     }
 
+    /// [`Client::send_all_each`], and after each request, as soon as its exchange is back,
+    /// the requests `then` says its answer decides (a read back of what it created), all at
+    /// once, each handed to `each_then`: a case whose answer came back in the batch's first
+    /// round trip is read back in its second, not after the batch's slowest answer.
+    pub fn send_all_then(
+        &self,
+        specs: &[RequestSpec],
+        priority: Priority,
+        each: &dyn Fn(usize, Exchange) -> Exchange,
+        then: &dyn Fn(usize, &Exchange) -> Vec<RequestSpec>,
+        each_then: &dyn Fn(&RequestSpec, Exchange) -> Exchange,
+    ) -> Vec<(Exchange, Vec<(RequestSpec, Exchange)>)> {
+        if self.lanes.one_at_a_time() {
+            // In order, as `--concurrency 1` promises (see `send_all_each`).
+            return specs
+                .iter()
+                .enumerate()
+                .map(|(n, spec)| {
+                    let exchange = each(n, self.send_as(spec, priority));
+                    let after = then(n, &exchange)
+                        .into_iter()
+                        .map(|next| {
+                            let answer = each_then(&next, self.send_as(&next, priority));
+                            (next, answer)
+                        })
+                        .collect();
+                    (exchange, after)
+                })
+                .collect();
+        }
+        self.runtime.block_on(futures_util::future::join_all(
+            specs.iter().enumerate().map(|(n, spec)| async move {
+                let exchange = each(n, self.send_one(spec, priority).await);
+                let next = then(n, &exchange);
+                let answers = futures_util::future::join_all(
+                    next.iter().map(|next| self.send_one(next, priority)),
+                )
+                .await;
+                let after = next
+                    .into_iter()
+                    .zip(answers)
+                    .map(|(next, answer)| {
+                        let answer = each_then(&next, answer);
+                        (next, answer)
+                    })
+                    .collect();
+                (exchange, after)
+            }),
+        ))
+    }
+
     /// One request on a lane of its own, within the budget and the interrupt.
     async fn send_one(&self, spec: &RequestSpec, priority: Priority) -> Exchange {
         self.send_bounded(spec, async {

@@ -57,10 +57,11 @@ pub fn walk(ctx: &RuleCtx) -> Checked {
     let (coverage, pool) = walk.cases();
     let describe = |drawn: &Drawn| walk.describe(drawn);
     let case = |drawn: &Drawn| walk.case(drawn);
-    let (first, then) = walk.sent_ahead();
+    let (first, then, leads) = walk.sent_ahead();
     let ahead = SentAhead {
         first: &first,
         then: Some(&then),
+        leads: Some(&leads),
     };
     if pool.is_empty() {
         return first_of(&coverage, ahead, &case, ctx);
@@ -99,10 +100,11 @@ pub fn walk_last(ctx: &RuleCtx) -> (Checked, Vec<Marker>) {
     };
     let (coverage, _) = walk.cases();
     let judged = {
-        let (first, then) = walk.sent_ahead();
+        let (first, then, leads) = walk.sent_ahead();
         let ahead = SentAhead {
             first: &first,
             then: Some(&then),
+            leads: Some(&leads),
         };
         first_of(&coverage, ahead, &|drawn: &Drawn| walk.case(drawn), ctx)
     };
@@ -213,8 +215,8 @@ impl Walk<'_, '_> {
     }
 
     /// What a case sends, known before it is judged: its request (none for a case withheld,
-    /// or whose request cannot be built: it says why when judged), and the read back of an
-    /// accepted one. Sent ahead, a batch's cases cost a round trip and then one more for the
+    /// or whose request cannot be built: it says why when judged), the read back of an
+    /// accepted one, and whether its class reads back (those cases go first). Sent ahead, a batch's cases cost a round trip and then one more for the
     /// read backs, whatever helper threads the run has free: from worker threads, a walk of
     /// 150 cases that started while other rules held them went a few cases at a time.
     #[allow(clippy::type_complexity)]
@@ -223,6 +225,7 @@ impl Walk<'_, '_> {
     ) -> (
         impl Fn(&Drawn) -> Option<RequestSpec> + Sync + '_,
         impl Fn(&Drawn, &Exchange) -> Vec<RequestSpec> + Sync + '_,
+        impl Fn(&Drawn) -> bool + Sync + '_,
     ) {
         let first = |drawn: &Drawn| {
             let (_, class, case) = self.find(drawn)?;
@@ -242,7 +245,11 @@ impl Walk<'_, '_> {
             }
             _ => Vec::new(),
         };
-        (first, then)
+        let leads = |drawn: &Drawn| {
+            self.find(drawn)
+                .is_some_and(|(_, class, _)| class.read_back)
+        };
+        (first, then, leads)
     }
 
     /// Sends one case (unless it went ahead) and judges it as its class says; every case is
