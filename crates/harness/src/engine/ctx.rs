@@ -285,14 +285,12 @@ impl<'r> RuleCtx<'r> {
             .iter()
             .filter(|spec| super::run::creates(spec))
             .count();
-        // A quiet-store rule's own are theirs: their places are kept (`quiet_pets`), and their
-        // creates take the lanes that come back before a later rule's (`execution::lanes`).
-        if creates == 0
-            || self.run.read_only
-            || self.run.scheduler.quiet_store_judged()
-            || phase_for(self.rule, self.run.deadline.is_some()) == Phase::QuietStore
-        {
+        if creates == 0 || self.run.read_only || self.run.scheduler.quiet_store_judged() {
             return false;
+        }
+        if phase_for(self.rule, self.run.deadline.is_some()) == Phase::QuietStore {
+            self.run.scheduler.quiet_creating(true);
+            return true;
         }
         let room = if self.building.load(Ordering::Relaxed) > 0 && creates == 1 {
             // A fixture's one pet (a pet to read, the marker's baseline): the quiet-store
@@ -340,6 +338,10 @@ impl<'r> RuleCtx<'r> {
     /// The counted creates that stored nothing (refused, or never sent) give their places back.
     fn room_back(&self, counted: bool, specs: &[RequestSpec], exchanges: &[Exchange]) {
         if !counted {
+            return;
+        }
+        if phase_for(self.rule, self.run.deadline.is_some()) == Phase::QuietStore {
+            self.run.scheduler.quiet_creating(false);
             return;
         }
         let stored_nothing = specs

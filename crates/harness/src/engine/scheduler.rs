@@ -168,6 +168,9 @@ struct State {
     /// Pets the later rules may have added while the quiet-store rules are not judged: their
     /// creates in flight, and those answered with a pet (see [`Scheduler::wait_for_room`]).
     room_taken: u64,
+    /// Batches of creates of the quiet-store rules in flight: the later rules' creates wait for
+    /// them, which would otherwise take the connections they wait for.
+    quiet_creating: usize,
 }
 
 fn index(phase: Phase) -> usize {
@@ -268,7 +271,8 @@ impl Scheduler {
             if state.quiet_unjudged == 0 {
                 return false;
             }
-            let fits = state.room_taken.saturating_add(wanted) <= room;
+            let fits = state.room_taken.saturating_add(wanted) <= room
+                && (state.quiet_creating == 0 || room == u64::MAX);
             if fits || stopped() {
                 state.room_taken += wanted;
                 return true;
@@ -289,6 +293,20 @@ impl Scheduler {
     /// A quiet-store rule (by its own traits) was judged.
     pub fn quiet_rule_judged(&self) {
         self.change(|state| state.quiet_unjudged = state.quiet_unjudged.saturating_sub(1));
+    }
+
+    /// A quiet-store rule's batch of creates goes out (`true`) or is back: the creates
+    /// waiting for room are woken when none is out.
+    pub fn quiet_creating(&self, going: bool) {
+        let mut state = self.state();
+        if going {
+            state.quiet_creating += 1;
+        } else {
+            state.quiet_creating = state.quiet_creating.saturating_sub(1);
+            if state.quiet_creating == 0 {
+                self.changed.notify_all();
+            }
+        }
     }
 
     /// `count` creates counted by [`Scheduler::wait_for_room`] stored nothing.

@@ -25,10 +25,8 @@ fn a_rule_of_a_later_phase_starts_once_every_earlier_one_is_judged() {
 }
 
 /// The later rules' creates take the places of the store's first page the quiet-store
-/// rules leave while those rules list it (a fixture's one pet at once), and go as they
-/// please once they are judged, whatever the reads run beside them still do. (Which of them
-/// takes a lane first, while the quiet-store rules' creates wait for lanes too, is the
-/// lanes' business: `execution::lanes`.)
+/// rules leave while those rules list it (none while their own creates are out), and go
+/// as they please once they are judged, whatever the reads run beside them still do.
 #[test]
 fn a_later_rules_creates_wait_for_room_while_the_quiet_store_rules_list() {
     let scheduler = Arc::new(Scheduler::default());
@@ -55,10 +53,11 @@ fn a_later_rules_creates_wait_for_room_while_the_quiet_store_rules_list() {
         Ok(true),
         "room for ten now"
     );
-    let full = waiting(room - 59, room);
+    scheduler.quiet_creating(true);
+    let one = waiting(1, room);
     assert!(
-        full.recv_timeout(Duration::from_millis(60)).is_err(),
-        "one past the room"
+        one.recv_timeout(Duration::from_millis(60)).is_err(),
+        "after the quiet creates"
     );
     let fixture = waiting(1, u64::MAX);
     assert_eq!(
@@ -66,8 +65,8 @@ fn a_later_rules_creates_wait_for_room_while_the_quiet_store_rules_list() {
         Ok(true),
         "a fixture goes"
     );
-    scheduler.room_back(2); // the fixture's, and one of the ten stored nothing
-    assert_eq!(full.recv_timeout(Duration::from_secs(5)), Ok(true));
+    scheduler.quiet_creating(false);
+    assert_eq!(one.recv_timeout(Duration::from_secs(5)), Ok(true));
     let many = waiting(500, room);
     assert!(many.recv_timeout(Duration::from_millis(60)).is_err());
     scheduler.judged(Phase::QuietStore); // the reads beside: they count for no room
