@@ -92,11 +92,12 @@ impl<'a, T> SentAhead<'a, T> {
 /// Each value counts as one case of the rule, and the rule's chain of round trips grows by the
 /// longest chain of any one worker.
 ///
-/// With `ahead`, the cases' requests go first: their first requests all at once, then all at
-/// once those the answers decide, kept for the cases (see [`RuleCtx::keep_ahead`]). A case
-/// then only judges what came back, on the rule's thread; helpers come in once a case has
-/// waited on a request of its own. Each case sending its own on a thread of its own, a run at
-/// 50 ms started 700 threads, and a quarter of its CPU went to them.
+/// With `ahead`, the cases' requests go first: their first requests all at once (those that
+/// may lead to more first), and each of those an answer decides as soon as it is back, kept
+/// for the cases (see [`RuleCtx::keep_ahead`]). A case then only judges what came back, on
+/// the rule's thread; helpers come in once a case has waited on a request of its own. Each
+/// case sending its own on a thread of its own, a run at 50 ms started 700 threads, and a
+/// quarter of its CPU went to them.
 pub(crate) fn judge_all<T: Sync>(
     ctx: &RuleCtx,
     values: &[T],

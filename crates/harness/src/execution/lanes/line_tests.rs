@@ -1,7 +1,7 @@
 //! The line for places: who takes a place given back when the level is full, and which of the
 //! creates waiting takes a lane that comes back.
 
-use super::tests::{checkouts, lanes};
+use super::tests::{a_full_level, checkouts, lanes, the_lane_back_goes_to};
 use super::*;
 
 /// A plain request that has waited its usual answer's time joins the line, but not while a
@@ -95,54 +95,6 @@ async fn a_chain_request_waits_behind_one_plain_request_in_line_at_most() {
 #[tokio::test]
 async fn a_chains_create_takes_a_lane_back_before_a_plain_one() {
     let lanes = lanes(16 * START);
-    let mut held = checkouts(&lanes, START).await;
-    for checkout in &held {
-        lanes.answered(checkout.lane(), 50, true);
-    }
-    let mut reads = Vec::new();
-    for _ in START..lanes.level() {
-        reads.push(
-            lanes
-                .checkout_reusing(Priority::Plain, Reuse::Any)
-                .await
-                .unwrap(),
-        );
-    }
-    let unrepeatable = Reuse::Unrepeatable(Some(SAFE_IDLE));
-    let wait = std::time::Duration::from_millis(50);
-    let plain = lanes.checkout_reusing(Priority::Plain, unrepeatable);
-    tokio::pin!(plain);
-    assert!(
-        tokio::time::timeout(wait, &mut plain).await.is_err(),
-        "no lane"
-    );
-    let chain = lanes.checkout_reusing(Priority::Chain, unrepeatable);
-    tokio::pin!(chain);
-    assert!(
-        tokio::time::timeout(wait, &mut chain).await.is_err(),
-        "no lane yet"
-    );
-    drop(held.pop()); // one comes back idle
-    let taken = tokio::time::timeout(std::time::Duration::from_millis(500), async {
-        tokio::select! {
-            biased;
-            _ = &mut plain => None,
-            taken = &mut chain => Some(taken.unwrap()),
-        }
-    })
-    .await
-    .expect("a create took the lane")
-    .expect("the chain's create took it, though the plain one waited first");
-    assert!(taken.lane().proven.load(Ordering::Relaxed));
-    assert!(
-        tokio::time::timeout(wait, &mut plain).await.is_err(),
-        "the plain create still waits"
-    );
-    drop(held.pop());
-    assert!(
-        tokio::time::timeout(std::time::Duration::from_millis(500), &mut plain)
-            .await
-            .is_ok(),
-        "then the plain one goes"
-    );
+    let (mut held, _reads) = a_full_level(&lanes, Priority::Plain).await;
+    let _taken = the_lane_back_goes_to(&lanes, &mut held, Priority::Plain, Priority::Chain).await;
 }

@@ -357,56 +357,73 @@ async fn while_a_create_waits_a_read_opens_a_fresh_lane_and_leaves_the_idle_one_
     assert!(taken.lane().proven.load(Ordering::Relaxed));
 }
 
-#[tokio::test]
-async fn a_fixtures_create_takes_the_first_lane_back_and_its_read_goes_past_a_full_level() {
-    // The run's fixtures (a pet to read, the marker's baseline) waited in line behind every
-    // chain request for four round trips at 50 ms, and most rules wait on them.
-    let lanes = lanes(16 * START);
-    let mut held = checkouts(&lanes, START).await;
+/// `START` lanes proven and held, and reads (of `priority`) on every other place of the
+/// level: the level full, no lane idle.
+pub(super) async fn a_full_level(
+    lanes: &Lanes,
+    priority: Priority,
+) -> (Vec<Checkout<'_>>, Vec<Checkout<'_>>) {
+    let held = checkouts(lanes, START).await;
     for checkout in &held {
         lanes.answered(checkout.lane(), 50, true);
     }
-    let level = lanes.level();
     let mut reads = Vec::new();
-    for _ in START..level {
-        reads.push(
-            lanes
-                .checkout_reusing(Priority::Chain, Reuse::Any)
-                .await
-                .unwrap(),
-        );
+    for _ in START..lanes.level() {
+        reads.push(lanes.checkout_reusing(priority, Reuse::Any).await.unwrap());
     }
+    (held, reads)
+}
+
+/// On a full level, a create of `waits_first` waits, then one of `takes`: the lane that comes
+/// back (one of `held`) goes to `takes`, and the other still waits. The lane taken, held.
+pub(super) async fn the_lane_back_goes_to<'a>(
+    lanes: &'a Lanes,
+    held: &mut Vec<Checkout<'a>>,
+    waits_first: Priority,
+    takes: Priority,
+) -> Checkout<'a> {
     let unrepeatable = Reuse::Unrepeatable(Some(SAFE_IDLE));
-    let other = lanes.checkout_reusing(Priority::Chain, unrepeatable);
-    tokio::pin!(other);
     let wait = std::time::Duration::from_millis(50);
+    let other = lanes.checkout_reusing(waits_first, unrepeatable);
+    tokio::pin!(other);
     assert!(
         tokio::time::timeout(wait, &mut other).await.is_err(),
         "no lane"
     );
-    let fixture = lanes.checkout_reusing(Priority::First, unrepeatable);
-    tokio::pin!(fixture);
+    let taker = lanes.checkout_reusing(takes, unrepeatable);
+    tokio::pin!(taker);
     assert!(
-        tokio::time::timeout(wait, &mut fixture).await.is_err(),
+        tokio::time::timeout(wait, &mut taker).await.is_err(),
         "no lane yet"
     );
     drop(held.pop()); // one comes back idle
-    // Both looked at, the other first: the lane is the fixture's.
+    // Both looked at, the other first: the lane is the taker's.
     let taken = tokio::time::timeout(std::time::Duration::from_millis(500), async {
         tokio::select! {
             biased;
             _ = &mut other => None,
-            taken = &mut fixture => Some(taken.unwrap()),
+            taken = &mut taker => Some(taken.unwrap()),
         }
     })
     .await
     .expect("a create took the lane")
-    .expect("the fixture's create took it, though the other waited first");
+    .unwrap_or_else(|| panic!("{takes:?}'s create took it, though {waits_first:?}'s waited first"));
     assert!(taken.lane().proven.load(Ordering::Relaxed));
     assert!(
         tokio::time::timeout(wait, &mut other).await.is_err(),
         "the other create still waits"
     );
+    taken
+}
+
+#[tokio::test]
+async fn a_fixtures_create_takes_the_first_lane_back_and_its_read_goes_past_a_full_level() {
+    // The run's fixtures (a pet to read, the marker's baseline) waited in line behind every
+    // chain request for four round trips at 50 ms, and most rules wait on them.
+    let lanes = lanes(16 * START);
+    let (mut held, _reads) = a_full_level(&lanes, Priority::Chain).await;
+    let _taken = the_lane_back_goes_to(&lanes, &mut held, Priority::Chain, Priority::First).await;
+    let wait = std::time::Duration::from_millis(50);
     // The level full: a fixture's read goes past it, another waits.
     let read = lanes.checkout_reusing(Priority::Chain, Reuse::Any);
     tokio::pin!(read);
