@@ -231,17 +231,31 @@ impl Run {
                 )
                 .collect()
         };
+        if self.stops.reason().is_none() {
+            self.sent_again(specs, &mut exchanges, &send);
+        }
+        exchanges
+    }
+
+    /// The idempotent requests of `specs` the transport cut, sent again together once with
+    /// `send`, their exchanges in place of the cut ones; which they were.
+    fn sent_again(
+        &self,
+        specs: &[RequestSpec],
+        exchanges: &mut [Exchange],
+        send: &dyn Fn(&[RequestSpec]) -> Vec<Exchange>,
+    ) -> Vec<usize> {
         let again: Vec<usize> = (0..specs.len())
             .filter(|&n| exchanges[n].cut_by_transport() && idempotent(specs[n].method))
             .collect();
-        if again.is_empty() || self.stops.reason().is_some() {
-            return exchanges;
+        if again.is_empty() {
+            return again;
         }
         let resent: Vec<RequestSpec> = again.iter().map(|&n| specs[n].clone()).collect();
-        for (n, exchange) in again.into_iter().zip(send(&resent)) {
+        for (&n, exchange) in again.iter().zip(send(&resent)) {
             exchanges[n] = exchange;
         }
-        exchanges
+        again
     }
 
     /// [`Run::send_all`] of a batch whose answers decide more requests (`then`, given each
@@ -280,34 +294,16 @@ impl Run {
         }
         // The idempotent ones the transport cut go again, as in `send_all`; a first sent
         // again decides its own.
-        let again: Vec<usize> = (0..specs.len())
-            .filter(|&n| exchanges[n].cut_by_transport() && idempotent(specs[n].method))
-            .collect();
-        if !again.is_empty() {
-            let resent: Vec<RequestSpec> = again.iter().map(|&n| specs[n].clone()).collect();
-            for (&n, exchange) in again
-                .iter()
-                .zip(self.send_all(rule_id, &resent, false, priority))
-            {
-                exchanges[n] = exchange;
-            }
-            after.extend(second(&exchanges, &again));
-        }
-        let cut: Vec<usize> = (0..after.len())
-            .filter(|&n| after[n].1.cut_by_transport() && idempotent(after[n].0.method))
-            .collect();
-        if !cut.is_empty() {
-            let resent: Vec<RequestSpec> = cut.iter().map(|&n| after[n].0.clone()).collect();
-            let answers = self
-                .client
-                .send_all_each(&resent, priority, &|n, exchange| {
-                    self.record(rule_id, &resent[n], exchange)
-                });
-            for (&n, exchange) in cut.iter().zip(answers) {
-                after[n].1 = exchange;
-            }
-        }
-        (exchanges, after)
+        let again = self.sent_again(specs, &mut exchanges, &|resent| {
+            self.send_all(rule_id, resent, false, priority)
+        });
+        after.extend(second(&exchanges, &again));
+        let (next, mut answers): (Vec<RequestSpec>, Vec<Exchange>) = after.into_iter().unzip();
+        self.sent_again(&next, &mut answers, &|resent| {
+            let record = |n: usize, exchange| self.record(rule_id, &resent[n], exchange);
+            self.client.send_all_each(resent, priority, &record)
+        });
+        (exchanges, next.into_iter().zip(answers).collect())
     }
 
     /// Exchanges sent before the rules (the preflight), through the recorder all the same.

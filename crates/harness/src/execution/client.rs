@@ -215,21 +215,8 @@ impl Client {
         priority: Priority,
         each: &dyn Fn(usize, Exchange) -> Exchange,
     ) -> Vec<Exchange> {
-        if self.lanes.one_at_a_time() {
-            // In the order of `specs`, as `--concurrency 1` promises: at once, which of them
-            // takes the one place freed is a race between their waits.
-            return specs
-                .iter()
-                .enumerate()
-                .map(|(n, spec)| each(n, self.send_as(spec, priority)))
-                .collect();
-        }
-        self.runtime.block_on(futures_util::future::join_all(
-            specs
-                .iter()
-                .enumerate()
-                .map(|(n, spec)| async move { each(n, self.send_one(spec, priority).await) }),
-        ))
+        let sent = self.send_all_then(specs, priority, each, &|_, _| Vec::new(), &|_, e| e);
+        sent.into_iter().map(|(exchange, _)| exchange).collect()
     }
 
     /// [`Client::send_all_each`], and after each request, as soon as its exchange is back,
@@ -245,7 +232,8 @@ impl Client {
         each_then: &dyn Fn(&RequestSpec, Exchange) -> Exchange,
     ) -> Vec<(Exchange, Vec<(RequestSpec, Exchange)>)> {
         if self.lanes.one_at_a_time() {
-            // In order, as `--concurrency 1` promises (see `send_all_each`).
+            // In the order of `specs`, as `--concurrency 1` promises: at once, which of them
+            // takes the one place freed is a race between their waits.
             return specs
                 .iter()
                 .enumerate()
