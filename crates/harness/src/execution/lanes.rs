@@ -505,3 +505,6 @@ mod tests;
 
 #[cfg(test)]
 mod line_tests;
+
+#[cfg(test)]
+mod burst_tests;

@@ -1,5 +1,6 @@
 //! Taking a lane for a request: which idle lane it may take, a place in flight in line as its
-//! priority says, a burst's lanes together, a request sent alone (giving it back: `give_back`).
+//! priority says, a burst's lanes together (`burst`), a request sent alone (giving it back:
+//! `give_back`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,6 +9,8 @@ use tokio::sync::SemaphorePermit;
 
 use super::connector::{CountConnects, LaneConnector};
 use super::{CountConnectsHandle, Lane, Lanes, Priority};
+
+mod burst;
 
 /// How often a request behind the chains looks for a free place even without being told of
 /// one (a place given back by a wait that was called off tells no one).
@@ -301,6 +304,18 @@ impl Lanes {
         idle + fresh > kept
     }
 
+    /// Whether a request that may not be sent twice finds a lane it may take now, whatever
+    /// waits for one: an idle one (taken, or closed for a fresh one), or room for a fresh one
+    /// within the connections the target has served at once.
+    fn unrepeatable_lane_free(&self) -> bool {
+        !self
+            .idle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+            || self.live.load(Ordering::Relaxed) < self.fresh_bound()
+    }
+
     /// The connections a request that may not be sent twice may open up to.
     fn fresh_bound(&self) -> usize {
         self.most_proven.load(Ordering::Relaxed).max(super::START)
@@ -377,72 +392,6 @@ impl Lanes {
     /// The run's usual answer time (a moving average; none before the first answer).
     fn usual_answer(&self) -> std::time::Duration {
         std::time::Duration::from_micros(self.usual_us.load(Ordering::Relaxed))
-    }
-
-    /// `n` lanes for a burst sent at one moment, within the level: a burst is what a race is
-    /// checked with, so while no overload has been seen it may raise the level up to the
-    /// ceiling for itself (slow start would have got there). One burst gathers at a time, so
-    /// that two never hold half the lanes each, waiting for the other's.
-    /// Its idle lanes are taken as `reuse` says: a burst of creates takes none the server may be
-    /// closing.
-    pub async fn checkout_many(&self, n: usize, reuse: Reuse) -> Result<Vec<Checkout<'_>>, String> {
-        let _gathering = self.gathering.lock().await;
-        // One shared turn for the whole burst: taken lane by lane, a request waiting to go
-        // alone between two of them would wait for the burst, and the burst for it.
-        let turn = Arc::new(Arc::clone(&self.turns).read_owned().await);
-        let want = {
-            let mut state = self.state();
-            let room = if state.slow_start {
-                state.ceiling.min(state.limit)
-            } else {
-                state.level
-            };
-            let want = n.clamp(1, room.max(1));
-            if want > state.level {
-                let grow = want - state.level;
-                let repaid = grow.min(state.debt);
-                state.debt -= repaid;
-                self.permits.add_permits(grow - repaid);
-                self.freed.notify_waiters();
-                state.level = want;
-                state.reached = state.reached.max(want);
-            }
-            want
-        };
-        let mut checkouts = Vec::with_capacity(want);
-        // The permits are taken together, first in line: requests behind the burst wait for it
-        // rather than take its lanes one by one. Looked at again now and then, since the level
-        // may drop below what is asked while the burst waits.
-        'gather: while checkouts.len() < want.min(self.level()) {
-            let need = want.min(self.level()) - checkouts.len();
-            let acquire = self
-                .permits
-                .acquire_many(u32::try_from(need).unwrap_or(u32::MAX));
-            tokio::pin!(acquire);
-            loop {
-                tokio::select! {
-                    permits = &mut acquire => {
-                        let mut permits = permits.map_err(|e| e.to_string())?;
-                        while let Some(one) = permits.split(1) {
-                            checkouts.push(self.lane_for(
-                                one,
-                                Turn::beside(Arc::clone(&turn)),
-                                reuse,
-                            ));
-                        }
-                        continue 'gather;
-                    }
-                    _ = tokio::time::sleep(BURST_RECHECK) => {
-                        if self.level() < checkouts.len() + need {
-                            // The places this wait held go back: a plain request may take one.
-                            self.freed.notify_waiters();
-                            continue 'gather;
-                        }
-                    }
-                }
-            }
-        }
-        Ok(checkouts)
     }
 
     fn lane_for<'a>(
