@@ -3,18 +3,24 @@
 use super::tests::{checkouts, lanes};
 use super::*;
 
-/// A burst of creates opens no connection past those the target has served at once: a server
-/// that resets connections past its cap would take a create with its connection. It takes
-/// what it may, waits a little for lanes to come back, and goes with what it has; its other
-/// requests follow on its lanes.
-#[tokio::test]
-async fn a_burst_of_creates_opens_no_connection_past_those_served_at_once() {
+/// Lanes on which a first round of [`START`] requests was answered, given back idle.
+async fn served_round() -> Lanes {
     let lanes = lanes(16 * START);
     let held = checkouts(&lanes, START).await;
     for checkout in &held {
         lanes.answered(checkout.lane(), 50, true);
     }
     drop(held);
+    lanes
+}
+
+/// A burst of creates opens no connection past those the target has served at once: a server
+/// that resets connections past its cap would take a create with its connection. It takes
+/// what it may, waits a little for lanes to come back, and goes with what it has; its other
+/// requests follow on its lanes.
+#[tokio::test]
+async fn a_burst_of_creates_opens_no_connection_past_those_served_at_once() {
+    let lanes = served_round().await;
     lanes.kept_answered();
     // Reads take the idle lanes and probe past them, as they may.
     let mut reads = checkouts(&lanes, START + 2).await;
@@ -57,12 +63,7 @@ async fn a_burst_of_creates_opens_no_connection_past_those_served_at_once() {
 /// again.
 #[tokio::test]
 async fn a_burst_of_reads_probes_past_the_served_lanes() {
-    let lanes = lanes(16 * START);
-    let held = checkouts(&lanes, START).await;
-    for checkout in &held {
-        lanes.answered(checkout.lane(), 50, true);
-    }
-    drop(held);
+    let lanes = served_round().await;
     let burst = lanes.checkout_many(2 * START, Reuse::Any).await.unwrap();
     assert_eq!(burst.len(), 2 * START);
     assert_eq!(lanes.live(), 2 * START);
@@ -73,12 +74,7 @@ async fn a_burst_of_reads_probes_past_the_served_lanes() {
 /// after its one answer, and be lost with it.
 #[tokio::test]
 async fn before_kept_connections_are_seen_a_burst_of_creates_waits_for_all_its_lanes() {
-    let lanes = lanes(16 * START);
-    let held = checkouts(&lanes, START).await;
-    for checkout in &held {
-        lanes.answered(checkout.lane(), 50, true);
-    }
-    drop(held);
+    let lanes = served_round().await;
     let mut reads = checkouts(&lanes, START + 2).await;
     let first = reads.pop();
     let lanes_back = &lanes;
