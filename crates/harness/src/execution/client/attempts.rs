@@ -375,6 +375,30 @@ impl Client {
         }
     }
 
+    /// Shows the target `n` more connections: the plainest read the contract offers on `n`
+    /// fresh lanes at once, unrecorded, as the probe of `store_answers` is. Each answer proves
+    /// its lane; an overload one meets cuts the level as any does, and its lane closes.
+    pub(super) async fn show_connections(&self, n: usize) {
+        let Ok(mut checkouts) = self
+            .until_halt(self.lanes.checkout_many(n, Reuse::Never))
+            .await
+        else {
+            return;
+        };
+        let probe = RequestSpec::liveness();
+        // Paced as every request is (`--rate`).
+        let attempts = futures_util::future::join_all(checkouts.iter().map(|checkout| async {
+            self.pace().await.ok()?;
+            Some(self.attempt(checkout.lane(), &probe, MAX_RESENDS).await)
+        }))
+        .await;
+        for (checkout, attempt) in checkouts.iter_mut().zip(attempts) {
+            if matches!(attempt, Some(Attempt::Overloaded | Attempt::Closed(..))) {
+                checkout.discard();
+            }
+        }
+    }
+
     /// One request on one lane, watched for the run's own overload: a connect that fails, or a
     /// fresh connection that waits far longer than any answer has (the server left it in its
     /// backlog), cuts the level and, while resends are left, is sent again. A slow answer on a

@@ -95,3 +95,19 @@ async fn before_kept_connections_are_seen_a_burst_of_creates_waits_for_all_its_l
         "it waited for the lanes back"
     );
 }
+
+/// With no other lane out, a burst of creates larger than the connections the target has
+/// served at once still opens none past them: it goes with the lanes it may take, its other
+/// creates following on them (the client shows the target more connections first:
+/// `Client::send_at_once`).
+#[tokio::test]
+async fn with_nothing_else_out_a_burst_of_creates_still_opens_none_past_the_served() {
+    let lanes = served_round().await;
+    lanes.kept_answered();
+    let burst = lanes
+        .checkout_many(3 * START, Reuse::Unrepeatable(Some(SAFE_IDLE)))
+        .await
+        .unwrap();
+    assert_eq!(burst.len(), START, "the lanes served, no more");
+    assert_eq!(lanes.live(), START);
+}

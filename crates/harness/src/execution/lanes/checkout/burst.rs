@@ -41,18 +41,18 @@ impl Lanes {
         // A burst of requests that may not be sent twice opens no connection past those the
         // target has served at once, as one such request does (see `Reuse::Unrepeatable`): a
         // place with no lane it may take goes back, and the burst waits for lanes to come
-        // back. Where the target keeps connections, once it holds one, for two usual answers
-        // (never past `SAFE_IDLE`: the lanes it holds meanwhile stay idle), then what it has
-        // goes, its other requests following on its lanes; before that is known (a server may
-        // close each connection after one answer, and one that follows would be lost with it),
-        // or holding none, for `FRESH_WAIT`, as one such request does, then the rest open.
+        // back. Where the target keeps connections, once it holds one, for half `SAFE_IDLE`
+        // (the lanes it holds meanwhile stay idle), then what it has goes, its other requests
+        // following on its lanes; before that is known (a server may close each connection
+        // after one answer, and one that follows would be lost with it), or holding none, for
+        // `FRESH_WAIT`, as one such request does; then the rest open. The client first shows
+        // the target as many connections as the burst asks for (`Client::send_at_once`).
         // Raised past them, a burst of creates behind 4 workers resetting past 32 connections
         // lost a create in 1 run in 40 under load.
         let unrepeatable = matches!(reuse, Reuse::Unrepeatable(_));
         let may_follow = matches!(reuse, Reuse::Unrepeatable(Some(_)));
         let started = tokio::time::Instant::now();
-        let goes_with_what_it_has =
-            started + (self.usual_answer() * 2).clamp(BURST_RECHECK, SAFE_IDLE);
+        let goes_with_what_it_has = started + SAFE_IDLE / 2;
         let opens_anyway = started + FRESH_WAIT;
         // The permits are taken together, first in line: requests behind the burst wait for it
         // rather than take its lanes one by one. Looked at again now and then, since the level
@@ -107,6 +107,12 @@ impl Lanes {
             }
         }
         Ok(checkouts)
+    }
+
+    /// The most lanes the target has answered on at once: as many requests that may not be
+    /// sent twice go together on connections it has shown it takes.
+    pub fn served_at_once(&self) -> usize {
+        self.most_proven.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Lanes coming back for a burst of creates short of lanes, handed over with their places
