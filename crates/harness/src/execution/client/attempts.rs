@@ -375,12 +375,15 @@ impl Client {
         }
     }
 
-    /// Shows the target `n` more connections: the plainest read the contract offers on `n`
-    /// fresh lanes at once, unrecorded, as the probe of `store_answers` is. Each answer proves
-    /// its lane; an overload one meets cuts the level as any does, and its lane closes.
+    /// Shows the target `n` connections at once: the plainest read the contract offers on `n`
+    /// lanes together (the idle ones, then fresh), unrecorded, as the probe of
+    /// `store_answers` is. Each answer proves its lane; an overload one meets cuts the level
+    /// as any does, and its lane closes. Fresh lanes only in the place of idle ones closed
+    /// for them opened more than `--concurrency` at once at the target, which had not yet
+    /// seen the closed ones go.
     pub(super) async fn show_connections(&self, n: usize) {
         let Ok(mut checkouts) = self
-            .until_halt(self.lanes.checkout_many(n, Reuse::Never))
+            .until_halt(self.lanes.checkout_many(n, Reuse::Any))
             .await
         else {
             return;

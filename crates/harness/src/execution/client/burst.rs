@@ -14,15 +14,12 @@ impl Client {
         self.runtime.block_on(async {
             // A burst of creates goes on connections the target has shown it takes at once (a
             // server that resets what is past its cap would take a create with one): where it
-            // asks for more, the plainest read goes first on as many fresh connections at once,
-            // so that the race goes whole where the target takes them (a rule run alone, after
-            // the preflight's 6, went with a third of its lanes and missed a racy id counter),
-            // and on fewer where it does not.
+            // asks for more, the plainest read goes first on as many connections at once, so
+            // that the race goes whole where the target takes them (a rule run alone, after the
+            // preflight's 6, went with a third of its lanes and missed a racy id counter), and
+            // on fewer where it does not.
             let repeatable = specs.iter().all(super::attempts::repeatable);
-            if !repeatable
-                && self.lanes.served_at_once() < specs.len()
-                && self.halt.reason().is_none()
-            {
+            if !repeatable && self.lanes.unserved(specs.len()) > 0 && self.halt.reason().is_none() {
                 self.show_connections(specs.len()).await;
             }
             // A burst of creates takes no idle connection the server may be closing as the

@@ -1,5 +1,5 @@
 //! Taking a lane for a request: which idle lane it may take, a place in flight in line as its
-//! priority says, a burst's lanes together (`burst`), a request sent alone (giving it back:
+//! priority says, a burst's lanes together (`gather`), a request sent alone (giving it back:
 //! `give_back`).
 
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use tokio::sync::SemaphorePermit;
 use super::connector::{CountConnects, LaneConnector};
 use super::{CountConnectsHandle, Lane, Lanes, Priority};
 
-mod burst;
+mod gather;
 
 /// How often a request behind the chains looks for a free place even without being told of
 /// one (a place given back by a wait that was called off tells no one).

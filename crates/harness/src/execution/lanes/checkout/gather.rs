@@ -109,10 +109,12 @@ impl Lanes {
         Ok(checkouts)
     }
 
-    /// The most lanes the target has answered on at once: as many requests that may not be
-    /// sent twice go together on connections it has shown it takes.
-    pub fn served_at_once(&self) -> usize {
-        self.most_proven.load(std::sync::atomic::Ordering::Relaxed)
+    /// How many lanes short of `n` a burst of requests that may not be sent twice is: past
+    /// the most lanes the target has answered on at once, within `--concurrency`.
+    pub fn unserved(&self, n: usize) -> usize {
+        let ceiling = self.state().ceiling;
+        n.min(ceiling)
+            .saturating_sub(self.most_proven.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Lanes coming back for a burst of creates short of lanes, handed over with their places
