@@ -304,18 +304,6 @@ impl Lanes {
         idle + fresh > kept
     }
 
-    /// Whether a request that may not be sent twice finds a lane it may take now, whatever
-    /// waits for one: an idle one (taken, or closed for a fresh one), or room for a fresh one
-    /// within the connections the target has served at once.
-    fn unrepeatable_lane_free(&self) -> bool {
-        !self
-            .idle
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty()
-            || self.live.load(Ordering::Relaxed) < self.fresh_bound()
-    }
-
     /// The connections a request that may not be sent twice may open up to.
     fn fresh_bound(&self) -> usize {
         self.most_proven.load(Ordering::Relaxed).max(super::START)

@@ -71,7 +71,9 @@ impl Lanes {
                         while let Some(one) = permits.split(1) {
                             let opens = (checkouts.is_empty() || !may_follow)
                                 && tokio::time::Instant::now() >= opens_anyway;
-                            if unrepeatable && !self.unrepeatable_lane_free() && !opens {
+                            // A lane it may take now, whatever else waits for one.
+                            let free = self.may_take(tier(Priority::First));
+                            if unrepeatable && !free && !opens {
                                 short = true;
                                 break; // its place goes back, with the others not taken
                             }
