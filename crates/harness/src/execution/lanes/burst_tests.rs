@@ -111,28 +111,3 @@ async fn with_nothing_else_out_a_burst_of_creates_still_opens_none_past_the_serv
     assert_eq!(burst.len(), START, "the lanes served, no more");
     assert_eq!(lanes.live(), START);
 }
-
-/// A burst of creates within the connections a create may open (`START` before any answer)
-/// needs none shown first; past them it is short by the rest, and once the target has answered
-/// on more, by fewer.
-#[tokio::test]
-async fn a_burst_is_short_only_past_the_connections_a_create_may_open() {
-    assert_eq!(
-        lanes(16 * START).unserved(START),
-        0,
-        "within START before any answer"
-    );
-    let lanes = served_round().await;
-    assert_eq!(lanes.unserved(START), 0);
-    assert_eq!(lanes.unserved(3 * START), 2 * START);
-    let held = checkouts(&lanes, 2 * START).await;
-    for checkout in &held {
-        lanes.answered(checkout.lane(), 50, true);
-    }
-    assert_eq!(
-        lanes.unserved(3 * START),
-        START,
-        "the lanes answered on count"
-    );
-    assert_eq!(lanes.unserved(2 * START), 0);
-}

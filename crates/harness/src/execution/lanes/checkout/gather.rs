@@ -112,14 +112,11 @@ impl Lanes {
     }
 
     /// How many lanes short of `n` a burst of requests that may not be sent twice is: past
-    /// the connections such a request may open (the most the target has answered on at once,
-    /// [`super::super::START`] before that), within `--concurrency`. A burst within them needs
-    /// no connections shown first: shown anyway, the reads took the idle lanes in the run's
-    /// second round trip, and the marker's baseline, which every quiet-store rule waits on,
-    /// went a round trip late.
+    /// the most lanes the target has answered on at once, within `--concurrency`.
     pub fn unserved(&self, n: usize) -> usize {
         let ceiling = self.state().ceiling;
-        n.min(ceiling).saturating_sub(self.fresh_bound())
+        n.min(ceiling)
+            .saturating_sub(self.most_proven.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Lanes coming back for a burst of creates short of lanes, handed over with their places
