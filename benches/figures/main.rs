@@ -3,8 +3,8 @@
 //! A bench target of its own, out of the release binary (`cargo bench --bench figures --
 //! [--output FILE] [--long-budget SECONDS]`, optimised as a release build); it times the
 //! harness's own binary, which cargo builds beside it.
-//! 1. The default suite against the reference at 0, 10 and 50 ms of latency (each the median
-//!    of three runs): wall time, in round trips and in round trips added to the run at 0 ms,
+//! 1. The default suite against the reference at 0, 10 and 50 ms of latency (five interleaved
+//!    rounds, each figure the median): wall time, in round trips and in round trips added to the run at 0 ms,
 //!    beside the critical path (the longest chain of dependent requests of a rule).
 //! 2. Time-budget throughput against a raw ceiling measured in the same run: the same client,
 //!    at the same concurrency, sending the same mix of requests (the budget run's own request
@@ -115,8 +115,11 @@ pub struct SuiteFigure {
     pub requests: usize,
     /// Wall time over latency: how many round trips the run cost.
     pub round_trips: Option<f64>,
-    /// (wall − wall at 0 ms) / latency: the round trips the latency added to the run.
+    /// (wall − wall at 0 ms) / latency: the round trips the latency added to the run, the
+    /// median over interleaved rounds (see [`suites`]).
     pub added_round_trips: Option<f64>,
+    /// The fewest and the most round trips added in one round.
+    pub added_round_trips_spread: Option<(f64, f64)>,
     /// The longest chain of dependent requests of one rule, and that rule.
     pub critical_path: u32,
     pub critical_rule: String,
@@ -192,27 +195,77 @@ fn lines(path: &Path) -> usize {
     std::fs::read_to_string(path).map_or(0, |text| text.lines().count())
 }
 
-/// Runs of the suite at each latency; the figure is the run of median wall time (one run's
-/// wall varies by a round trip or so with what else the machine does).
-const SUITE_RUNS: usize = 3;
+/// Rounds of the suite: each round runs it at every latency in turn, so that a round's runs
+/// see the machine in the same state. Single runs here move by a round trip at 50 ms with
+/// what else the machine does, and three runs at 0 ms then three at 50 ms, minutes apart in a
+/// busy hour, moved the round trips added by as much.
+const SUITE_ROUNDS: usize = 5;
 
-/// The suite at 0, 10 and 50 ms, each the median of [`SUITE_RUNS`] runs, with the round trips
-/// each latency added to the run at 0 ms.
+/// The latencies of the suite's figures, the first at 0 ms (what the others are added to).
+const LATENCIES_MS: [u64; 3] = [0, 10, 50];
+
+/// The suite at 0, 10 and 50 ms in [`SUITE_ROUNDS`] interleaved rounds. Each latency's figure
+/// is its run of median wall time; the round trips it added are the median over the rounds of
+/// what it added to the same round's run at 0 ms, with their spread.
 fn suites() -> Result<Vec<SuiteFigure>, String> {
-    let mut figures = Vec::new();
-    for ms in [0, 10, 50] {
-        let mut runs = (0..SUITE_RUNS)
-            .map(|_| suite_at(Duration::from_millis(ms)))
-            .collect::<Result<Vec<_>, _>>()?;
-        runs.sort_by_key(|run| run.wall_ms);
-        figures.push(runs.swap_remove(SUITE_RUNS / 2));
+    let mut rounds: Vec<Vec<SuiteFigure>> = Vec::with_capacity(SUITE_ROUNDS);
+    for _ in 0..SUITE_ROUNDS {
+        rounds.push(
+            LATENCIES_MS
+                .iter()
+                .map(|ms| suite_at(Duration::from_millis(*ms)))
+                .collect::<Result<Vec<_>, _>>()?,
+        );
     }
-    let base = figures.first().map_or(0, |zero| zero.wall_ms);
-    for figure in &mut figures {
-        figure.added_round_trips = (figure.latency_ms > 0)
-            .then(|| (figure.wall_ms as f64 - base as f64) / figure.latency_ms as f64);
+    Ok(interleaved(rounds))
+}
+
+/// Each latency's figure from rounds of runs (one run per latency each, the first at 0 ms):
+/// its run of median wall time, with the round trips added as [`suites`] says.
+fn interleaved(rounds: Vec<Vec<SuiteFigure>>) -> Vec<SuiteFigure> {
+    let added: Vec<Vec<f64>> = (0..LATENCIES_MS.len())
+        .map(|at| {
+            let mut added: Vec<f64> = rounds
+                .iter()
+                .filter(|round| round[at].latency_ms > 0)
+                .map(|round| {
+                    (round[at].wall_ms as f64 - round[0].wall_ms as f64)
+                        / round[at].latency_ms as f64
+                })
+                .collect();
+            added.sort_by(f64::total_cmp);
+            added
+        })
+        .collect();
+    let mut by_latency: Vec<Vec<SuiteFigure>> =
+        (0..LATENCIES_MS.len()).map(|_| Vec::new()).collect();
+    for round in rounds {
+        for (at, run) in round.into_iter().enumerate() {
+            by_latency[at].push(run);
+        }
     }
-    Ok(figures)
+    by_latency
+        .into_iter()
+        .zip(added)
+        .map(|(mut runs, added)| {
+            runs.sort_by_key(|run| run.wall_ms);
+            let mut figure = runs.swap_remove(runs.len() / 2);
+            figure.added_round_trips = median(&added);
+            figure.added_round_trips_spread =
+                added.first().zip(added.last()).map(|(a, b)| (*a, *b));
+            figure
+        })
+        .collect()
+}
+
+/// The median of sorted `values` (the mean of the middle two for an even count).
+fn median(values: &[f64]) -> Option<f64> {
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    }
 }
 
 /// The default suite against the reference with `latency` on every answer.
@@ -236,6 +289,7 @@ pub fn suite_at(latency: Duration) -> Result<SuiteFigure, String> {
         requests: lines(&dir.join("requests.jsonl")),
         round_trips: (!latency.is_zero()).then(|| wall.as_secs_f64() / latency.as_secs_f64()),
         added_round_trips: None,
+        added_round_trips_spread: None,
         critical_path: critical.round_trips,
         critical_rule: critical.id.clone(),
         connections_opened: report.connections.opened,
@@ -621,8 +675,11 @@ pub fn render(bench: &Bench) -> String {
             row.wall_ms as f64 / 1000.0,
             row.requests,
             row.round_trips.map_or("-".into(), |r| format!("{r:.0}")),
-            row.added_round_trips
-                .map_or("-".into(), |r| format!("{r:.1}")),
+            match (row.added_round_trips, row.added_round_trips_spread) {
+                (Some(median), Some((least, most))) =>
+                    format!("{median:.1} ({least:.1} to {most:.1})"),
+                _ => "-".into(),
+            },
             row.critical_path,
             row.critical_rule,
             row.connections_opened,
