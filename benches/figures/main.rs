@@ -4,8 +4,9 @@
 //! [--output FILE] [--long-budget SECONDS]`, optimised as a release build); it times the
 //! harness's own binary, which cargo builds beside it.
 //! 1. The default suite against the reference at 0, 10 and 50 ms of latency (five interleaved
-//!    rounds, each figure the median): wall time, in round trips and in round trips added to the run at 0 ms,
-//!    beside the critical path (the longest chain of dependent requests of a rule).
+//!    rounds, each figure the median; `--only-latency` for these alone, `--rounds` for more):
+//!    wall time, in round trips and in round trips added to the run at 0 ms, beside the
+//!    critical path (the longest chain of dependent requests of a rule).
 //! 2. Time-budget throughput against a raw ceiling measured in the same run: the same client,
 //!    at the same concurrency, sending the same mix of requests (the budget run's own request
 //!    log, over again) to a fresh reference with nothing judged, as a ratio. Both write the
@@ -64,6 +65,13 @@ struct Args {
     /// Print only the peak RSS against the targets that send much (a few seconds each).
     #[arg(long, conflicts_with = "only_throughput")]
     only_heavy: bool,
+    /// Print only the suite's latency figures (about 15 s at five rounds), for tuning the
+    /// round trips added.
+    #[arg(long, conflicts_with_all = ["only_throughput", "only_heavy"])]
+    only_latency: bool,
+    /// Interleaved rounds of the suite at 0, 10 and 50 ms: more rounds, a steadier median.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100))]
+    rounds: u64,
     /// Given by `cargo bench`.
     #[arg(long, hide = true)]
     bench: bool,
@@ -96,7 +104,12 @@ fn measure(args: &Args) -> Result<(), String> {
         stdout!("{}", render_heavy(&heavy));
         return Ok(());
     }
-    let figures = run_all(Duration::from_secs(args.long_budget))?;
+    let rounds = usize::try_from(args.rounds).unwrap_or(SUITE_ROUNDS);
+    if args.only_latency {
+        stdout!("{}", render_suite(&suites(rounds)?));
+        return Ok(());
+    }
+    let figures = run_all(Duration::from_secs(args.long_budget), rounds)?;
     stdout!("{}", render(&figures));
     if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty()) {
         let _ = std::fs::create_dir_all(dir);
@@ -195,28 +208,27 @@ fn lines(path: &Path) -> usize {
     std::fs::read_to_string(path).map_or(0, |text| text.lines().count())
 }
 
-/// Rounds of the suite: each round runs it at every latency in turn, so that a round's runs
-/// see the machine in the same state. Single runs here move by a round trip at 50 ms with
-/// what else the machine does, and three runs at 0 ms then three at 50 ms, minutes apart in a
-/// busy hour, moved the round trips added by as much.
+/// Rounds of the suite by default (`--rounds`): each round runs it at every latency in turn,
+/// so that a round's runs see the machine in the same state. Single runs here move by a round
+/// trip at 50 ms with what else the machine does, and three runs at 0 ms then three at 50 ms,
+/// minutes apart in a busy hour, moved the round trips added by as much.
 const SUITE_ROUNDS: usize = 5;
 
 /// The latencies of the suite's figures, the first at 0 ms (what the others are added to).
 const LATENCIES_MS: [u64; 3] = [0, 10, 50];
 
-/// The suite at 0, 10 and 50 ms in [`SUITE_ROUNDS`] interleaved rounds. Each latency's figure
-/// is its run of median wall time; the round trips it added are the median over the rounds of
-/// what it added to the same round's run at 0 ms, with their spread.
-fn suites() -> Result<Vec<SuiteFigure>, String> {
-    let mut rounds: Vec<Vec<SuiteFigure>> = Vec::with_capacity(SUITE_ROUNDS);
-    for _ in 0..SUITE_ROUNDS {
-        rounds.push(
+/// The suite at 0, 10 and 50 ms in `rounds` interleaved rounds. Each latency's figure is its
+/// run of median wall time; the round trips it added are the median over the rounds of what
+/// it added to the same round's run at 0 ms, with their spread.
+fn suites(rounds: usize) -> Result<Vec<SuiteFigure>, String> {
+    let rounds = (0..rounds.max(1))
+        .map(|_| {
             LATENCIES_MS
                 .iter()
                 .map(|ms| suite_at(Duration::from_millis(*ms)))
-                .collect::<Result<Vec<_>, _>>()?,
-        );
-    }
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(interleaved(rounds))
 }
 
@@ -611,9 +623,9 @@ pub fn heavy_memory(heavy: Heavy) -> Result<HeavyMemory, String> {
 }
 
 /// Every figure; `long` is the budget of the long memory run (60 s by default).
-pub fn run_all(long: Duration) -> Result<Bench, String> {
+pub fn run_all(long: Duration, rounds: usize) -> Result<Bench, String> {
     let cores = std::thread::available_parallelism().map_or(0, usize::from);
-    let suite = suites()?;
+    let suite = suites(rounds)?;
     Ok(Bench {
         machine: format!(
             "{} {}, {cores} cores",
@@ -664,11 +676,11 @@ pub fn render_throughput(t: &Throughput) -> String {
     )
 }
 
-/// The table the guide shows (docs/src/performance.md).
-pub fn render(bench: &Bench) -> String {
-    let mut out = format!("machine: {}\n\n", bench.machine);
+/// The suite's latency figures as the guide's table.
+pub fn render_suite(suite: &[SuiteFigure]) -> String {
+    let mut out = String::new();
     out.push_str("| latency | wall | requests | round trips | added to 0 ms | critical path (rule) | connections opened (most open) | concurrency reached |\n|---|---|---|---|---|---|---|---|\n");
-    for row in &bench.suite {
+    for row in suite {
         out.push_str(&format!(
             "| {} ms | {:.2} s | {} | {} | {} | {} ({}) | {} ({}) | {} |\n",
             row.latency_ms,
@@ -687,6 +699,13 @@ pub fn render(bench: &Bench) -> String {
             row.concurrency_reached
         ));
     }
+    out
+}
+
+/// The table the guide shows (docs/src/performance.md).
+pub fn render(bench: &Bench) -> String {
+    let mut out = format!("machine: {}\n\n", bench.machine);
+    out.push_str(&render_suite(&bench.suite));
     out.push('\n');
     out.push_str(&render_throughput(&bench.throughput));
     out.push_str("\n| budget | peak RSS | report.json | pets created |\n|---|---|---|---|\n");
