@@ -65,12 +65,12 @@ struct Args {
     /// Print only the peak RSS against the targets that send much (a few seconds each).
     #[arg(long, conflicts_with = "only_throughput")]
     only_heavy: bool,
-    /// Print only the suite's latency figures (about 15 s at five rounds), for tuning the
+    /// Print only the suite's latency figures (about 20 s at five rounds), for tuning the
     /// round trips added.
     #[arg(long, conflicts_with_all = ["only_throughput", "only_heavy"])]
     only_latency: bool,
     /// Interleaved rounds of the suite at 0, 10 and 50 ms: more rounds, a steadier median.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100))]
+    #[arg(long, default_value_t = SUITE_ROUNDS as u64, value_parser = clap::value_parser!(u64).range(1..=100))]
     rounds: u64,
     /// Given by `cargo bench`.
     #[arg(long, hide = true)]
