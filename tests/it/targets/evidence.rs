@@ -139,6 +139,26 @@ fn a_cut_answer_to_a_read_is_sent_again_and_judged_whole() {
 }
 
 #[test]
+fn a_cut_answer_to_a_create_the_contract_refuses_is_sent_again_and_judged_whole() {
+    // create-pet/invalid/missing-category-id's body lacks a required member: the contract
+    // requires it refused, so a store that conforms stores it neither time, and the answer
+    // cut is no reason to leave the rule undecided.
+    let (code, report) = run_with_one_cut("cut-refused-post", |head, body| {
+        head.starts_with("POST /v1/pets ")
+            && String::from_utf8_lossy(body).contains("-missing-category-id\"")
+    });
+    let not_passed = common::not_passed(&report);
+    assert!(not_passed.is_empty(), "{not_passed:#?}");
+    assert_eq!(report["conformance"], "conforms");
+    assert_eq!(code, Some(0));
+    let cut = cut_rules(&report);
+    assert_eq!(cut.len(), 1, "one rule had its answer cut: {cut:#?}");
+    assert_eq!(cut[0]["id"], "create-pet/invalid/missing-category-id");
+    assert_eq!(cut[0]["verdict"], "passed");
+    assert_eq!(cut[0]["transport_cuts"], 1);
+}
+
+#[test]
 fn a_cut_answer_to_a_create_is_not_judged_and_the_report_names_the_rule() {
     // A createPet of create-pet/valid/unique-ids: it may not be repeated.
     let (code, report, summary) = run_with_one_spoiled(

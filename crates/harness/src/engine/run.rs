@@ -99,12 +99,6 @@ pub(super) fn creates(spec: &RequestSpec) -> bool {
     spec.method == "POST" && spec.path == "/pets"
 }
 
-/// Whether a request may be sent twice with the effect of once: the contract's reads (listPets,
-/// getPet, the store orders) are GETs; createPet (POST) is not.
-fn idempotent(method: &str) -> bool {
-    matches!(method, "GET" | "HEAD")
-}
-
 /// The state every rule of a run shares.
 pub struct Run {
     pub client: Client,
@@ -158,9 +152,10 @@ impl Run {
     /// Sends through the client, unless the run has stopped sending, and records the exchange
     /// (see [`Run::record`]). Every exchange of the rules passes through here.
     ///
-    /// An idempotent request whose response the transport cut mid-body is sent once more: a
-    /// second answer is evidence, the cut one is not. A second cut, or a cut answer to a
-    /// request that may not be repeated (createPet), comes back cut, and no rule judges it.
+    /// A repeatable request ([`RequestSpec::repeatable`]) whose response the transport cut
+    /// mid-body is sent once more: a second answer is evidence, the cut one is not. A second
+    /// cut, or a cut answer to a request that may not be repeated (a createPet a store may
+    /// take), comes back cut, and no rule judges it.
     pub fn send(&self, rule_id: &str, spec: &RequestSpec, priority: Priority) -> Exchange {
         if let Some(reason) = self.stops.reason() {
             return self.client.not_sent(spec, &reason);
@@ -169,16 +164,14 @@ impl Run {
             return self.client.not_sent(spec, &self.cap_reason());
         }
         let exchange = self.record(rule_id, spec, self.client.send_as(spec, priority));
-        if !(exchange.cut_by_transport() && idempotent(spec.method))
-            || self.stops.reason().is_some()
-        {
+        if !(exchange.cut_by_transport() && spec.repeatable()) || self.stops.reason().is_some() {
             return exchange;
         }
         self.record(rule_id, spec, self.client.send_as(spec, priority))
     }
 
     /// Sends every request at once (`at_once`: at the same moment, for a race); each exchange
-    /// passes the recorder as in [`Run::send`], and the idempotent ones the transport cut are
+    /// passes the recorder as in [`Run::send`], and the repeatable ones the transport cut are
     /// sent again together.
     pub fn send_all(
         &self,
@@ -237,7 +230,7 @@ impl Run {
         exchanges
     }
 
-    /// The idempotent requests of `specs` the transport cut, sent again together once with
+    /// The repeatable requests of `specs` the transport cut, sent again together once with
     /// `send`, their exchanges in place of the cut ones; which they were.
     fn sent_again(
         &self,
@@ -246,7 +239,7 @@ impl Run {
         send: &dyn Fn(&[RequestSpec]) -> Vec<Exchange>,
     ) -> Vec<usize> {
         let again: Vec<usize> = (0..specs.len())
-            .filter(|&n| exchanges[n].cut_by_transport() && idempotent(specs[n].method))
+            .filter(|&n| exchanges[n].cut_by_transport() && specs[n].repeatable())
             .collect();
         if again.is_empty() {
             return again;
@@ -292,7 +285,7 @@ impl Run {
         if self.stops.reason().is_some() {
             return (exchanges, after);
         }
-        // The idempotent ones the transport cut go again, as in `send_all`; a first sent
+        // The repeatable ones the transport cut go again, as in `send_all`; a first sent
         // again decides its own.
         let again = self.sent_again(specs, &mut exchanges, &|resent| {
             self.send_all(rule_id, resent, false, priority)

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::request::Body;
+use super::request::{Body, RequestSpec};
 use super::schema::integer_range;
 
 /// What a refused request would have stored, had it been stored.
@@ -104,6 +104,22 @@ impl Mutation {
             self,
             Mutation::MalformedJson | Mutation::EmptyBody | Mutation::WrongContentType
         )
+    }
+
+    /// Whether the contract requires the mutated body refused: all but a valid NewPet under
+    /// another media type, which the contract leaves open (see
+    /// [`RequestSpec::refused_by_contract`]).
+    pub fn refused_by_contract(&self) -> bool {
+        !matches!(self, Mutation::WrongContentType)
+    }
+
+    /// The createPet of the mutated body.
+    pub fn create(&self, schema: &Value, valid: &Value) -> RequestSpec {
+        let spec = RequestSpec::post("/pets", self.apply(schema, valid));
+        match self.refused_by_contract() {
+            true => spec.refused_by_contract(),
+            false => spec,
+        }
     }
 
     /// The mutated body; `schema` is the flattened schema `valid` satisfies.
@@ -237,6 +253,29 @@ mod tests {
     use crate::generation::schema::{Schemas, strategy};
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
+
+    /// A mutation's createPet may be sent again where the contract requires it refused, and
+    /// only there: a valid NewPet under another media type, which a store may take and keep,
+    /// goes once.
+    #[test]
+    fn a_create_goes_twice_only_where_the_contract_requires_it_refused() {
+        let contract = Contract::built_in().unwrap();
+        let schema = Schemas::new(&contract)
+            .flatten(&contract, SchemaName::NewPet)
+            .unwrap();
+        let valid = json!({"name": "pc-1-mutated", "categoryId": 1});
+        let mut once = Vec::new();
+        for mutation in for_schema(&schema) {
+            let create = mutation.create(&schema, &valid);
+            assert_eq!(create.method, "POST");
+            if !create.repeatable() {
+                once.push(mutation.name());
+            }
+        }
+        assert_eq!(once, ["wrong-content-type"]);
+        assert!(RequestSpec::get("/pets").repeatable());
+        assert!(!RequestSpec::post("/pets", Body::Json(valid)).repeatable());
+    }
 
     /// Every mutated body fails validation, and for the reason its mutation names: at the
     /// property it touches (or, for a missing property, for `required`), over many generated

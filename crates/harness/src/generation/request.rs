@@ -269,6 +269,8 @@ pub struct RequestSpec {
     /// Headers sent instead of the client's own of the same name (`Accept`), or besides them.
     pub headers: Vec<(String, String)>,
     pub body: Body,
+    /// A create the contract requires refused (see [`RequestSpec::refused_by_contract`]).
+    pub refused_by_contract: bool,
 }
 
 impl RequestSpec {
@@ -281,6 +283,7 @@ impl RequestSpec {
             credential: Credential::Valid,
             headers: Vec::new(),
             body: Body::None,
+            refused_by_contract: false,
         }
     }
 
@@ -296,6 +299,23 @@ impl RequestSpec {
             body,
             ..RequestSpec::get(path)
         }
+    }
+
+    /// Marks a create whose refusal the contract requires (a body that breaks NewPet, a
+    /// missing or wrong key): a store that conforms stores it neither the first time nor the
+    /// second, so a try the transport lost may be sent again, as a read is. Where a store
+    /// keeps it all the same, each pet it stores contradicts the contract, whichever try
+    /// stored it.
+    pub fn refused_by_contract(mut self) -> RequestSpec {
+        self.refused_by_contract = true;
+        self
+    }
+
+    /// Whether sending it twice has the effect of sending it once on a store that conforms:
+    /// the contract's reads are GETs (RFC 9110 section 9.2.2); createPet is a POST, which may
+    /// go twice only where the contract requires it refused.
+    pub fn repeatable(&self) -> bool {
+        matches!(self.method, "GET" | "HEAD") || self.refused_by_contract
     }
 
     pub fn query(mut self, name: &str, value: impl Into<String>) -> RequestSpec {

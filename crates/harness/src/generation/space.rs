@@ -79,6 +79,12 @@ pub struct Class {
 }
 
 impl Class {
+    /// Whether the contract's own words require every case refused (a required refusal): a
+    /// store that conforms stores none of them (see [`RequestSpec::refused_by_contract`]).
+    pub fn requires_refusal(&self) -> bool {
+        self.level == Level::Required && self.expect.is_refusal()
+    }
+
     /// Whether every case sends a body that is not UTF-8: a store that keeps such bytes may
     /// break every read after it, so these go last (`create-pet/poisoned/not-utf-8`).
     pub fn poisons(&self) -> bool {

@@ -202,9 +202,9 @@ fn mutation(ctx: &RuleCtx, name: &str) -> Result<mutations::Mutation, Verdict> {
 pub fn refused(ctx: &RuleCtx, name: &str, expect: Refusal) -> Checked {
     let mutation = mutation(ctx, name)?;
     let valid = marked_pet(ctx, name);
-    let body = mutation.apply(ctx.new_pet_schema(), &valid);
+    let create = mutation.create(ctx.new_pet_schema(), &valid);
     let watch = ctx.fixtures().watch(ctx);
-    let exchange = ctx.send(&RequestSpec::post("/pets", body));
+    let exchange = ctx.send(&create);
     ctx.case_done();
     let what = mutation.breaks();
     match expect {
@@ -231,8 +231,7 @@ pub fn mutations_property(ctx: &RuleCtx) -> Checked {
     let boundary: Vec<(Value, usize)> =
         (0..all.len()).map(|index| (fixed.clone(), index)).collect();
     let strategy = (pets, 0..all.len());
-    let request =
-        |(pet, index): &(Value, usize)| RequestSpec::post("/pets", all[*index].apply(schema, pet));
+    let request = |(pet, index): &(Value, usize)| all[*index].create(schema, pet);
     property::check_all_sent_ahead(
         ctx,
         boundary,
@@ -261,8 +260,7 @@ pub fn invalid_values_400(ctx: &RuleCtx, mutations: &[String]) -> Checked {
     let mut specs = Vec::new();
     for name in mutations {
         let mutation = mutation(ctx, name)?;
-        let body = mutation.apply(ctx.new_pet_schema(), &marked_pet(ctx, name));
-        specs.push(RequestSpec::post("/pets", body));
+        specs.push(mutation.create(ctx.new_pet_schema(), &marked_pet(ctx, name)));
         sent.push(mutation);
     }
     for (mutation, exchange) in sent.iter().zip(ctx.send_all(&specs)) {
@@ -282,7 +280,7 @@ fn still_valid(ctx: &RuleCtx, body: &Value) -> bool {
 /// The createPet of the confused body, unless it is still a valid NewPet.
 fn confused(ctx: &RuleCtx, valid: &Value, confusions: &[Confusion]) -> Option<RequestSpec> {
     let body = confusion::apply(valid, confusions);
-    (!still_valid(ctx, &body)).then(|| create(&body))
+    (!still_valid(ctx, &body)).then(|| create(&body).refused_by_contract())
 }
 
 /// Sends the confused body; a body the schema refuses gets a 4xx and an Error, and no body
@@ -349,7 +347,7 @@ pub fn type_confusion_stores_nothing(ctx: &RuleCtx) -> Checked {
         if still_valid(ctx, &body) {
             continue;
         }
-        specs.push(RequestSpec::post("/pets", Body::Json(body)));
+        specs.push(RequestSpec::post("/pets", Body::Json(body)).refused_by_contract());
         sent.push((name, category, single));
     }
     // Independent bodies: sent together; what is stored is looked at once, after all.

@@ -210,7 +210,8 @@ impl Walk<'_, '_> {
             Some(_) => Some(ctx.fixtures().existing_pet(ctx)?),
             None => None,
         };
-        let spec = case.apply_filled(&valid, &fill);
+        let mut spec = case.apply_filled(&valid, &fill);
+        spec.refused_by_contract = class.requires_refusal() && spec.method == "POST";
         Ok((spec, case.marker(&fill), existing))
     }
 

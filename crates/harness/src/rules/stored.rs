@@ -260,7 +260,11 @@ pub fn stores_nothing(ctx: &RuleCtx) -> Checked {
                 continue; // nothing in the body would tell its pet from another
             }
             let marker = Marker { name, category_id };
-            specs.push(case.apply_filled(&valid, &fill));
+            let spec = case.apply_filled(&valid, &fill);
+            specs.push(match class.requires_refusal() {
+                true => spec.refused_by_contract(),
+                false => spec,
+            });
             sent.push((
                 format!(
                     "class {} of {}: {}",

@@ -116,6 +116,7 @@ pub fn recorded_request(report: &Report, rule_id: &str) -> Result<RequestSpec, R
         credential,
         headers,
         body,
+        refused_by_contract: false,
     })
 }
 

@@ -54,12 +54,6 @@ const QUIET_TRIES: u64 = 2 * crate::execution::lanes::START as u64;
 /// stops sending: the target stopped answering.
 const QUIET_ALONE: u64 = 7;
 
-/// Whether sending `spec` twice has the effect of sending it once (RFC 9110 section 9.2.2):
-/// the contract's reads are GETs; createPet is a POST.
-pub(super) fn repeatable(spec: &RequestSpec) -> bool {
-    matches!(spec.method, "GET" | "HEAD")
-}
-
 impl Client {
     /// A try got no answer: counted towards [`QUIET_TRIES`], and towards the run's bound on
     /// a target's silence.
@@ -169,7 +163,7 @@ impl Client {
                     continue;
                 }
                 Attempt::Closed(exchange, unwritten) => {
-                    let repeatable = unwritten || repeatable(spec);
+                    let repeatable = unwritten || spec.repeatable();
                     // While nothing was ever answered the target is down, not dropping one
                     // request: the run's stop for a silent target decides.
                     if repeatable
@@ -277,7 +271,7 @@ impl Client {
         let mut turn = if self.quiet() { Turn::Alone } else { turn };
         let mut checkout = loop {
             let reuse = match turn {
-                Turn::Any => self.lanes.reuse_for(repeatable(spec)),
+                Turn::Any => self.lanes.reuse_for(spec.repeatable()),
                 Turn::Fresh | Turn::Alone => Reuse::Never,
             };
             let checkout = match turn {

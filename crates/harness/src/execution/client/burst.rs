@@ -18,7 +18,7 @@ impl Client {
             // that the race goes whole where the target takes them (a rule run alone, after the
             // preflight's 6, went with a third of its lanes and missed a racy id counter), and
             // on fewer where it does not.
-            let repeatable = specs.iter().all(super::attempts::repeatable);
+            let repeatable = specs.iter().all(RequestSpec::repeatable);
             if !repeatable && self.lanes.unserved(specs.len()) > 0 && self.halt.reason().is_none() {
                 self.show_connections(specs.len()).await;
             }
