@@ -130,9 +130,12 @@ pub const ANSWERING_SHOWN: usize = 4;
 #[derive(Default)]
 pub struct Scheduler {
     state: Mutex<State>,
-    /// Told of a change that may end a wait, but a pet created (`created`): with a hundred
-    /// rules waiting, every change woke them all, a third of a run's context switches.
-    changed: Condvar,
+    /// Told of a change that may end a wait, one for each [`Topic`]: with a hundred rules
+    /// waiting, every change woke them all, a third of a run's context switches (and then,
+    /// each rule's first pass ending, a quarter of its wake-ups).
+    phases: Condvar,
+    quiet: Condvar,
+    passes: Condvar,
     /// Told of a pet created, and of a change in the rules storing many, for the waits on the
     /// store's population.
     created: Condvar,
@@ -173,6 +176,18 @@ struct State {
     quiet_creating: usize,
 }
 
+/// What a change is about, and so which waits it may end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Topic {
+    /// The rules judged, phase by phase (`unjudged`).
+    Phases,
+    /// The quiet-store rules: judged, answered, their creates out, the room they leave, the
+    /// target seen answering.
+    Quiet,
+    /// The first passes, and the rules storing many pets now.
+    Passes,
+}
+
 fn index(phase: Phase) -> usize {
     match phase {
         Phase::QuietStore => 0,
@@ -187,21 +202,30 @@ impl Scheduler {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Changes the state and wakes every rule waiting on it.
-    fn change(&self, change: impl FnOnce(&mut State)) {
-        change(&mut self.state());
-        self.changed.notify_all();
+    fn told(&self, topic: Topic) -> &Condvar {
+        match topic {
+            Topic::Phases => &self.phases,
+            Topic::Quiet => &self.quiet,
+            Topic::Passes => &self.passes,
+        }
     }
 
-    /// Waits until `done` holds of the state, or `give_up` does (looked at on every change
-    /// and at least every `look_again`), or `until` passes.
+    /// Changes the state and wakes every rule waiting on `topic`.
+    fn change(&self, topic: Topic, change: impl FnOnce(&mut State)) {
+        change(&mut self.state());
+        self.told(topic).notify_all();
+    }
+
+    /// Waits until `done` holds of the state, or `give_up` does (looked at on every change of
+    /// `topic` and at least every `look_again`), or `until` passes.
     fn wait(
         &self,
+        topic: Topic,
         done: impl Fn(&State) -> bool,
         (give_up, look_again): (&dyn Fn() -> bool, Duration),
         until: Option<Instant>,
     ) {
-        self.wait_on(&self.changed, done, (give_up, look_again), until);
+        self.wait_on(self.told(topic), done, (give_up, look_again), until);
     }
 
     /// [`Scheduler::wait`], woken by `told`.
@@ -240,7 +264,7 @@ impl Scheduler {
         for phase in selected {
             unjudged[index(phase)] += 1;
         }
-        self.change(|state| {
+        self.change(Topic::Phases, |state| {
             *state = State {
                 unjudged,
                 first_passes_left: unjudged[0] + unjudged[1],
@@ -250,6 +274,8 @@ impl Scheduler {
                 ..*state
             }
         });
+        self.quiet.notify_all();
+        self.passes.notify_all();
     }
 
     /// The places of a page a later rule's creates may take while the quiet-store rules are
@@ -278,7 +304,7 @@ impl Scheduler {
                 return true;
             }
             state = self
-                .changed
+                .quiet
                 .wait_timeout(state, LOOK_AGAIN)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
@@ -292,7 +318,9 @@ impl Scheduler {
 
     /// A quiet-store rule (by its own traits) was judged.
     pub fn quiet_rule_judged(&self) {
-        self.change(|state| state.quiet_unjudged = state.quiet_unjudged.saturating_sub(1));
+        self.change(Topic::Quiet, |state| {
+            state.quiet_unjudged = state.quiet_unjudged.saturating_sub(1)
+        });
     }
 
     /// A quiet-store rule's batch of creates goes out (`true`) or is back: the creates
@@ -304,7 +332,7 @@ impl Scheduler {
         } else {
             state.quiet_creating = state.quiet_creating.saturating_sub(1);
             if state.quiet_creating == 0 {
-                self.changed.notify_all();
+                self.quiet.notify_all();
             }
         }
     }
@@ -312,7 +340,9 @@ impl Scheduler {
     /// `count` creates counted by [`Scheduler::wait_for_room`] stored nothing.
     pub fn room_back(&self, count: u64) {
         if count > 0 {
-            self.change(|state| state.room_taken = state.room_taken.saturating_sub(count));
+            self.change(Topic::Quiet, |state| {
+                state.room_taken = state.room_taken.saturating_sub(count)
+            });
         }
     }
 
@@ -320,6 +350,7 @@ impl Scheduler {
     /// page), or `stopped`.
     pub fn wait_for_quiet_store(&self, stopped: &dyn Fn() -> bool) {
         self.wait(
+            Topic::Quiet,
             |state| state.quiet_unjudged == 0,
             (stopped, LOOK_AGAIN),
             None,
@@ -330,6 +361,7 @@ impl Scheduler {
     /// (see [`judge_all`](Scheduler::judge_all)), reads its tally after.
     pub fn wait_for_last_phase(&self, stopped: &dyn Fn() -> bool) {
         self.wait(
+            Topic::Phases,
             |state| state.unjudged[index(Phase::Last)] == 0,
             (stopped, LOOK_AGAIN),
             None,
@@ -341,6 +373,7 @@ impl Scheduler {
     pub fn wait_for_earlier_phases(&self, phase: Phase) {
         let before = index(phase);
         self.wait(
+            Topic::Phases,
             |state| state.unjudged[..before].iter().all(|n| *n == 0),
             (&|| false, LOOK_AGAIN),
             None,
@@ -385,7 +418,7 @@ impl Scheduler {
 
     /// A rule of `phase` was judged.
     pub fn judged(&self, phase: Phase) {
-        self.change(|state| {
+        self.change(Topic::Phases, |state| {
             let slot = &mut state.unjudged[index(phase)];
             *slot = slot.saturating_sub(1);
         });
@@ -393,13 +426,13 @@ impl Scheduler {
 
     /// A rule that stores many pets on its first pass started.
     pub fn storing_started(&self) {
-        self.change(|state| state.storing += 1);
+        self.change(Topic::Passes, |state| state.storing += 1);
         self.created.notify_all();
     }
 
     /// A rule's first pass is over (`stored_many`: it was one storing many pets).
     pub fn first_pass_over(&self, stored_many: bool) {
-        self.change(|state| {
+        self.change(Topic::Passes, |state| {
             if stored_many {
                 state.storing = state.storing.saturating_sub(1);
             }
@@ -412,7 +445,9 @@ impl Scheduler {
 
     /// A quiet-store rule's first requests were answered (or it ended).
     pub fn quiet_answered(&self) {
-        self.change(|state| state.quiet_unanswered = state.quiet_unanswered.saturating_sub(1));
+        self.change(Topic::Quiet, |state| {
+            state.quiet_unanswered = state.quiet_unanswered.saturating_sub(1)
+        });
     }
 
     /// An exchange was recorded: answered, or lost (an answer cut short counts as lost).
@@ -423,7 +458,7 @@ impl Scheduler {
             ExchangeState::Answered(_) => {
                 let in_a_row = self.answered_in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
                 if in_a_row == ANSWERING_SHOWN {
-                    self.change(|state| state.answering_shown = true);
+                    self.change(Topic::Quiet, |state| state.answering_shown = true);
                 }
             }
             ExchangeState::Unanswered(_) | ExchangeState::Cut(..) => {
@@ -437,6 +472,7 @@ impl Scheduler {
     /// shown it answers ([`ANSWERING_SHOWN`]), at most `within`.
     pub fn wait_for_quiet_answers(&self, within: Duration, stopped: &dyn Fn() -> bool) {
         self.wait(
+            Topic::Quiet,
             |state| state.quiet_unanswered == 0 || state.answering_shown,
             (stopped, LOOK_AGAIN),
             Some(Instant::now() + within),
@@ -446,6 +482,7 @@ impl Scheduler {
     /// Waits until every rule before the last phase has had its first pass, or `deadline`.
     pub fn wait_for_first_passes(&self, deadline: Option<Instant>, stopped: &dyn Fn() -> bool) {
         self.wait(
+            Topic::Passes,
             |state| state.first_passes_left == 0,
             (stopped, LOOK_AGAIN),
             deadline,
@@ -456,6 +493,7 @@ impl Scheduler {
     /// pass is over).
     pub fn wait_for_storing_to_start(&self, within: Duration) {
         self.wait(
+            Topic::Passes,
             |state| state.storing > 0 || state.first_passes_left == 0,
             (&|| false, LOOK_AGAIN),
             Some(Instant::now() + within),
