@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::Client;
 use super::send::Sent;
 use super::throttle::throttle_wait;
-use crate::execution::lanes::{Lane, Overload, Priority, Reuse};
+use crate::execution::lanes::{Checkout, Lane, Overload, Priority, Reuse};
 use crate::generation::request::RequestSpec;
 use crate::outcome::{Exchange, Retries, Throttling};
 
@@ -374,13 +374,13 @@ impl Client {
     /// `store_answers` is. Each answer proves its lane; an overload one meets cuts the level
     /// as any does, and its lane closes. Fresh lanes only in the place of idle ones closed
     /// for them opened more than `--concurrency` at once at the target, which had not yet
-    /// seen the closed ones go.
-    pub(super) async fn show_connections(&self, n: usize) {
-        let Ok(mut checkouts) = self
+    /// seen the closed ones go. The lanes answered, still taken: a burst may go on them.
+    pub(super) async fn show_connections(&self, n: usize) -> Vec<Checkout<'_>> {
+        let Ok(checkouts) = self
             .until_halt(self.lanes.checkout_many(n, Reuse::Any))
             .await
         else {
-            return;
+            return Vec::new();
         };
         let probe = RequestSpec::liveness();
         // Paced as every request is (`--rate`).
@@ -389,11 +389,17 @@ impl Client {
             Some(self.attempt(checkout.lane(), &probe, MAX_RESENDS).await)
         }))
         .await;
-        for (checkout, attempt) in checkouts.iter_mut().zip(attempts) {
-            if matches!(attempt, Some(Attempt::Overloaded | Attempt::Closed(..))) {
-                checkout.discard();
+        let mut answered = Vec::with_capacity(checkouts.len());
+        for (mut checkout, attempt) in checkouts.into_iter().zip(attempts) {
+            match attempt {
+                Some(Attempt::Done(exchange)) if exchange.response.is_some() => {
+                    answered.push(checkout);
+                }
+                Some(Attempt::Overloaded | Attempt::Closed(..)) => checkout.discard(),
+                _ => {}
             }
         }
+        answered
     }
 
     /// One request on one lane, watched for the run's own overload: a connect that fails, or a

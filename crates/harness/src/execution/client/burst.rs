@@ -1,7 +1,7 @@
 //! Requests sent at one moment, for races a sequential client cannot show.
 
 use super::Client;
-use crate::execution::lanes::Priority;
+use crate::execution::lanes::{Priority, Reuse};
 use crate::generation::request::RequestSpec;
 use crate::outcome::Exchange;
 
@@ -19,22 +19,32 @@ impl Client {
             // preflight's 6, went with a third of its lanes and missed a racy id counter), and
             // on fewer where it does not.
             let repeatable = specs.iter().all(RequestSpec::repeatable);
+            let mut shown = Vec::new();
             if !repeatable && self.lanes.unserved(specs.len()) > 0 && self.halt.reason().is_none() {
-                self.show_connections(specs.len()).await;
+                shown = self.show_connections(specs.len()).await;
             }
             // A burst of creates takes no idle connection the server may be closing as the
             // request goes out (a create lost so may not be sent again).
             let reuse = self.lanes.reuse_for(repeatable);
-            let checkouts = match self
-                .until_halt(self.lanes.checkout_many(specs.len(), reuse))
-                .await
-            {
-                Ok(checkouts) => checkouts,
-                Err(reason) => {
-                    return specs
-                        .iter()
-                        .map(|spec| self.not_sent(spec, &reason))
-                        .collect();
+            // The lanes just shown, each answered and kept, are the race's: given back, the
+            // creates and reads waiting took them first, and the burst waited two round trips
+            // more at 50 ms to gather as many again.
+            let kept = matches!(reuse, Reuse::Unrepeatable(Some(_)));
+            let checkouts = if kept && shown.len() == specs.len() {
+                shown
+            } else {
+                drop(shown);
+                match self
+                    .until_halt(self.lanes.checkout_many(specs.len(), reuse))
+                    .await
+                {
+                    Ok(checkouts) => checkouts,
+                    Err(reason) => {
+                        return specs
+                            .iter()
+                            .map(|spec| self.not_sent(spec, &reason))
+                            .collect();
+                    }
                 }
             };
             if let Some(reason) = self.halt.reason() {
