@@ -213,6 +213,7 @@ fn in_order<'c>(catalogue: &'c Catalogue, run: &Run) -> Vec<(usize, &'c Rule, Ph
             beside_quiet(rule, *phase),
             !scheduler::stores_many(rule),
             !scheduler::starts_early(&rule.check),
+            !scheduler::on_long_chain(&rule.check),
             *index,
         )
     });

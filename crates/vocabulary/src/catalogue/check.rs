@@ -278,8 +278,9 @@ checks! {
     /// Every case of every class of the rule's operation at the rule's level is answered as
     /// its class says.
     InputsWalk {} => MAIN.early().stores(Stores::EveryCaseOfCreatePet),
-    /// Every body of the request space a store must refuse, refused, stores nothing.
-    InputsStoresNothing {} => QUIET,
+    /// Every body of the request space a store must refuse, refused, stores nothing: the
+    /// marker's baseline, the bodies, then the listing, the quiet-store phase's longest chain.
+    InputsStoresNothing {} => QUIET.early().long_chain(),
 }
 
 /// What a refused createPet must answer.
