@@ -254,15 +254,21 @@ mod tests {
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
 
+    /// The built-in contract and its flattened NewPet schema.
+    fn new_pet() -> (Contract, Value) {
+        let contract = Contract::built_in().unwrap();
+        let schema = Schemas::new(&contract)
+            .flatten(&contract, SchemaName::NewPet)
+            .unwrap();
+        (contract, schema)
+    }
+
     /// A mutation's createPet may be sent again where the contract requires it refused, and
     /// only there: a valid NewPet under another media type, which a store may take and keep,
     /// goes once.
     #[test]
     fn a_create_goes_twice_only_where_the_contract_requires_it_refused() {
-        let contract = Contract::built_in().unwrap();
-        let schema = Schemas::new(&contract)
-            .flatten(&contract, SchemaName::NewPet)
-            .unwrap();
+        let (_, schema) = new_pet();
         let valid = json!({"name": "pc-1-mutated", "categoryId": 1});
         let mut once = Vec::new();
         for mutation in for_schema(&schema) {
@@ -282,10 +288,7 @@ mod tests {
     /// valid bodies.
     #[test]
     fn every_mutation_breaks_the_schema_where_it_says() {
-        let contract = Contract::built_in().unwrap();
-        let schema = Schemas::new(&contract)
-            .flatten(&contract, SchemaName::NewPet)
-            .unwrap();
+        let (contract, schema) = new_pet();
         let mutations = for_schema(&schema);
         let names: Vec<String> = mutations.iter().map(Mutation::name).collect();
         for expected in [
@@ -324,10 +327,7 @@ mod tests {
 
     #[test]
     fn raw_mutations_are_not_a_valid_json_new_pet() {
-        let contract = Contract::built_in().unwrap();
-        let schema = Schemas::new(&contract)
-            .flatten(&contract, SchemaName::NewPet)
-            .unwrap();
+        let (_, schema) = new_pet();
         let valid = json!({"name": "Rex", "categoryId": 1});
         for mutation in [Mutation::MalformedJson, Mutation::EmptyBody] {
             let Body::Raw { bytes, .. } = mutation.apply(&schema, &valid) else {
