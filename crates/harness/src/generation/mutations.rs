@@ -115,11 +115,8 @@ impl Mutation {
 
     /// The createPet of the mutated body.
     pub fn create(&self, schema: &Value, valid: &Value) -> RequestSpec {
-        let spec = RequestSpec::post("/pets", self.apply(schema, valid));
-        match self.refused_by_contract() {
-            true => spec.refused_by_contract(),
-            false => spec,
-        }
+        RequestSpec::post("/pets", self.apply(schema, valid))
+            .refused_by_contract(self.refused_by_contract())
     }
 
     /// The mutated body; `schema` is the flattened schema `valid` satisfies.

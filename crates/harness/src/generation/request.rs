@@ -269,7 +269,7 @@ pub struct RequestSpec {
     /// Headers sent instead of the client's own of the same name (`Accept`), or besides them.
     pub headers: Vec<(String, String)>,
     pub body: Body,
-    /// A create the contract requires refused (see [`RequestSpec::refused_by_contract`]).
+    /// A request the contract requires refused (see [`RequestSpec::refused_by_contract`]).
     pub refused_by_contract: bool,
 }
 
@@ -301,13 +301,13 @@ impl RequestSpec {
         }
     }
 
-    /// Marks a create whose refusal the contract requires (a body that breaks NewPet, a
-    /// missing or wrong key): a store that conforms stores it neither the first time nor the
-    /// second, so a try the transport lost may be sent again, as a read is. Where a store
+    /// Marks (`refused`) a request whose refusal the contract requires, such as a create of a
+    /// body that breaks NewPet: a store that conforms stores it neither the first time nor
+    /// the second, so a try the transport lost may be sent again, as a read is. Where a store
     /// keeps it all the same, each pet it stores contradicts the contract, whichever try
     /// stored it.
-    pub fn refused_by_contract(mut self) -> RequestSpec {
-        self.refused_by_contract = true;
+    pub fn refused_by_contract(mut self, refused: bool) -> RequestSpec {
+        self.refused_by_contract = refused;
         self
     }
 

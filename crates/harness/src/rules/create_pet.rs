@@ -280,7 +280,7 @@ fn still_valid(ctx: &RuleCtx, body: &Value) -> bool {
 /// The createPet of the confused body, unless it is still a valid NewPet.
 fn confused(ctx: &RuleCtx, valid: &Value, confusions: &[Confusion]) -> Option<RequestSpec> {
     let body = confusion::apply(valid, confusions);
-    (!still_valid(ctx, &body)).then(|| create(&body).refused_by_contract())
+    (!still_valid(ctx, &body)).then(|| create(&body).refused_by_contract(true))
 }
 
 /// Sends the confused body; a body the schema refuses gets a 4xx and an Error, and no body
@@ -347,7 +347,7 @@ pub fn type_confusion_stores_nothing(ctx: &RuleCtx) -> Checked {
         if still_valid(ctx, &body) {
             continue;
         }
-        specs.push(RequestSpec::post("/pets", Body::Json(body)).refused_by_contract());
+        specs.push(RequestSpec::post("/pets", Body::Json(body)).refused_by_contract(true));
         sent.push((name, category, single));
     }
     // Independent bodies: sent together; what is stored is looked at once, after all.

@@ -210,8 +210,9 @@ impl Walk<'_, '_> {
             Some(_) => Some(ctx.fixtures().existing_pet(ctx)?),
             None => None,
         };
-        let mut spec = case.apply_filled(&valid, &fill);
-        spec.refused_by_contract = class.requires_refusal() && spec.method == "POST";
+        let spec = case
+            .apply_filled(&valid, &fill)
+            .refused_by_contract(class.requires_refusal());
         Ok((spec, case.marker(&fill), existing))
     }
 

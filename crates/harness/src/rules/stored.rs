@@ -260,11 +260,10 @@ pub fn stores_nothing(ctx: &RuleCtx) -> Checked {
                 continue; // nothing in the body would tell its pet from another
             }
             let marker = Marker { name, category_id };
-            let spec = case.apply_filled(&valid, &fill);
-            specs.push(match class.requires_refusal() {
-                true => spec.refused_by_contract(),
-                false => spec,
-            });
+            specs.push(
+                case.apply_filled(&valid, &fill)
+                    .refused_by_contract(class.requires_refusal()),
+            );
             sent.push((
                 format!(
                     "class {} of {}: {}",
