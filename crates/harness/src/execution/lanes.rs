@@ -8,7 +8,8 @@
 //! accepts 100 (issue 21).
 //!
 //! The level adapts as TCP's congestion window does: it starts at [`START`], grows by one per
-//! answer (slow start) until the first sign of overload, then by one per level's worth of
+//! answer (slow start: one that came back while the level stood at the bound below counts once
+//! more lanes are proven) until the first sign of overload, then by one per level's worth of
 //! answers (additive increase); a connect that stalls, fails or times out, an exchange that
 //! times out, a 503 without Retry-After, or throttling (429) halves it (multiplicative decrease), once per
 //! [`COOLDOWN`] however many requests the same overload caught. A lane is *proven* once an
@@ -357,18 +358,36 @@ impl Lanes {
         // opened at its start: held to `PROBES` past them, a preflight answered on fewer lanes
         // than `START` left the level there for a round trip more at 50 ms.
         let unproven = if state.backoffs == 0 { START } else { PROBES };
-        let room = state.level < state.ceiling.min(state.limit)
-            && state.level < (proven * 2).max(proven + unproven)
-            && !(near && state.level >= NEAR_LEVEL)
-            && !queued;
+        let proven_bound = (proven * 2).max(proven + unproven);
+        let mut bound = state.ceiling.min(state.limit);
+        if near {
+            bound = bound.min(NEAR_LEVEL);
+        }
+        let room = state.level < bound && !queued;
         let grow = if state.slow_start {
-            room
+            // One place per answer, within twice the proven lanes. An answer that came while
+            // the level stood at that bound counts once more lanes are proven (a level's worth
+            // at most): answers on kept connections coming back before the fresh ones held
+            // the doubling back (14 places, then 22 and not 28, at 50 ms).
+            let wanted = 1 + state.credit;
+            let grow = if room {
+                wanted.min(proven_bound.min(bound).saturating_sub(state.level))
+            } else {
+                0
+            };
+            if room {
+                state.credit = (wanted - grow).min(state.level);
+            }
+            grow
         } else {
             state.credit += 1;
-            room && state.credit >= state.level
+            let step = room && state.level < proven_bound && state.credit >= state.level;
+            if step {
+                state.credit = 0;
+            }
+            usize::from(step)
         };
-        if grow {
-            state.credit = 0;
+        for _ in 0..grow {
             if state.debt > 0 {
                 state.debt -= 1; // a permit still out stays in circulation instead
             } else {
@@ -376,8 +395,8 @@ impl Lanes {
                 self.freed.notify_one();
             }
             state.level += 1;
-            state.reached = state.reached.max(state.level);
         }
+        state.reached = state.reached.max(state.level);
     }
 
     /// A throttling answer came back on `lane` (429, or 503 with Retry-After): the target
@@ -508,3 +527,6 @@ mod line_tests;
 
 #[cfg(test)]
 mod burst_tests;
+
+#[cfg(test)]
+mod growth_tests;
