@@ -106,12 +106,12 @@ impl CreatedPets {
             .count()
     }
 
-    /// The ids of the run's own pets (the first [`TRACKED_IDS`]).
     /// The id of the first pet the run recorded.
     pub(super) fn first_id(&self) -> Option<i64> {
         self.first.get().copied()
     }
 
+    /// The ids of the run's own pets (the first [`TRACKED_IDS`]).
     pub(super) fn ids(&self) -> Vec<i64> {
         self.by_id
             .lock()
