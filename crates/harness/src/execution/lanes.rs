@@ -369,16 +369,14 @@ impl Lanes {
             // the level stood at that bound counts once more lanes are proven (a level's worth
             // at most): answers on kept connections coming back before the fresh ones held
             // the doubling back (14 places, then 22 and not 28, at 50 ms).
-            let wanted = 1 + state.credit;
-            let grow = if room {
-                wanted.min(proven_bound.min(bound).saturating_sub(state.level))
+            if room {
+                let wanted = 1 + state.credit;
+                let grow = wanted.min(proven_bound.min(bound).saturating_sub(state.level));
+                state.credit = (wanted - grow).min(state.level);
+                grow
             } else {
                 0
-            };
-            if room {
-                state.credit = (wanted - grow).min(state.level);
             }
-            grow
         } else {
             state.credit += 1;
             let step = room && state.level < proven_bound && state.credit >= state.level;
